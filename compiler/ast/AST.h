@@ -1,0 +1,121 @@
+//===- AST.h - The syntax of a .pipe file, with a source range on every node ===//
+//
+// The AST is pure syntax: names are unresolved, quantities keep their spelling
+// (number and unit). compiler/sema/ resolves names and units into a Program.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_AST_AST_H
+#define PIPEC_AST_AST_H
+
+#include "llvm/Support/SMLoc.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class SourceMgr;
+class raw_ostream;
+} // namespace llvm
+
+namespace pipec::ast {
+
+struct Name {
+  std::string text;
+  llvm::SMRange range;
+};
+
+/// An integer literal. Values that overflow saturate at UINT64_MAX; sema
+/// reports them against the allowed range.
+struct IntLit {
+  uint64_t value = 0;
+  llvm::SMRange range;
+};
+
+/// `iterations N;`
+struct Setting {
+  IntLit iterations;
+  llvm::SMRange range;
+};
+
+enum class PriorityKind { Default, High, Normal, Low, Raw };
+
+struct Priority {
+  PriorityKind kind = PriorityKind::Default;
+  int64_t raw = 0; ///< for Raw: the integer, sign applied, saturated
+  llvm::SMRange range;
+};
+
+/// `stream NAME [priority P];`
+struct StreamDecl {
+  Name name;
+  Priority priority;
+  llvm::SMRange range;
+};
+
+enum class WorkKind { Kernel, Copy, Host };
+enum class CopyDirection { H2D, D2H, D2D };
+
+/// A number as written, with the unit that follows it (empty if none):
+/// `12us` is {"12", "us"}, `0.5` is {"0.5", ""}.
+struct Amount {
+  std::string number;
+  std::string unit;
+  llvm::SMRange range;
+};
+
+/// `NAME [= INT]` inside `[...]`.
+struct Attr {
+  Name name;
+  std::optional<IntLit> value;
+  llvm::SMRange range;
+};
+
+/// `NAME[@QUALIFIER]` inside `depends_on(...)`.
+struct Dep {
+  Name stage;
+  std::optional<Name> qualifier; ///< e.g. "@prev", spelled with its '@'
+  llvm::SMRange range;
+};
+
+/// `stage NAME [on STREAM] WORK [ATTRS] [depends_on(...)];`
+struct StageDecl {
+  Name name;
+  std::optional<Name> stream;
+  WorkKind kind = WorkKind::Kernel;
+  llvm::SMRange kindRange; ///< the `kernel`/`copy`/`host` keyword
+  CopyDirection direction = CopyDirection::H2D;
+  Amount amount;
+  std::vector<Attr> attrs;
+  std::vector<Dep> deps;
+  llvm::SMRange range;
+};
+
+struct Pipeline {
+  Name name;
+  std::vector<Setting> settings;
+  std::vector<StreamDecl> streams;
+  std::vector<StageDecl> stages;
+  llvm::SMRange range;
+  /// The parser recovered from a syntax error inside this pipeline; semantic
+  /// analysis skips it rather than report errors caused by the recovery.
+  bool hasSyntaxErrors = false;
+};
+
+struct File {
+  std::string path;
+  llvm::SMLoc start; ///< the first byte of the file
+  std::vector<Pipeline> pipelines;
+};
+
+const char *spelling(WorkKind kind);
+const char *spelling(CopyDirection dir);
+
+/// The indented dump behind `pipec compile --emit=ast`: one node per line,
+/// children indented, each with `@file:line:col`.
+void dump(const File &file, const llvm::SourceMgr &sm, llvm::raw_ostream &os);
+
+} // namespace pipec::ast
+
+#endif // PIPEC_AST_AST_H

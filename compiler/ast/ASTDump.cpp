@@ -1,0 +1,143 @@
+//===- ASTDump.cpp - The `--emit=ast` dump ---------------------------------===//
+
+#include "compiler/ast/AST.h"
+
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <functional>
+
+using namespace pipec;
+using namespace pipec::ast;
+
+const char *ast::spelling(WorkKind kind) {
+  switch (kind) {
+  case WorkKind::Kernel:
+    return "kernel";
+  case WorkKind::Copy:
+    return "copy";
+  case WorkKind::Host:
+    return "host";
+  }
+  return "?";
+}
+
+const char *ast::spelling(CopyDirection dir) {
+  switch (dir) {
+  case CopyDirection::H2D:
+    return "h2d";
+  case CopyDirection::D2H:
+    return "d2h";
+  case CopyDirection::D2D:
+    return "d2d";
+  }
+  return "?";
+}
+
+namespace {
+class Dumper {
+public:
+  Dumper(const File &file, const llvm::SourceMgr &sm, llvm::raw_ostream &os)
+      : file(file), sm(sm), os(os) {}
+
+  void dumpFile() {
+    os << "File '" << file.path << "'\n";
+    for (const Pipeline &p : file.pipelines)
+      dumpPipeline(p);
+  }
+
+private:
+  void indent(unsigned depth) { os.indent(depth * 2); }
+
+  void loc(llvm::SMRange range) {
+    if (!range.Start.isValid()) {
+      os << " @<invalid>\n";
+      return;
+    }
+    auto [line, col] = sm.getLineAndColumn(range.Start);
+    os << " @" << file.path << ':' << line << ':' << col << '\n';
+  }
+
+  void dumpPipeline(const Pipeline &p) {
+    indent(1);
+    os << "Pipeline '" << p.name.text << "'";
+    loc(p.name.range);
+    // Items in source order, whatever their kind.
+    std::vector<std::pair<const char *, std::function<void()>>> items;
+    for (const Setting &s : p.settings)
+      items.push_back({s.range.Start.getPointer(), [&] {
+                         indent(2);
+                         os << "Iterations " << s.iterations.value;
+                         loc(s.range);
+                       }});
+    for (const StreamDecl &s : p.streams)
+      items.push_back({s.range.Start.getPointer(), [&] { dumpStream(s); }});
+    for (const StageDecl &s : p.stages)
+      items.push_back({s.range.Start.getPointer(), [&] { dumpStage(s); }});
+    std::stable_sort(items.begin(), items.end(),
+                     [](const auto &a, const auto &b) {
+                       return std::less<const char *>()(a.first, b.first);
+                     });
+    for (auto &item : items)
+      item.second();
+  }
+
+  void dumpStream(const StreamDecl &s) {
+    indent(2);
+    os << "Stream '" << s.name.text << "'";
+    switch (s.priority.kind) {
+    case PriorityKind::Default:
+      break;
+    case PriorityKind::High:
+      os << " priority=high";
+      break;
+    case PriorityKind::Normal:
+      os << " priority=normal";
+      break;
+    case PriorityKind::Low:
+      os << " priority=low";
+      break;
+    case PriorityKind::Raw:
+      os << " priority=" << s.priority.raw;
+      break;
+    }
+    loc(s.name.range);
+  }
+
+  void dumpStage(const StageDecl &s) {
+    indent(2);
+    os << "Stage '" << s.name.text << "'";
+    if (s.stream)
+      os << " on '" << s.stream->text << "'";
+    os << ' ' << spelling(s.kind);
+    if (s.kind == WorkKind::Copy)
+      os << ' ' << spelling(s.direction);
+    os << ' ' << s.amount.number << s.amount.unit;
+    loc(s.name.range);
+    for (const Attr &a : s.attrs) {
+      indent(3);
+      os << "Attr '" << a.name.text << "'";
+      if (a.value)
+        os << " = " << a.value->value;
+      loc(a.name.range);
+    }
+    for (const Dep &d : s.deps) {
+      indent(3);
+      os << "DependsOn '" << d.stage.text << "'";
+      if (d.qualifier)
+        os << ' ' << d.qualifier->text;
+      loc(d.stage.range);
+    }
+  }
+
+  const File &file;
+  const llvm::SourceMgr &sm;
+  llvm::raw_ostream &os;
+};
+} // namespace
+
+void ast::dump(const File &file, const llvm::SourceMgr &sm,
+               llvm::raw_ostream &os) {
+  Dumper(file, sm, os).dumpFile();
+}

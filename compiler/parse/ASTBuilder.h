@@ -1,0 +1,49 @@
+//===- ASTBuilder.h - Parse tree to AST, one function per grammar rule ----===//
+//
+// Internal to compiler/parse/. The parse tree may hold the parser's
+// error-recovery debris (missing children, conjured tokens); every function
+// here tolerates it, so a damaged pipeline still yields an AST node.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_PARSE_ASTBUILDER_H
+#define PIPEC_PARSE_ASTBUILDER_H
+
+#include "compiler/ast/AST.h"
+#include "compiler/parse/ParseContext.h"
+
+#include "PipeParser.h"
+
+namespace pipec::parse {
+
+class ASTBuilder {
+public:
+  explicit ASTBuilder(ParseContext &ctx) : ctx(ctx) {}
+
+  ast::File buildFile(PipeParser::FileContext *tree, std::string path);
+
+private:
+  ast::Pipeline buildPipeline(PipeParser::PipelineContext *c);
+  void buildItem(PipeParser::ItemContext *c, ast::Pipeline &into);
+  ast::Setting buildSetting(PipeParser::SettingContext *c);
+  ast::StreamDecl buildStreamDecl(PipeParser::StreamDeclContext *c);
+  ast::Priority buildPriority(PipeParser::PriorityContext *c);
+  ast::StageDecl buildStageDecl(PipeParser::StageDeclContext *c);
+  void buildWork(PipeParser::WorkContext *c, ast::StageDecl &into);
+  ast::CopyDirection buildDirection(PipeParser::DirectionContext *c);
+  ast::Amount buildAmount(PipeParser::AmountContext *c);
+  std::vector<ast::Attr> buildAttrs(PipeParser::AttrsContext *c);
+  ast::Attr buildAttr(PipeParser::AttrContext *c);
+  std::vector<ast::Dep> buildDeps(PipeParser::DepsContext *c);
+  ast::Dep buildDep(PipeParser::DepContext *c);
+  ast::Name buildName(PipeParser::NameContext *c);
+  ast::IntLit buildInt(antlr4::tree::TerminalNode *node);
+
+  llvm::SMRange rangeOf(antlr4::ParserRuleContext *c) const;
+  std::string textOf(antlr4::Token *tok) const;
+
+  ParseContext &ctx;
+};
+
+} // namespace pipec::parse
+
+#endif // PIPEC_PARSE_ASTBUILDER_H

@@ -1,0 +1,73 @@
+//===- ParseContext.h - State shared by the parser's pieces (internal) ----===//
+//
+// Internal to compiler/parse/: ANTLR types may appear here, and nowhere above.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_PARSE_PARSECONTEXT_H
+#define PIPEC_PARSE_PARSECONTEXT_H
+
+#include "compiler/diag/Diagnostics.h"
+#include "compiler/parse/SourceText.h"
+
+#include "Token.h"
+
+#include <vector>
+
+namespace pipec::parse {
+
+/// Thrown to abandon parsing once the error limit is reached.
+struct StopParsing {};
+
+class ParseContext {
+public:
+  ParseContext(const char *bufferStart, const SourceText &text,
+               DiagnosticEngine &diags)
+      : bufferStart(bufferStart), text(text), diags(diags) {}
+
+  /// The location of code point `index`.
+  llvm::SMLoc locAt(size_t index) const {
+    return llvm::SMLoc::getFromPointer(bufferStart + text.byteOffset(index));
+  }
+  bool isReal(const antlr4::Token *tok) const {
+    return tok && tok->getStartIndex() != kInvalidIndex &&
+           tok->getStopIndex() != kInvalidIndex &&
+           tok->getStartIndex() <= text.codePoints().size();
+  }
+  /// [first byte, one past the last byte] of a token; invalid for tokens the
+  /// parser conjured while recovering from an error.
+  llvm::SMRange rangeOf(const antlr4::Token *tok) const {
+    if (!isReal(tok))
+      return {};
+    if (tok->getType() == antlr4::Token::EOF)
+      return {locAt(text.codePoints().size()), locAt(text.codePoints().size())};
+    return {locAt(tok->getStartIndex()), locAt(tok->getStopIndex() + 1)};
+  }
+  /// From the start of `first` to the end of `last`.
+  llvm::SMRange rangeOf(const antlr4::Token *first,
+                        const antlr4::Token *last) const {
+    llvm::SMRange a = rangeOf(first), b = rangeOf(last);
+    if (!a.Start.isValid())
+      return b;
+    if (!b.Start.isValid() || b.End.getPointer() < a.Start.getPointer())
+      return a;
+    return {a.Start, b.End};
+  }
+
+  void stopIfNeeded() const {
+    if (diags.shouldStop())
+      throw StopParsing{};
+  }
+
+  const char *const bufferStart;
+  const SourceText &text;
+  DiagnosticEngine &diags;
+  /// Where each syntax error was reported, to mark damaged pipelines.
+  std::vector<const char *> syntaxErrors;
+
+private:
+  static constexpr size_t kInvalidIndex = static_cast<size_t>(-1);
+};
+
+} // namespace pipec::parse
+
+#endif // PIPEC_PARSE_PARSECONTEXT_H

@@ -1,0 +1,29 @@
+//===- Parser.h - .pipe source to AST -------------------------------------===//
+//
+// The only entry point of the parser layer. No ANTLR type crosses it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_PARSE_PARSER_H
+#define PIPEC_PARSE_PARSER_H
+
+#include "compiler/ast/AST.h"
+#include "compiler/diag/Diagnostics.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace llvm {
+class SourceMgr;
+}
+
+namespace pipec {
+
+/// Parses buffer `bufferId` of `sm`, reporting lexical and syntax errors to
+/// `diags`. The AST holds every pipeline the parser could recover; those with
+/// syntax errors are marked (Pipeline::hasSyntaxErrors). `path` is the name
+/// the AST and its dump use for the file.
+ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId,
+                    llvm::StringRef path, DiagnosticEngine &diags);
+
+} // namespace pipec
+
+#endif // PIPEC_PARSE_PARSER_H

@@ -1,0 +1,47 @@
+//===- SourceText.h - UTF-8 source as code points, with byte offsets -------===//
+//
+// ANTLR counts code points; SourceMgr counts bytes. SourceText decodes the
+// buffer once and maps a code point index back to its byte offset. A byte that
+// is not part of valid UTF-8 becomes one code point of its own in the
+// surrogate range (U+DC80..U+DCFF, as Python's "surrogateescape" does), which
+// no token accepts, so the lexer reports it where it stands.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_PARSE_SOURCETEXT_H
+#define PIPEC_PARSE_SOURCETEXT_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipec::parse {
+
+class SourceText {
+public:
+  explicit SourceText(llvm::StringRef bytes);
+
+  const std::u32string &codePoints() const { return points; }
+
+  /// Byte offset of code point `index` (index == size() gives the end).
+  size_t byteOffset(size_t index) const {
+    return offsets.empty() ? index : offsets[index];
+  }
+
+  /// For a code point that stands for an invalid byte, that byte.
+  static std::optional<uint8_t> invalidByte(char32_t c) {
+    if (c >= 0xDC80 && c <= 0xDCFF)
+      return static_cast<uint8_t>(c - 0xDC00);
+    return std::nullopt;
+  }
+
+private:
+  std::u32string points;
+  std::vector<uint32_t> offsets; ///< empty when the text is pure ASCII
+};
+
+} // namespace pipec::parse
+
+#endif // PIPEC_PARSE_SOURCETEXT_H

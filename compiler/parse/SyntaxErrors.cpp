@@ -1,0 +1,252 @@
+//===- SyntaxErrors.cpp ---------------------------------------------------===//
+
+#include "compiler/parse/SyntaxErrors.h"
+
+#include "PipeParser.h"
+
+#include <string>
+#include <vector>
+
+using namespace pipec;
+using namespace pipec::parse;
+using antlr4::Parser;
+using antlr4::ParserRuleContext;
+using antlr4::Token;
+
+namespace {
+
+bool isNameToken(size_t type) {
+  switch (type) {
+  case PipeParser::IDENT:
+  case PipeParser::KERNEL:
+  case PipeParser::COPY:
+  case PipeParser::HOST:
+  case PipeParser::H2D:
+  case PipeParser::D2H:
+  case PipeParser::D2D:
+  case PipeParser::HIGH:
+  case PipeParser::NORMAL:
+  case PipeParser::LOW:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isReservedWord(size_t type) {
+  switch (type) {
+  case PipeParser::PIPELINE:
+  case PipeParser::STREAM:
+  case PipeParser::STAGE:
+  case PipeParser::ON:
+  case PipeParser::DEPENDS_ON:
+  case PipeParser::PRIORITY:
+  case PipeParser::ITERATIONS:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Walks up from the rule that failed to the innermost rule that is not
+/// `name` or `amount`, which say nothing of their role by themselves.
+ParserRuleContext *roleContext(ParserRuleContext *rule) {
+  while (rule && rule->parent &&
+         (rule->getRuleIndex() == PipeParser::RuleName ||
+          rule->getRuleIndex() == PipeParser::RuleAmount ||
+          rule->getRuleIndex() == PipeParser::RuleDep ||
+          rule->getRuleIndex() == PipeParser::RuleAttr))
+    rule = dynamic_cast<ParserRuleContext *>(rule->parent);
+  return rule;
+}
+
+/// What kind of name the rule expects: "stage name", "stream name", ...
+std::string nameRole(ParserRuleContext *rule) {
+  ParserRuleContext *role = roleContext(rule);
+  if (!role)
+    return "a name";
+  switch (role->getRuleIndex()) {
+  case PipeParser::RulePipeline:
+    return "pipeline name";
+  case PipeParser::RuleStreamDecl:
+    return "stream name";
+  case PipeParser::RuleStageDecl: {
+    auto *stage = static_cast<PipeParser::StageDeclContext *>(role);
+    return stage->ON() ? "stream name" : "stage name";
+  }
+  case PipeParser::RuleDeps:
+    return "stage name";
+  case PipeParser::RuleAttrs:
+    return "attribute name";
+  default:
+    return "a name";
+  }
+}
+
+/// What an amount must be where the rule expects one.
+std::string amountRole(ParserRuleContext *rule) {
+  ParserRuleContext *role = roleContext(rule);
+  if (role && role->getRuleIndex() == PipeParser::RuleWork) {
+    auto *work = static_cast<PipeParser::WorkContext *>(role);
+    if (work->COPY())
+      return "a size or a time";
+  }
+  return "a time";
+}
+
+std::string joinAlternatives(const std::vector<std::string> &items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i != 0)
+      out += i + 1 == items.size() ? " or " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+std::string describeExpected(Parser *parser, ParserRuleContext *rule) {
+  antlr4::misc::IntervalSet expected = parser->getExpectedTokens();
+  bool names = expected.contains(size_t(PipeParser::IDENT));
+  bool amount = expected.contains(size_t(PipeParser::QUANTITY));
+  bool integer = expected.contains(size_t(PipeParser::INT));
+  std::vector<std::string> items;
+  if (names)
+    items.push_back(nameRole(rule));
+  if (amount)
+    items.push_back(amountRole(rule));
+  for (ssize_t rawType : expected.toList()) {
+    size_t type = static_cast<size_t>(rawType);
+    if (names && isNameToken(type))
+      continue;
+    if (amount && (type == PipeParser::QUANTITY || type == PipeParser::INT ||
+                   type == PipeParser::DECIMAL))
+      continue;
+    if (type == PipeParser::MINUS && integer)
+      continue;
+    if (type == PipeParser::INT)
+      items.push_back("an integer");
+    else if (type == Token::EOF)
+      items.push_back("end of file");
+    else if (type == PipeParser::QUALIFIER)
+      items.push_back("'@prev'");
+    else
+      items.push_back(parser->getVocabulary().getLiteralName(type));
+  }
+  if (items.empty())
+    return "a declaration";
+  return joinAlternatives(items);
+}
+
+/// For "expected ';' after stream declaration".
+const char *declarationName(ParserRuleContext *rule) {
+  if (!rule)
+    return nullptr;
+  switch (rule->getRuleIndex()) {
+  case PipeParser::RuleStreamDecl:
+    return "stream declaration";
+  case PipeParser::RuleStageDecl:
+    return "stage declaration";
+  case PipeParser::RuleSetting:
+    return "'iterations' setting";
+  default:
+    return nullptr;
+  }
+}
+
+bool isUnitWord(const std::string &text) {
+  for (const char *unit :
+       {"ns", "us", "ms", "s", "B", "KB", "MB", "GB", "KiB", "MiB", "GiB"})
+    if (text == unit)
+      return true;
+  return false;
+}
+
+/// Shortens a token's text for a message.
+std::string quoteToken(Token *tok) {
+  std::string text = tok->getText();
+  if (text.size() > 32)
+    text = text.substr(0, 29) + "...";
+  return "'" + text + "'";
+}
+
+} // namespace
+
+void PipeErrorStrategy::report(Parser *parser, Token *offending) {
+  auto *stream = parser->getTokenStream();
+  Token *previous = nullptr;
+  if (offending && ctx.isReal(offending) && offending->getTokenIndex() > 0 &&
+      offending->getTokenIndex() != static_cast<size_t>(-1))
+    previous = stream->get(offending->getTokenIndex() - 1);
+  else if (stream->index() > 0)
+    previous = stream->LT(-1);
+
+  ParserRuleContext *rule = parser->getContext();
+  antlr4::misc::IntervalSet expected = parser->getExpectedTokens();
+  std::string what = describeExpected(parser, rule);
+  llvm::SMRange range = ctx.rangeOf(offending);
+  llvm::SMLoc afterPrevious =
+      previous ? ctx.rangeOf(previous).End : llvm::SMLoc();
+  std::string msg;
+
+  bool atEnd = !offending || offending->getType() == Token::EOF;
+  const char *decl = declarationName(rule);
+  if (!atEnd && decl && expected.contains(size_t(PipeParser::SEMI)) && previous &&
+      offending->getLine() > previous->getLine()) {
+    // A forgotten ';' at the end of a line: point just past the line's last
+    // token, as clang does.
+    msg = std::string("expected ';' after ") + decl;
+    range = {afterPrevious, afterPrevious};
+  } else if (atEnd) {
+    msg = "expected " + what + " at end of file";
+    if (afterPrevious.isValid())
+      range = {afterPrevious, afterPrevious};
+  } else if (previous &&
+             (previous->getType() == PipeParser::INT ||
+              previous->getType() == PipeParser::DECIMAL) &&
+             isUnitWord(offending->getText())) {
+    // `12 us`: the unit must follow the number directly.
+    msg = "expected the unit right after the number, with no space: write '" +
+          previous->getText() + offending->getText() + "'";
+  } else {
+    msg = "expected " + what;
+    if (previous)
+      msg += " after " + quoteToken(previous);
+    if (expected.contains(size_t(PipeParser::IDENT)) &&
+        isReservedWord(offending->getType()))
+      msg += "; " + quoteToken(offending) + " is a reserved word";
+  }
+  if (!range.Start.isValid())
+    range = {ctx.locAt(0), ctx.locAt(0)};
+  ctx.syntaxErrors.push_back(range.Start.getPointer());
+  ctx.diags.error(range, msg);
+  ctx.stopIfNeeded();
+}
+
+void PipeErrorStrategy::reportNoViableAlternative(
+    Parser *parser, const antlr4::NoViableAltException &e) {
+  report(parser, e.getOffendingToken());
+}
+
+void PipeErrorStrategy::reportInputMismatch(
+    Parser *parser, const antlr4::InputMismatchException &e) {
+  report(parser, e.getOffendingToken());
+}
+
+void PipeErrorStrategy::reportFailedPredicate(
+    Parser *parser, const antlr4::FailedPredicateException &e) {
+  report(parser, e.getOffendingToken());
+}
+
+void PipeErrorStrategy::reportUnwantedToken(Parser *parser) {
+  if (inErrorRecoveryMode(parser))
+    return;
+  beginErrorCondition(parser);
+  report(parser, parser->getCurrentToken());
+}
+
+void PipeErrorStrategy::reportMissingToken(Parser *parser) {
+  if (inErrorRecoveryMode(parser))
+    return;
+  beginErrorCondition(parser);
+  report(parser, parser->getCurrentToken());
+}

@@ -1,0 +1,40 @@
+//===- SyntaxErrors.h - ANTLR error recovery, reported in a user's words --===//
+//
+// Keeps ANTLR's recovery (single-token insertion and deletion, resync) but
+// replaces its messages: instead of a token dump, "expected ';' after stream
+// declaration", "expected stage name after 'stage'", "expected a time at end
+// of file". Every syntax error goes through the diagnostic engine.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_PARSE_SYNTAXERRORS_H
+#define PIPEC_PARSE_SYNTAXERRORS_H
+
+#include "compiler/parse/ParseContext.h"
+
+#include "DefaultErrorStrategy.h"
+
+namespace pipec::parse {
+
+class PipeErrorStrategy : public antlr4::DefaultErrorStrategy {
+public:
+  explicit PipeErrorStrategy(ParseContext &ctx) : ctx(ctx) {}
+
+protected:
+  void reportNoViableAlternative(antlr4::Parser *parser,
+                                 const antlr4::NoViableAltException &e) override;
+  void reportInputMismatch(antlr4::Parser *parser,
+                           const antlr4::InputMismatchException &e) override;
+  void reportFailedPredicate(antlr4::Parser *parser,
+                             const antlr4::FailedPredicateException &e) override;
+  void reportUnwantedToken(antlr4::Parser *parser) override;
+  void reportMissingToken(antlr4::Parser *parser) override;
+
+private:
+  void report(antlr4::Parser *parser, antlr4::Token *offending);
+
+  ParseContext &ctx;
+};
+
+} // namespace pipec::parse
+
+#endif // PIPEC_PARSE_SYNTAXERRORS_H

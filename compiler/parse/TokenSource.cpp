@@ -1,0 +1,77 @@
+//===- TokenSource.cpp ----------------------------------------------------===//
+
+#include "compiler/parse/TokenSource.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace pipec;
+using namespace pipec::parse;
+
+std::unique_ptr<antlr4::Token> FilteringTokenSource::pull() {
+  if (pending)
+    return std::move(pending);
+  return lexer.nextToken();
+}
+
+void FilteringTokenSource::reportBadChars(size_t first, size_t last) {
+  char32_t c = ctx.text.codePoints()[first];
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  os << "unexpected character";
+  if (auto byte = SourceText::invalidByte(c))
+    os << ": byte " << llvm::format("0x%02x", *byte) << " is not valid UTF-8";
+  else if (c >= 0x21 && c < 0x7F)
+    os << " '" << static_cast<char>(c) << "'";
+  else if (c >= 0x80)
+    os << " '"
+       << llvm::StringRef(ctx.bufferStart + ctx.text.byteOffset(first),
+                          ctx.text.byteOffset(first + 1) -
+                              ctx.text.byteOffset(first))
+       << "' " << llvm::format("(U+%04X)", static_cast<unsigned>(c));
+  else
+    os << ' ' << llvm::format("U+%04X", static_cast<unsigned>(c));
+  if (last > first)
+    os << " (and " << (last - first) << " more)";
+  ctx.diags.error({ctx.locAt(first), ctx.locAt(last + 1)}, os.str());
+  ctx.stopIfNeeded();
+}
+
+std::unique_ptr<antlr4::Token> FilteringTokenSource::nextToken() {
+  for (;;) {
+    std::unique_ptr<antlr4::Token> tok = pull();
+    switch (tok->getType()) {
+    case PipeLexer::BAD_CHAR: {
+      // Fold a run of adjacent bad characters into one error.
+      size_t first = tok->getStartIndex(), last = tok->getStopIndex();
+      for (;;) {
+        std::unique_ptr<antlr4::Token> next = lexer.nextToken();
+        if (next->getType() == PipeLexer::BAD_CHAR &&
+            next->getStartIndex() == last + 1) {
+          last = next->getStopIndex();
+          continue;
+        }
+        pending = std::move(next);
+        break;
+      }
+      reportBadChars(first, last);
+      continue;
+    }
+    case PipeLexer::BLOCK_COMMENT: {
+      const std::u32string &cp = ctx.text.codePoints();
+      size_t start = tok->getStartIndex(), stop = tok->getStopIndex();
+      bool closed = stop >= start + 3 && cp[stop - 1] == U'*' && cp[stop] == U'/';
+      if (!closed) {
+        ctx.diags.error({ctx.locAt(start), ctx.locAt(start + 2)},
+                        "unterminated /* comment");
+        ctx.stopIfNeeded();
+      }
+      continue;
+    }
+    case PipeLexer::LINE_COMMENT:
+      continue;
+    default:
+      return tok;
+    }
+  }
+}

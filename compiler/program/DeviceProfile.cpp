@@ -1,0 +1,72 @@
+//===- DeviceProfile.cpp --------------------------------------------------===//
+
+#include "compiler/program/DeviceProfile.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace pipec;
+
+int DeviceProfile::priorityFor(program::PriorityClass cls) const {
+  switch (cls) {
+  case program::PriorityClass::High:
+    return priorityGreatest;
+  case program::PriorityClass::Low:
+    return priorityLeast;
+  default:
+    // Integer division truncates towards zero, i.e. towards `least`.
+    return priorityLeast + (priorityGreatest - priorityLeast) / 2;
+  }
+}
+
+double DeviceProfile::copyTimeUs(program::CopyDirection dir,
+                                 uint64_t bytes) const {
+  double gbps = dir == program::CopyDirection::H2D   ? h2dGBps
+                : dir == program::CopyDirection::D2H ? d2hGBps
+                                                     : d2dGBps;
+  // bytes / (GB/s * 1e9) seconds = bytes / (GB/s * 1e3) microseconds.
+  return static_cast<double>(bytes) / (gbps * 1e3);
+}
+
+llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    return parsed.takeError();
+  const llvm::json::Object *obj = parsed->getAsObject();
+  if (!obj)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "a profile must be a JSON object");
+  DeviceProfile p;
+  std::string problem;
+  auto number = [&](llvm::StringRef key, double &into, double min,
+                    double max) {
+    const llvm::json::Value *v = obj->get(key);
+    if (!v || !problem.empty())
+      return;
+    llvm::Optional<double> d = v->getAsNumber();
+    if (!d || !(*d >= min && *d <= max)) {
+      problem = llvm::formatv("profile key '{0}' must be a number between "
+                              "{1} and {2}",
+                              key, min, max);
+      return;
+    }
+    into = *d;
+  };
+  if (const llvm::json::Value *v = obj->get("name"))
+    if (auto s = v->getAsString())
+      p.name = s->str();
+  double least = p.priorityLeast, greatest = p.priorityGreatest;
+  number("priority_least", least, -1000, 1000);
+  number("priority_greatest", greatest, -1000, 1000);
+  number("h2d_GBps", p.h2dGBps, 1e-3, 1e6);
+  number("d2h_GBps", p.d2hGBps, 1e-3, 1e6);
+  number("d2d_GBps", p.d2dGBps, 1e-3, 1e6);
+  if (problem.empty() && greatest > least)
+    problem = "profile key 'priority_greatest' must be at most "
+              "'priority_least'";
+  if (!problem.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), problem);
+  p.priorityLeast = static_cast<int>(least);
+  p.priorityGreatest = static_cast<int>(greatest);
+  return p;
+}

@@ -1,0 +1,74 @@
+//===- Program.h - A checked pipeline: names resolved, units normalised ---===//
+//
+// Sema turns the AST into this; the scheduling passes read only this. Times
+// are microseconds, sizes bytes, streams and stages referred to by index.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_PROGRAM_PROGRAM_H
+#define PIPEC_PROGRAM_PROGRAM_H
+
+#include "llvm/Support/SMLoc.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipec::program {
+
+enum class StageKind { Kernel, Copy, Host };
+enum class CopyDirection { H2D, D2H, D2D };
+/// How a stream's priority was written; `Raw` is an integer CUDA priority.
+enum class PriorityClass { High, Normal, Low, Raw };
+
+const char *spelling(StageKind kind);
+const char *spelling(CopyDirection dir);
+const char *spelling(PriorityClass cls);
+
+struct Stream {
+  std::string name;
+  PriorityClass priorityClass = PriorityClass::Normal;
+  int64_t rawPriority = 0; ///< as written, for PriorityClass::Raw
+  int cudaPriority = 0;    ///< on the device profile's range, clamped
+  bool isAuto = false;     ///< created by the compiler (auto0, auto1, ...)
+  llvm::SMRange range;
+};
+
+struct Dependency {
+  uint32_t stage = 0;              ///< index into Pipeline::stages
+  bool previousIteration = false;  ///< `@prev`
+  llvm::SMRange range;
+};
+
+constexpr int32_t kNoStream = -1;
+
+struct Stage {
+  std::string name;
+  int32_t stream = kNoStream; ///< index into Pipeline::streams, or kNoStream
+  StageKind kind = StageKind::Kernel;
+  CopyDirection direction = CopyDirection::H2D;
+  double durationUs = 0;
+  std::optional<uint64_t> bytes; ///< copies given as a size
+  uint32_t blocks = 1;
+  uint32_t threads = 128;
+  bool dynamic = false;
+  std::vector<Dependency> deps; ///< as declared, duplicates removed
+  llvm::SMRange range;          ///< the stage's name
+};
+
+struct Pipeline {
+  std::string name;
+  uint32_t iterations = 1;
+  std::vector<Stream> streams;
+  std::vector<Stage> stages;
+  llvm::SMRange range; ///< the pipeline's name
+};
+
+struct Program {
+  std::string source;
+  std::vector<Pipeline> pipelines;
+};
+
+} // namespace pipec::program
+
+#endif // PIPEC_PROGRAM_PROGRAM_H

@@ -1,0 +1,446 @@
+//===- Sema.cpp -----------------------------------------------------------===//
+
+#include "compiler/sema/Sema.h"
+
+#include "compiler/sema/Cycles.h"
+#include "compiler/sema/Suggest.h"
+#include "compiler/sema/Units.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace pipec;
+using namespace pipec::program;
+using llvm::formatv;
+
+namespace {
+
+class Sema {
+public:
+  Sema(const DeviceProfile &profile)
+      : profile(profile),
+        diags([this](const Diagnostic &d) { buffer.push_back(d); }, 0) {}
+
+  Program run(const ast::File &file);
+  /// Sends what was found, in source order, to `out`.
+  void flush(DiagnosticEngine &out);
+
+private:
+  std::optional<Pipeline> checkPipeline(const ast::Pipeline &p);
+  uint32_t checkIterations(const ast::Pipeline &p, llvm::SMRange &where);
+  void checkStreams(const ast::Pipeline &p, Pipeline &out,
+                    llvm::StringMap<uint32_t> &index);
+  void checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
+                  const llvm::StringMap<uint32_t> &streams,
+                  const llvm::StringMap<uint32_t> &stages,
+                  const ast::Pipeline &p, std::vector<bool> &streamUsed,
+                  Stage &into);
+  void checkWork(const ast::StageDecl &s, Stage &into);
+  void checkAttrs(const ast::StageDecl &s, Stage &into);
+  void checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
+                 const llvm::StringMap<uint32_t> &stages,
+                 const ast::Pipeline &p, Stage &into);
+  void checkCycles(const Pipeline &out);
+
+  /// "unknown stream 'x'" / "unknown stage 'x'", with "did you mean".
+  template <typename Decl>
+  void reportUnknown(const ast::Name &name, const char *what,
+                     const std::vector<Decl> &decls);
+
+  const DeviceProfile &profile;
+  std::vector<Diagnostic> buffer;
+  DiagnosticEngine diags;
+};
+
+constexpr const char *kPrevious = "previous definition is here";
+
+} // namespace
+
+Program Sema::run(const ast::File &file) {
+  Program program;
+  program.source = file.path;
+  if (file.pipelines.empty()) {
+    diags.error({file.start, file.start},
+                "no pipeline in this file; declare one with 'pipeline NAME { "
+                "... }'");
+    return program;
+  }
+  llvm::StringMap<const ast::Pipeline *> names;
+  for (const ast::Pipeline &p : file.pipelines) {
+    if (!p.name.text.empty()) {
+      auto [it, inserted] = names.try_emplace(p.name.text, &p);
+      if (!inserted)
+        diags.error(p.name.range, formatv("redefinition of pipeline '{0}'",
+                                          p.name.text))
+            .attachNote(it->second->name.range, kPrevious);
+    }
+    if (p.hasSyntaxErrors)
+      continue;
+    if (std::optional<Pipeline> checked = checkPipeline(p))
+      program.pipelines.push_back(std::move(*checked));
+  }
+  return program;
+}
+
+void Sema::flush(DiagnosticEngine &out) {
+  std::stable_sort(buffer.begin(), buffer.end(),
+                   [](const Diagnostic &a, const Diagnostic &b) {
+                     return std::less<const char *>()(
+                         a.range.Start.getPointer(), b.range.Start.getPointer());
+                   });
+  for (Diagnostic &d : buffer) {
+    if (out.shouldStop())
+      break;
+    out.report(std::move(d));
+  }
+  buffer.clear();
+}
+
+template <typename Decl>
+void Sema::reportUnknown(const ast::Name &name, const char *what,
+                         const std::vector<Decl> &decls) {
+  std::vector<llvm::StringRef> candidates;
+  for (const Decl &d : decls)
+    candidates.push_back(d.name.text);
+  std::optional<size_t> near = sema::suggestName(name.text, candidates);
+  if (!near) {
+    diags.error(name.range, formatv("unknown {0} '{1}'", what, name.text));
+    return;
+  }
+  const Decl &d = decls[*near];
+  diags
+      .error(name.range, formatv("unknown {0} '{1}'; did you mean '{2}'?",
+                                 what, name.text, d.name.text))
+      .attachNote(d.name.range, formatv("'{0}' declared here", d.name.text));
+}
+
+uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
+  uint32_t iterations = 1;
+  const ast::Setting *first = nullptr;
+  for (const ast::Setting &s : p.settings) {
+    if (first) {
+      diags.error(s.range, "redefinition of 'iterations'")
+          .attachNote(first->range, kPrevious);
+      continue;
+    }
+    first = &s;
+    where = s.iterations.range;
+    if (s.iterations.value < 1 || s.iterations.value > kMaxIterations)
+      diags.error(s.iterations.range,
+                  formatv("iterations must be between 1 and {0}",
+                          kMaxIterations));
+    else
+      iterations = static_cast<uint32_t>(s.iterations.value);
+  }
+  return iterations;
+}
+
+void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
+                        llvm::StringMap<uint32_t> &index) {
+  for (const ast::StreamDecl &s : p.streams) {
+    auto [it, inserted] =
+        index.try_emplace(s.name.text, static_cast<uint32_t>(out.streams.size()));
+    if (!inserted) {
+      diags.error(s.name.range,
+                  formatv("redefinition of stream '{0}'", s.name.text))
+          .attachNote(out.streams[it->second].range, kPrevious);
+      continue;
+    }
+    Stream stream;
+    stream.name = s.name.text;
+    stream.range = s.name.range;
+    switch (s.priority.kind) {
+    case ast::PriorityKind::High:
+      stream.priorityClass = PriorityClass::High;
+      break;
+    case ast::PriorityKind::Low:
+      stream.priorityClass = PriorityClass::Low;
+      break;
+    case ast::PriorityKind::Default:
+    case ast::PriorityKind::Normal:
+      stream.priorityClass = PriorityClass::Normal;
+      break;
+    case ast::PriorityKind::Raw:
+      stream.priorityClass = PriorityClass::Raw;
+      stream.rawPriority = s.priority.raw;
+      break;
+    }
+    if (stream.priorityClass == PriorityClass::Raw) {
+      int64_t clamped = std::clamp<int64_t>(
+          stream.rawPriority, profile.priorityGreatest, profile.priorityLeast);
+      if (clamped != stream.rawPriority)
+        diags.warning(s.priority.range,
+                      formatv("priority {0} is outside the device's range {1} "
+                              "(most urgent) to {2} (least); clamped to {3}",
+                              stream.rawPriority, profile.priorityGreatest,
+                              profile.priorityLeast, clamped));
+      stream.cudaPriority = static_cast<int>(clamped);
+    } else {
+      stream.cudaPriority = profile.priorityFor(stream.priorityClass);
+    }
+    out.streams.push_back(std::move(stream));
+  }
+}
+
+void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
+  into.kind = s.kind == ast::WorkKind::Kernel ? StageKind::Kernel
+              : s.kind == ast::WorkKind::Copy ? StageKind::Copy
+                                              : StageKind::Host;
+  into.direction = s.direction == ast::CopyDirection::H2D   ? CopyDirection::H2D
+                   : s.direction == ast::CopyDirection::D2H ? CopyDirection::D2H
+                                                            : CopyDirection::D2D;
+  bool isCopy = into.kind == StageKind::Copy;
+  std::string expects =
+      isCopy ? formatv("'copy' expects a size ({0}) or a time ({1})",
+                       sema::sizeUnitList(), sema::timeUnitList())
+                   .str()
+             : formatv("'{0}' expects a time ({1})", spelling(into.kind),
+                       sema::timeUnitList())
+                   .str();
+  const ast::Amount &a = s.amount;
+  sema::Quantity q = sema::parseQuantity(a.number, a.unit);
+  switch (q.kind) {
+  case sema::Quantity::UnknownUnit:
+    diags.error(a.range, formatv("unknown unit '{0}'; {1}", a.unit, expects));
+    return;
+  case sema::Quantity::Bare:
+    diags.error(a.range, formatv("{0}, not a bare number; write the unit "
+                                 "right after it, as in '{1}us'",
+                                 expects, a.number));
+    return;
+  case sema::Quantity::Size:
+    if (!isCopy) {
+      diags.error(a.range, formatv("{0}, not a size", expects));
+      return;
+    }
+    if (q.tooLarge) {
+      diags.error(a.range, "size must be at most 1TiB");
+      return;
+    }
+    if (q.fractionalBytes) {
+      diags.error(a.range, "size must be a whole number of bytes");
+      return;
+    }
+    into.bytes = q.bytes;
+    into.durationUs = profile.copyTimeUs(into.direction, q.bytes);
+    return;
+  case sema::Quantity::Time:
+    if (q.tooLarge) {
+      diags.error(a.range, "time must be at most 3600s");
+      return;
+    }
+    into.durationUs = q.micros;
+    return;
+  }
+}
+
+void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
+  bool isKernel = into.kind == StageKind::Kernel;
+  llvm::StringMap<const ast::Attr *> seen;
+  for (const ast::Attr &a : s.attrs) {
+    const std::string &name = a.name.text;
+    bool known = name == "blocks" || name == "threads" || name == "dynamic";
+    if (!known) {
+      std::vector<llvm::StringRef> valid = {"dynamic"};
+      if (isKernel)
+        valid = {"blocks", "threads", "dynamic"};
+      std::optional<size_t> near = sema::suggestName(name, valid);
+      diags.error(a.name.range,
+                  near ? formatv("unknown attribute '{0}'; did you mean '{1}'?",
+                                 name, valid[*near])
+                             .str()
+                       : formatv("unknown attribute '{0}'", name).str());
+      continue;
+    }
+    if (name != "dynamic" && !isKernel) {
+      diags.error(a.name.range,
+                  formatv("unknown attribute '{0}' for a {1} stage; only "
+                          "kernel stages take '{0}'",
+                          name, spelling(into.kind)));
+      continue;
+    }
+    auto [it, inserted] = seen.try_emplace(name, &a);
+    if (!inserted) {
+      diags.error(a.name.range, formatv("redefinition of attribute '{0}'", name))
+          .attachNote(it->second->name.range, kPrevious);
+      continue;
+    }
+    if (name == "dynamic") {
+      if (a.value)
+        diags.error(a.value->range, "attribute 'dynamic' takes no value");
+      into.dynamic = true;
+      continue;
+    }
+    if (!a.value) {
+      diags.error(a.name.range,
+                  formatv("attribute '{0}' needs a value, as in '{0}={1}'", name,
+                          name == "blocks" ? 132 : 256));
+      continue;
+    }
+    uint64_t max = name == "blocks" ? kMaxBlocks : kMaxThreads;
+    if (a.value->value < 1 || a.value->value > max) {
+      diags.error(a.value->range,
+                  formatv("{0} must be between 1 and {1}", name, max));
+      continue;
+    }
+    (name == "blocks" ? into.blocks : into.threads) =
+        static_cast<uint32_t>(a.value->value);
+  }
+}
+
+void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
+                     uint32_t iterations,
+                     const llvm::StringMap<uint32_t> &stages,
+                     const ast::Pipeline &p, Stage &into) {
+  std::map<std::pair<uint32_t, bool>, const ast::Dep *> seen;
+  for (const ast::Dep &d : s.deps) {
+    bool prev = false;
+    if (d.qualifier) {
+      if (d.qualifier->text != "@prev") {
+        diags.error(d.qualifier->range,
+                    formatv("unknown qualifier '{0}'; the only one is '@prev'",
+                            d.qualifier->text));
+        continue;
+      }
+      prev = true;
+      if (iterations == 1)
+        diags.warning(d.qualifier->range,
+                      "'@prev' has no effect in a pipeline with 1 iteration");
+    }
+    auto it = stages.find(d.stage.text);
+    if (it == stages.end()) {
+      reportUnknown(d.stage, "stage", p.stages);
+      continue;
+    }
+    uint32_t target = it->second;
+    if (target == self && !prev) {
+      diags.error(d.stage.range,
+                  formatv("stage '{0}' depends on itself; write '{0}@prev' to "
+                          "depend on its previous iteration",
+                          d.stage.text));
+      continue;
+    }
+    auto [seenIt, inserted] = seen.try_emplace({target, prev}, &d);
+    if (!inserted) {
+      diags.warning(d.range, formatv("duplicate dependency on '{0}{1}'",
+                                     d.stage.text, prev ? "@prev" : ""))
+          .attachNote(seenIt->second->range, "first listed here");
+      continue;
+    }
+    into.deps.push_back({target, prev, d.range});
+  }
+}
+
+void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
+                      const llvm::StringMap<uint32_t> &streams,
+                      const llvm::StringMap<uint32_t> &stages,
+                      const ast::Pipeline &p, std::vector<bool> &streamUsed,
+                      Stage &into) {
+  into.name = s.name.text;
+  into.range = s.name.range;
+  if (s.stream) {
+    auto it = streams.find(s.stream->text);
+    if (it == streams.end()) {
+      reportUnknown(*s.stream, "stream", p.streams);
+    } else {
+      into.stream = static_cast<int32_t>(it->second);
+      streamUsed[it->second] = true;
+    }
+  }
+  checkWork(s, into);
+  checkAttrs(s, into);
+  checkDeps(s, self, out.iterations, stages, p, into);
+}
+
+void Sema::checkCycles(const Pipeline &out) {
+  std::vector<std::vector<uint32_t>> dependsOn(out.stages.size());
+  for (uint32_t v = 0; v < out.stages.size(); ++v)
+    for (const Dependency &d : out.stages[v].deps)
+      if (!d.previousIteration)
+        dependsOn[v].push_back(d.stage);
+  for (const std::vector<uint32_t> &cycle : sema::findCycles(dependsOn)) {
+    std::string path;
+    for (uint32_t v : cycle)
+      path += out.stages[v].name + " -> ";
+    path += out.stages[cycle.front()].name;
+    // Point at the dependency that leaves the cycle's first stage.
+    const Stage &first = out.stages[cycle.front()];
+    llvm::SMRange where = first.range;
+    for (const Dependency &d : first.deps)
+      if (!d.previousIteration && d.stage == cycle[1])
+        where = d.range;
+    diags.error(where, "dependency cycle: " + path);
+  }
+}
+
+std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
+  unsigned errorsBefore = diags.errorCount();
+  Pipeline out;
+  out.name = p.name.text;
+  out.range = p.name.range;
+  llvm::SMRange iterationsAt = p.name.range;
+  out.iterations = checkIterations(p, iterationsAt);
+
+  llvm::StringMap<uint32_t> streams;
+  checkStreams(p, out, streams);
+
+  // Index every stage first: a stage may depend on one declared later.
+  llvm::StringMap<uint32_t> stages;
+  std::vector<bool> redefined(p.stages.size(), false);
+  std::vector<size_t> declOf; // out.stages index -> p.stages index
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    const ast::StageDecl &s = p.stages[i];
+    auto [it, inserted] = stages.try_emplace(
+        s.name.text, static_cast<uint32_t>(out.stages.size()));
+    if (!inserted) {
+      diags.error(s.name.range, formatv("redefinition of stage '{0}'", s.name.text))
+          .attachNote(p.stages[declOf[it->second]].name.range, kPrevious);
+      redefined[i] = true;
+      continue;
+    }
+    declOf.push_back(i);
+    out.stages.emplace_back();
+  }
+  std::vector<bool> streamUsed(out.streams.size(), false);
+  uint32_t next = 0;
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    if (redefined[i]) {
+      Stage ignored; // checked for errors, then dropped
+      checkStage(p.stages[i], UINT32_MAX, out, streams, stages, p, streamUsed,
+                 ignored);
+      continue;
+    }
+    checkStage(p.stages[i], next, out, streams, stages, p, streamUsed,
+               out.stages[next]);
+    ++next;
+  }
+  for (size_t i = 0; i < out.streams.size(); ++i)
+    if (!streamUsed[i])
+      diags.warning(out.streams[i].range,
+                    formatv("unused stream '{0}'", out.streams[i].name));
+
+  checkCycles(out);
+
+  uint64_t instances = uint64_t(out.stages.size()) * out.iterations;
+  if (instances > kMaxStageInstances)
+    diags.error(iterationsAt,
+                formatv("too many stage instances: {0} stages x {1} "
+                        "iterations = {2}; the limit is {3}",
+                        out.stages.size(), out.iterations, instances,
+                        kMaxStageInstances));
+  if (diags.errorCount() != errorsBefore)
+    return std::nullopt;
+  return out;
+}
+
+Program pipec::analyze(const ast::File &file, const DeviceProfile &profile,
+                       DiagnosticEngine &out) {
+  Sema sema(profile);
+  Program program = sema.run(file);
+  sema.flush(out);
+  return program;
+}

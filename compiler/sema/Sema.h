@@ -1,0 +1,26 @@
+//===- Sema.h - AST to Program: names, units, limits, every error ---------===//
+#ifndef PIPEC_SEMA_SEMA_H
+#define PIPEC_SEMA_SEMA_H
+
+#include "compiler/ast/AST.h"
+#include "compiler/diag/Diagnostics.h"
+#include "compiler/program/DeviceProfile.h"
+#include "compiler/program/Program.h"
+
+namespace pipec {
+
+/// The language's limits (LANGUAGE.md and docs/language.md).
+constexpr uint64_t kMaxStageInstances = 10'000'000;
+constexpr uint64_t kMaxIterations = 10'000'000;
+constexpr uint64_t kMaxBlocks = 2'147'483'647; // CUDA's gridDim.x limit
+constexpr uint64_t kMaxThreads = 1024;
+
+/// Checks every pipeline of `file` that parsed cleanly and reports all errors
+/// and warnings, in source order. The result is meaningful only when no error
+/// was reported (diags.hadError() is false).
+program::Program analyze(const ast::File &file, const DeviceProfile &profile,
+                         DiagnosticEngine &diags);
+
+} // namespace pipec
+
+#endif // PIPEC_SEMA_SEMA_H

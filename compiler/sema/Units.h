@@ -1,0 +1,37 @@
+//===- Units.h - Quantities with units, normalised to us and bytes --------===//
+#ifndef PIPEC_SEMA_UNITS_H
+#define PIPEC_SEMA_UNITS_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+
+namespace pipec::sema {
+
+/// The largest time and size a stage may have: anything beyond is a typo.
+constexpr double kMaxTimeUs = 3600.0 * 1e6; // one hour
+constexpr uint64_t kMaxBytes = uint64_t(1) << 40; // 1 TiB
+
+struct Quantity {
+  enum Kind {
+    Time,        ///< micros holds the value
+    Size,        ///< bytes holds the value
+    Bare,        ///< a number without a unit
+    UnknownUnit, ///< a unit that is neither a time nor a size
+  } kind = Bare;
+  double micros = 0;
+  uint64_t bytes = 0;
+  bool tooLarge = false;        ///< beyond kMaxTimeUs / kMaxBytes
+  bool fractionalBytes = false; ///< a size that is not a whole byte count
+};
+
+/// `number` is `[0-9]+(\.[0-9]+)?`; `unit` is what followed it, maybe empty.
+Quantity parseQuantity(llvm::StringRef number, llvm::StringRef unit);
+
+/// "ns, us, ms, s" and "B, KB, MB, GB, KiB, MiB, GiB", for messages.
+const char *timeUnitList();
+const char *sizeUnitList();
+
+} // namespace pipec::sema
+
+#endif // PIPEC_SEMA_UNITS_H

@@ -1,0 +1,83 @@
+// The .pipe language (LANGUAGE.md, version 1).
+//
+// ANTLR generates only the lexer and the parser from this file; the AST is built by
+// hand-written functions in compiler/parse/ASTBuilder.cpp, one per parser rule.
+grammar Pipe;
+
+// ---------------------------------------------------------------------------
+// Parser rules. Rule names are read by compiler/parse/SyntaxErrors.cpp to word
+// "expected ... after/in ..." messages: keep the two in step.
+// ---------------------------------------------------------------------------
+
+file       : pipeline* EOF ;
+pipeline   : PIPELINE name LBRACE item* RBRACE ;
+item       : setting | streamDecl | stageDecl ;
+setting    : ITERATIONS INT SEMI ;
+streamDecl : STREAM name (PRIORITY priority)? SEMI ;
+priority   : HIGH | NORMAL | LOW | MINUS? INT ;
+stageDecl  : STAGE name (ON name)? work attrs? deps? SEMI ;
+work       : KERNEL amount
+           | COPY direction amount
+           | HOST amount
+           ;
+direction  : H2D | D2H | D2D ;
+amount     : QUANTITY | INT | DECIMAL ;
+attrs      : LBRACK attr (COMMA attr)* RBRACK ;
+attr       : name (ASSIGN INT)? ;
+deps       : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
+dep        : name QUALIFIER? ;
+
+// Contextual keywords are ordinary names wherever a name is expected.
+name       : IDENT | KERNEL | COPY | HOST | H2D | D2H | D2D | HIGH | NORMAL | LOW ;
+
+// ---------------------------------------------------------------------------
+// Lexer rules.
+// ---------------------------------------------------------------------------
+
+// Reserved keywords.
+PIPELINE   : 'pipeline' ;
+STREAM     : 'stream' ;
+STAGE      : 'stage' ;
+ON         : 'on' ;
+DEPENDS_ON : 'depends_on' ;
+PRIORITY   : 'priority' ;
+ITERATIONS : 'iterations' ;
+
+// Contextual keywords.
+KERNEL     : 'kernel' ;
+COPY       : 'copy' ;
+HOST       : 'host' ;
+H2D        : 'h2d' ;
+D2H        : 'd2h' ;
+D2D        : 'd2d' ;
+HIGH       : 'high' ;
+NORMAL     : 'normal' ;
+LOW        : 'low' ;
+
+// '@prev'; any other word after '@' is diagnosed by the AST builder.
+QUALIFIER  : '@' [A-Za-z_] [A-Za-z0-9_]* ;
+// A number directly followed by a unit; the unit is checked by the AST builder.
+QUANTITY   : DIGITS ('.' DIGITS)? [A-Za-z_] [A-Za-z0-9_]* ;
+DECIMAL    : DIGITS '.' DIGITS ;
+INT        : DIGITS ;
+IDENT      : [A-Za-z_] [A-Za-z0-9_]* ;
+
+LBRACE     : '{' ;
+RBRACE     : '}' ;
+LPAREN     : '(' ;
+RPAREN     : ')' ;
+LBRACK     : '[' ;
+RBRACK     : ']' ;
+SEMI       : ';' ;
+COMMA      : ',' ;
+ASSIGN     : '=' ;
+MINUS      : '-' ;
+
+WS            : [ \t\r\n\f\u000B]+ -> skip ;
+LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;
+// An unterminated comment runs to the end of the file; the token source reports it.
+BLOCK_COMMENT : '/*' .*? ('*/' | EOF) -> channel(HIDDEN) ;
+// Any character that starts no token; the token source reports it and drops it.
+BAD_CHAR      : . -> channel(HIDDEN) ;
+
+fragment DIGITS : [0-9]+ ;
