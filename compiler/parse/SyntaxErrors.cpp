@@ -4,6 +4,7 @@
 
 #include "PipeParser.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,10 @@ std::string describeExpected(Parser *parser, ParserRuleContext *rule) {
     else
       items.push_back(parser->getVocabulary().getLiteralName(type));
   }
+  // "end of file" only when nothing else would do.
+  if (items.size() > 1)
+    items.erase(std::remove(items.begin(), items.end(), "end of file"),
+                items.end());
   if (items.empty())
     return "a declaration";
   return joinAlternatives(items);
@@ -180,6 +185,22 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
   else if (stream->index() > 0)
     previous = stream->LT(-1);
 
+  // After an error that the parser could not simply patch over, stay quiet
+  // until it has passed a ';' or '}': what comes before is debris.
+  size_t here = ctx.isReal(offending) ? offending->getTokenIndex()
+                                      : stream->index();
+  if (quietUntilBoundary) {
+    bool passedBoundary = false;
+    for (size_t i = lastError + 1; i < here && !passedBoundary; ++i) {
+      size_t type = stream->get(i)->getType();
+      passedBoundary = type == PipeParser::SEMI || type == PipeParser::RBRACE;
+    }
+    if (!passedBoundary && here >= lastError)
+      return;
+  }
+  lastError = here;
+  quietUntilBoundary = true;
+
   ParserRuleContext *rule = parser->getContext();
   antlr4::misc::IntervalSet expected = parser->getExpectedTokens();
   std::string what = describeExpected(parser, rule);
@@ -190,12 +211,18 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
 
   bool atEnd = !offending || offending->getType() == Token::EOF;
   const char *decl = declarationName(rule);
+  bool startsNext = !atEnd && previous && (offending->getLine() > previous->getLine() ||
+                               offending->getType() == PipeParser::RBRACE ||
+                               offending->getType() == PipeParser::STAGE ||
+                               offending->getType() == PipeParser::STREAM ||
+                               offending->getType() == PipeParser::ITERATIONS);
   if (!atEnd && decl && expected.contains(size_t(PipeParser::SEMI)) && previous &&
-      offending->getLine() > previous->getLine()) {
-    // A forgotten ';' at the end of a line: point just past the line's last
-    // token, as clang does.
+      startsNext) {
+    // A forgotten ';' before the next line or declaration: point just past the
+    // last token, as clang does.
     msg = std::string("expected ';' after ") + decl;
     range = {afterPrevious, afterPrevious};
+    quietUntilBoundary = false; // the parser inserts the ';' and goes on
   } else if (atEnd) {
     msg = "expected " + what + " at end of file";
     if (afterPrevious.isValid())

@@ -33,6 +33,8 @@ private:
   void report(antlr4::Parser *parser, antlr4::Token *offending);
 
   ParseContext &ctx;
+  size_t lastError = 0;            ///< token index of the last error
+  bool quietUntilBoundary = false; ///< suppress errors until ';' or '}'
 };
 
 } // namespace pipec::parse

@@ -25,7 +25,8 @@ public:
       : profile(profile),
         diags([this](const Diagnostic &d) { buffer.push_back(d); }, 0) {}
 
-  Program run(const ast::File &file);
+  /// `quietIfEmpty`: earlier errors may explain an empty file.
+  Program run(const ast::File &file, bool quietIfEmpty);
   /// Sends what was found, in source order, to `out`.
   void flush(DiagnosticEngine &out);
 
@@ -60,10 +61,10 @@ constexpr const char *kPrevious = "previous definition is here";
 
 } // namespace
 
-Program Sema::run(const ast::File &file) {
+Program Sema::run(const ast::File &file, bool quietIfEmpty) {
   Program program;
   program.source = file.path;
-  if (file.pipelines.empty()) {
+  if (file.pipelines.empty() && !quietIfEmpty) {
     diags.error({file.start, file.start},
                 "no pipeline in this file; declare one with 'pipeline NAME { "
                 "... }'");
@@ -218,7 +219,7 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
       return;
     }
     if (q.tooLarge) {
-      diags.error(a.range, "size must be at most 1TiB");
+      diags.error(a.range, "size must be at most 1024GiB");
       return;
     }
     if (q.fractionalBytes) {
@@ -440,7 +441,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
 Program pipec::analyze(const ast::File &file, const DeviceProfile &profile,
                        DiagnosticEngine &out) {
   Sema sema(profile);
-  Program program = sema.run(file);
+  Program program = sema.run(file, out.hadError());
   sema.flush(out);
   return program;
 }

@@ -47,6 +47,8 @@ cl::opt<unsigned> errorLimit(
 
 enum class ColorChoice { Auto, Always, Never };
 ColorChoice colorChoice = ColorChoice::Auto;
+/// LLVM's own `--color` switch, which WithColor and SourceMgr consult.
+cl::opt<cl::boolOrDefault> *llvmUseColor = nullptr;
 
 /// `--color=auto|always|never`. LLVM registers a boolean `--color` of its
 /// own; ours replaces it, so it is made in main() once LLVM's is gone.
@@ -54,8 +56,10 @@ void registerColorOption() {
   StringMap<cl::Option *> &registered =
       cl::getRegisteredOptions(*cl::TopLevelSubCommand);
   auto it = registered.find("color");
-  if (it != registered.end())
+  if (it != registered.end()) {
+    llvmUseColor = static_cast<cl::opt<cl::boolOrDefault> *>(it->second);
     it->second->removeArgument();
+  }
   static cl::opt<ColorChoice, true> option(
       "color", cl::desc("Colour diagnostics"),
       cl::values(clEnumValN(ColorChoice::Auto, "auto", "on a terminal (default)"),
@@ -69,6 +73,12 @@ void registerColorOption() {
 cl::list<std::string> checkInputs(cl::Positional, cl::OneOrMore,
                                   cl::desc("<file.pipe>... ('-' reads stdin)"),
                                   cl::sub(checkCmd), cl::cat(category));
+
+cl::opt<bool> splitInputFile(
+    "split-input-file",
+    cl::desc("Check each part of a file between '// -----' lines on its own "
+             "(for tests; line numbers stay those of the whole file)"),
+    cl::sub(checkCmd), cl::cat(category));
 
 // pipec compile
 cl::opt<std::string> compileInput(cl::Positional, cl::Required,
@@ -95,6 +105,17 @@ cl::opt<std::string> profilePath(
 cl::list<std::string> strayArgs(cl::Positional, cl::ZeroOrMore,
                                 cl::desc("<command> [options]"),
                                 cl::sub(*cl::TopLevelSubCommand));
+
+/// Hands our choice to LLVM, whose printers decide by its own switch.
+void applyColorChoice() {
+  if (!llvmUseColor)
+    return;
+  llvmUseColor->setValue(colorChoice == ColorChoice::Always  ? cl::BOU_TRUE
+                         : colorChoice == ColorChoice::Never ? cl::BOU_FALSE
+                                                             : cl::BOU_UNSET);
+  if (colorChoice == ColorChoice::Always)
+    errs().enable_colors(true);
+}
 
 bool useColor() {
   switch (colorChoice) {
@@ -158,6 +179,44 @@ bool loadProfile(DeviceProfile &profile) {
   return true;
 }
 
+/// The parts of `text` between lines that are exactly `// -----`, each as
+/// a copy of the whole text with everything outside the part blanked (newlines
+/// kept), so that diagnostics keep the whole file's line numbers.
+std::vector<std::string> splitParts(StringRef text) {
+  std::vector<std::pair<size_t, size_t>> bounds;
+  size_t start = 0, pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == StringRef::npos)
+      end = text.size();
+    if (text.slice(pos, end).rtrim("\r") == "// -----") {
+      bounds.push_back({start, pos});
+      start = end;
+    }
+    pos = end + 1;
+  }
+  bounds.push_back({start, text.size()});
+  std::vector<std::string> parts;
+  for (auto [from, to] : bounds) {
+    std::string part = text.str();
+    for (size_t i = 0; i < part.size(); ++i)
+      if ((i < from || i >= to) && part[i] != '\n')
+        part[i] = ' ';
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+/// Parses and checks one buffer; true when it has no error.
+bool checkBuffer(Source &src, const DeviceProfile &profile) {
+  DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
+                         errorLimit);
+  ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
+  if (!diags.shouldStop())
+    analyze(file, profile, diags);
+  return !diags.hadError();
+}
+
 int runCheck() {
   DeviceProfile profile;
   if (!loadProfile(profile))
@@ -169,13 +228,20 @@ int runCheck() {
       status = InputErrors;
       continue;
     }
-    DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
-                           errorLimit);
-    ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
-    if (!diags.shouldStop())
-      analyze(file, profile, diags);
-    if (diags.hadError())
-      status = InputErrors;
+    if (!splitInputFile) {
+      if (!checkBuffer(src, profile))
+        status = InputErrors;
+      continue;
+    }
+    StringRef whole = src.sm.getMemoryBuffer(src.bufferId)->getBuffer();
+    for (std::string &part : splitParts(whole)) {
+      Source piece;
+      piece.name = src.name;
+      piece.bufferId = piece.sm.AddNewSourceBuffer(
+          MemoryBuffer::getMemBufferCopy(part, src.name), SMLoc());
+      if (!checkBuffer(piece, profile))
+        status = InputErrors;
+    }
   }
   return status;
 }
@@ -235,6 +301,7 @@ int main(int argc, char **argv) {
           "  pipec compile FILE       emit FILE's schedule (--emit=ast)\n",
           &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
     return UsageError;
+  applyColorChoice();
 
   if (checkCmd)
     return runCheck();

@@ -1,0 +1,19 @@
+# lit configuration for pipec's end-to-end tests (.pipe and .test files).
+import os
+
+import lit.formats
+
+config.name = "pipec"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".pipe", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pipec_obj_root, "tests", "lit")
+
+# pipec first, then FileCheck and not from LLVM 14.
+path = os.pathsep.join([config.pipec_tools_dir, config.llvm_tools_dir,
+                        config.environment.get("PATH", os.environ["PATH"])])
+config.environment["PATH"] = path
+import sys
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%samples", os.path.join(config.pipec_src_root, "samples")))

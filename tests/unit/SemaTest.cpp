@@ -1,0 +1,90 @@
+#include "FrontendHelpers.h"
+
+#include "compiler/sema/Suggest.h"
+#include "compiler/sema/Units.h"
+
+#include <doctest/doctest.h>
+
+using namespace pipec;
+using pipec::test::FrontendRun;
+
+TEST_CASE("sema: units normalise to microseconds and bytes") {
+  using sema::parseQuantity;
+  using sema::Quantity;
+  CHECK(parseQuantity("12", "us").micros == doctest::Approx(12));
+  CHECK(parseQuantity("1.5", "ms").micros == doctest::Approx(1500));
+  CHECK(parseQuantity("250", "ns").micros == doctest::Approx(0.25));
+  CHECK(parseQuantity("2", "s").micros == doctest::Approx(2e6));
+  CHECK(parseQuantity("4", "KiB").bytes == 4096);
+  CHECK(parseQuantity("0.5", "KB").bytes == 500);
+  CHECK(parseQuantity("1.5", "MiB").bytes == 1572864);
+  CHECK(parseQuantity("1.5", "B").fractionalBytes);
+  CHECK(parseQuantity("1025", "GiB").tooLarge);
+  CHECK_FALSE(parseQuantity("1024", "GiB").tooLarge);
+  CHECK(parseQuantity("12", "").kind == Quantity::Bare);
+  CHECK(parseQuantity("12", "TB").kind == Quantity::UnknownUnit);
+  CHECK(parseQuantity("99999999999999999999999999999999999", "B").tooLarge);
+}
+
+TEST_CASE("sema: did you mean picks the unique nearest name within 2") {
+  std::vector<llvm::StringRef> names = {"compute", "copy", "post"};
+  CHECK(sema::suggestName("comptue", names) == 0u);
+  CHECK(sema::suggestName("cop", names) == 1u);
+  CHECK_FALSE(sema::suggestName("elsewhere", names).has_value());
+  std::vector<llvm::StringRef> tie = {"ab", "ac"};
+  CHECK_FALSE(sema::suggestName("a", tie).has_value());
+}
+
+TEST_CASE("sema: the program has resolved streams, durations and deps") {
+  FrontendRun run(R"(pipeline p {
+  iterations 3;
+  stream copy priority low;
+  stream compute priority high;
+  stream other;
+  stream raw priority -4;
+  stage In on copy copy h2d 52MB;
+  stage K on compute kernel 40us [blocks=264, threads=512] depends_on(In, K@prev);
+  stage Free kernel 1us [dynamic] depends_on(K);
+  stage O on other host 1us depends_on(Free);
+  stage R on raw host 1us;
+})");
+  REQUIRE(run.errors == 0);
+  const program::Pipeline &p = run.program.pipelines.at(0);
+  CHECK(p.iterations == 3);
+  CHECK(p.streams[0].cudaPriority == 0);
+  CHECK(p.streams[1].cudaPriority == -5);
+  CHECK(p.streams[2].cudaPriority == -2); // normal: midpoint towards low
+  CHECK(p.streams[3].cudaPriority == -4);
+  CHECK(p.stages[0].bytes == 52000000u);
+  CHECK(p.stages[0].durationUs == doctest::Approx(1000)); // 52 GB/s
+  CHECK(p.stages[1].blocks == 264);
+  CHECK(p.stages[1].threads == 512);
+  REQUIRE(p.stages[1].deps.size() == 2);
+  CHECK(p.stages[1].deps[1].previousIteration);
+  CHECK(p.stages[2].stream == program::kNoStream);
+  CHECK(p.stages[2].dynamic);
+}
+
+TEST_CASE("sema: all errors of a file are reported in source order") {
+  FrontendRun run(R"(pipeline p {
+  stage A on nope kernel 1us depends_on(Z);
+  stage B kernel 4KB depends_on(B);
+})");
+  REQUIRE(run.errors == 4);
+  CHECK(run.all[0].message == "unknown stream 'nope'");
+  CHECK(run.all[1].message == "unknown stage 'Z'");
+  CHECK(run.all[2].message.find("expects a time") != std::string::npos);
+  CHECK(run.all[3].message == "stage 'B' depends on itself; write 'B@prev' to depend on its previous iteration");
+  for (size_t i = 1; i < run.all.size(); ++i)
+    CHECK(std::make_pair(run.all[i - 1].line, run.all[i - 1].column) <=
+          std::make_pair(run.all[i].line, run.all[i].column));
+}
+
+TEST_CASE("sema: a pipeline with a syntax error is not analysed further") {
+  FrontendRun run("pipeline a { stage A on nowhere kernel 1us }\n"
+                  "pipeline b { stage B on nowhere kernel 1us; }\n");
+  // a: the syntax error only; b: its unknown stream.
+  REQUIRE(run.errors == 2);
+  CHECK(run.all[0].message.find("expected ';'") == 0);
+  CHECK(run.all[1].message == "unknown stream 'nowhere'");
+}
