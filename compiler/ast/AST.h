@@ -7,6 +7,8 @@
 #ifndef PIPEC_AST_AST_H
 #define PIPEC_AST_AST_H
 
+#include "compiler/support/Kinds.h"
+
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
@@ -54,8 +56,6 @@ struct StreamDecl {
   llvm::SMRange range;
 };
 
-enum class WorkKind { Kernel, Copy, Host };
-enum class CopyDirection { H2D, D2H, D2D };
 
 /// A number as written, with the unit that follows it (empty if none):
 /// `12us` is {"12", "us"}, `0.5` is {"0.5", ""}.
@@ -83,7 +83,7 @@ struct Dep {
 struct StageDecl {
   Name name;
   std::optional<Name> stream;
-  WorkKind kind = WorkKind::Kernel;
+  StageKind kind = StageKind::Kernel;
   llvm::SMRange kindRange; ///< the `kernel`/`copy`/`host` keyword
   CopyDirection direction = CopyDirection::H2D;
   Amount amount;
@@ -108,9 +108,6 @@ struct File {
   llvm::SMLoc start; ///< the first byte of the file
   std::vector<Pipeline> pipelines;
 };
-
-const char *spelling(WorkKind kind);
-const char *spelling(CopyDirection dir);
 
 /// The indented dump behind `pipec compile --emit=ast`: one node per line,
 /// children indented, each with `@file:line:col`.

@@ -11,30 +11,6 @@
 using namespace pipec;
 using namespace pipec::ast;
 
-const char *ast::spelling(WorkKind kind) {
-  switch (kind) {
-  case WorkKind::Kernel:
-    return "kernel";
-  case WorkKind::Copy:
-    return "copy";
-  case WorkKind::Host:
-    return "host";
-  }
-  return "?";
-}
-
-const char *ast::spelling(CopyDirection dir) {
-  switch (dir) {
-  case CopyDirection::H2D:
-    return "h2d";
-  case CopyDirection::D2H:
-    return "d2h";
-  case CopyDirection::D2D:
-    return "d2d";
-  }
-  return "?";
-}
-
 namespace {
 class Dumper {
 public:
@@ -111,7 +87,7 @@ private:
     if (s.stream)
       os << " on '" << s.stream->text << "'";
     os << ' ' << spelling(s.kind);
-    if (s.kind == WorkKind::Copy)
+    if (s.kind == StageKind::Copy)
       os << ' ' << spelling(s.direction);
     os << ' ' << s.amount.number << s.amount.unit;
     loc(s.name.range);

@@ -123,13 +123,13 @@ ast::StageDecl ASTBuilder::buildStageDecl(PipeParser::StageDeclContext *c) {
 /// work : KERNEL amount | COPY direction amount | HOST amount ;
 void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
   if (c->KERNEL()) {
-    into.kind = ast::WorkKind::Kernel;
+    into.kind = StageKind::Kernel;
     into.kindRange = ctx.rangeOf(c->KERNEL()->getSymbol());
   } else if (c->COPY()) {
-    into.kind = ast::WorkKind::Copy;
+    into.kind = StageKind::Copy;
     into.kindRange = ctx.rangeOf(c->COPY()->getSymbol());
   } else if (c->HOST()) {
-    into.kind = ast::WorkKind::Host;
+    into.kind = StageKind::Host;
     into.kindRange = ctx.rangeOf(c->HOST()->getSymbol());
   }
   if (c->direction())
@@ -139,12 +139,12 @@ void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
 }
 
 /// direction : H2D | D2H | D2D ;
-ast::CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
+CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
   if (c->D2H())
-    return ast::CopyDirection::D2H;
+    return CopyDirection::D2H;
   if (c->D2D())
-    return ast::CopyDirection::D2D;
-  return ast::CopyDirection::H2D;
+    return CopyDirection::D2D;
+  return CopyDirection::H2D;
 }
 
 /// amount : QUANTITY | INT | DECIMAL ;

@@ -29,7 +29,7 @@ private:
   ast::Priority buildPriority(PipeParser::PriorityContext *c);
   ast::StageDecl buildStageDecl(PipeParser::StageDeclContext *c);
   void buildWork(PipeParser::WorkContext *c, ast::StageDecl &into);
-  ast::CopyDirection buildDirection(PipeParser::DirectionContext *c);
+  CopyDirection buildDirection(PipeParser::DirectionContext *c);
   ast::Amount buildAmount(PipeParser::AmountContext *c);
   std::vector<ast::Attr> buildAttrs(PipeParser::AttrsContext *c);
   ast::Attr buildAttr(PipeParser::AttrContext *c);

@@ -7,6 +7,8 @@
 #ifndef PIPEC_PROGRAM_PROGRAM_H
 #define PIPEC_PROGRAM_PROGRAM_H
 
+#include "compiler/support/Kinds.h"
+
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
@@ -16,13 +18,12 @@
 
 namespace pipec::program {
 
-enum class StageKind { Kernel, Copy, Host };
-enum class CopyDirection { H2D, D2H, D2D };
+using pipec::CopyDirection;
+using pipec::StageKind;
+
 /// How a stream's priority was written; `Raw` is an integer CUDA priority.
 enum class PriorityClass { High, Normal, Low, Raw };
 
-const char *spelling(StageKind kind);
-const char *spelling(CopyDirection dir);
 const char *spelling(PriorityClass cls);
 
 struct Stream {

@@ -188,12 +188,8 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
 }
 
 void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
-  into.kind = s.kind == ast::WorkKind::Kernel ? StageKind::Kernel
-              : s.kind == ast::WorkKind::Copy ? StageKind::Copy
-                                              : StageKind::Host;
-  into.direction = s.direction == ast::CopyDirection::H2D   ? CopyDirection::H2D
-                   : s.direction == ast::CopyDirection::D2H ? CopyDirection::D2H
-                                                            : CopyDirection::D2D;
+  into.kind = s.kind;
+  into.direction = s.direction;
   bool isCopy = into.kind == StageKind::Copy;
   std::string expects =
       isCopy ? formatv("'copy' expects a size ({0}) or a time ({1})",

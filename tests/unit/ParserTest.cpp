@@ -21,8 +21,8 @@ TEST_CASE("parser: the seed sample gives the AST it spells") {
   REQUIRE(p.streams.size() == 2);
   CHECK(p.streams[0].priority.kind == ast::PriorityKind::Low);
   REQUIRE(p.stages.size() == 2);
-  CHECK(p.stages[0].kind == ast::WorkKind::Copy);
-  CHECK(p.stages[0].direction == ast::CopyDirection::H2D);
+  CHECK(p.stages[0].kind == StageKind::Copy);
+  CHECK(p.stages[0].direction == CopyDirection::H2D);
   CHECK(p.stages[0].amount.number == "12");
   CHECK(p.stages[0].amount.unit == "us");
   const ast::StageDecl &k = p.stages[1];

@@ -1,0 +1,27 @@
+//===- Kinds.cpp ----------------------------------------------------------===//
+
+#include "compiler/support/Kinds.h"
+
+const char *pipec::spelling(StageKind kind) {
+  switch (kind) {
+  case StageKind::Kernel:
+    return "kernel";
+  case StageKind::Copy:
+    return "copy";
+  case StageKind::Host:
+    return "host";
+  }
+  return "?";
+}
+
+const char *pipec::spelling(CopyDirection dir) {
+  switch (dir) {
+  case CopyDirection::H2D:
+    return "h2d";
+  case CopyDirection::D2H:
+    return "d2h";
+  case CopyDirection::D2D:
+    return "d2d";
+  }
+  return "?";
+}

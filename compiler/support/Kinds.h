@@ -1,0 +1,17 @@
+//===- Kinds.h - The kinds of work a stage does, shared by every layer ----===//
+#ifndef PIPEC_SUPPORT_KINDS_H
+#define PIPEC_SUPPORT_KINDS_H
+
+namespace pipec {
+
+enum class StageKind { Kernel, Copy, Host };
+enum class CopyDirection { H2D, D2H, D2D };
+
+/// The keyword that spells the kind: "kernel", "copy", "host".
+const char *spelling(StageKind kind);
+/// "h2d", "d2h", "d2d".
+const char *spelling(CopyDirection dir);
+
+} // namespace pipec
+
+#endif // PIPEC_SUPPORT_KINDS_H
