@@ -61,6 +61,13 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
   number("h2d_GBps", p.h2dGBps, 1e-3, 1e6);
   number("d2h_GBps", p.d2hGBps, 1e-3, 1e6);
   number("d2d_GBps", p.d2dGBps, 1e-3, 1e6);
+  number("launch_us", p.launchUs, 0, 1e6);
+  number("record_us", p.recordUs, 0, 1e6);
+  number("wait_us", p.waitUs, 0, 1e6);
+  number("graph_launch_us", p.graphLaunchUs, 0, 1e6);
+  number("graph_node_us", p.graphNodeUs, 0, 1e6);
+  number("instantiate_node_us", p.instantiateNodeUs, 0, 1e6);
+  number("node_update_us", p.nodeUpdateUs, 0, 1e6);
   if (problem.empty() && greatest > least)
     problem = "profile key 'priority_greatest' must be at most "
               "'priority_least'";

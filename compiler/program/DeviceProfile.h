@@ -26,6 +26,15 @@ struct DeviceProfile {
   double d2hGBps = 52;
   double d2dGBps = 2000;
 
+  // Host-side API costs, microseconds (docs/device-model.md: sources).
+  double launchUs = 2.6;            ///< a kernel, copy or host-function launch
+  double recordUs = 0.25;           ///< cudaEventRecord, timing disabled
+  double waitUs = 0.5;              ///< cudaStreamWaitEvent (host side)
+  double graphLaunchUs = 15;        ///< cudaGraphLaunch, fixed part
+  double graphNodeUs = 0.58;        ///< cudaGraphLaunch, per node
+  double instantiateNodeUs = 30;    ///< cudaGraphInstantiate, per node
+  double nodeUpdateUs = 2.6;        ///< updating one node's parameters
+
   /// The CUDA priority a `high`/`normal`/`low` stream gets; `normal` is the
   /// midpoint rounded towards `low`.
   int priorityFor(program::PriorityClass cls) const;

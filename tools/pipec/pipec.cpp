@@ -8,10 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OutputFile.h"
+
 #include "compiler/ast/AST.h"
 #include "compiler/diag/Diagnostics.h"
+#include "compiler/emit/Emitters.h"
 #include "compiler/parse/Parser.h"
 #include "compiler/program/DeviceProfile.h"
+#include "compiler/schedule/Lints.h"
+#include "compiler/schedule/Schedule.h"
 #include "compiler/sema/Sema.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -19,7 +24,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -85,12 +89,42 @@ cl::opt<std::string> compileInput(cl::Positional, cl::Required,
                                   cl::desc("<file.pipe> ('-' reads stdin)"),
                                   cl::sub(compileCmd), cl::cat(category));
 
-/// How far compilation goes, ordered by pipeline depth.
-enum class Emit { AST };
-cl::opt<Emit> emit("emit", cl::desc("What to emit"),
-                   cl::values(clEnumValN(Emit::AST, "ast",
-                                         "the syntax tree, with locations")),
-                   cl::init(Emit::AST), cl::sub(compileCmd), cl::cat(category));
+/// How far compilation goes, ordered by pipeline depth: the AST needs only
+/// the parser; the others need the schedule.
+enum class Emit { AST, Text, JSON, DOT };
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to emit (default: text)"),
+    cl::values(
+        clEnumValN(Emit::AST, "ast", "the syntax tree, with locations"),
+        clEnumValN(Emit::Text, "text", "the schedule and its analysis, to read"),
+        clEnumValN(Emit::JSON, "json", "the schedule as JSON (SCHEDULE.md)"),
+        clEnumValN(Emit::DOT, "dot", "the schedule as a Graphviz graph")),
+    cl::init(Emit::Text), cl::sub(compileCmd), cl::cat(category));
+
+cl::opt<LoweringChoice> lowering(
+    "lower", cl::desc("How to lower the schedule (default: streams)"),
+    cl::values(
+        clEnumValN(LoweringChoice::Streams, "streams",
+                   "stream launches with event records and waits"),
+        clEnumValN(LoweringChoice::Graph, "graph", "one CUDA graph"),
+        clEnumValN(LoweringChoice::Auto, "auto",
+                   "a graph when the cost model says it pays")),
+    cl::init(LoweringChoice::Streams), cl::sub(compileCmd), cl::cat(category));
+
+cl::opt<std::string> pipelineName(
+    "pipeline", cl::desc("Only the pipeline of this name"),
+    cl::value_desc("name"), cl::sub(compileCmd), cl::cat(category));
+
+cl::opt<unsigned> maxStreams(
+    "max-streams",
+    cl::desc("Most streams a pipeline may use, counting those stages without "
+             "'on' are given (default 8)"),
+    cl::init(8), cl::sub(compileCmd), cl::cat(category));
+
+cl::opt<unsigned> replays(
+    "replays",
+    cl::desc("Replays the cost model of --lower=auto assumes (default 100)"),
+    cl::init(100), cl::sub(compileCmd), cl::cat(category));
 
 cl::opt<std::string> outputPath("o", cl::desc("Write the output to <path>"),
                                 cl::value_desc("path"), cl::init("-"),
@@ -212,8 +246,12 @@ bool checkBuffer(Source &src, const DeviceProfile &profile) {
   DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
                          errorLimit);
   ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
-  if (!diags.shouldStop())
-    analyze(file, profile, diags);
+  if (diags.shouldStop())
+    return false;
+  program::Program program = analyze(file, profile, diags);
+  for (const program::Pipeline &p : program.pipelines)
+    if (!diags.shouldStop())
+      lintRedundantDependencies(p, diags);
   return !diags.hadError();
 }
 
@@ -247,6 +285,10 @@ int runCheck() {
 }
 
 int runCompile() {
+  if (maxStreams < 1 || replays < 1) {
+    toolError("--max-streams and --replays must be at least 1");
+    return UsageError;
+  }
   DeviceProfile profile;
   if (!loadProfile(profile))
     return UsageError;
@@ -258,29 +300,69 @@ int runCompile() {
   ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
   if (diags.hadError())
     return InputErrors;
-
-  std::string text;
-  raw_string_ostream os(text);
   if (emit == Emit::AST) {
-    ast::dump(file, src.sm, os);
+    if (Error err = writeOutput(outputPath, [&](raw_ostream &os) {
+          ast::dump(file, src.sm, os);
+        })) {
+      toolError(toString(std::move(err)));
+      return UsageError;
+    }
+    return Success;
   }
-  os.flush();
 
-  // Written only now, when nothing can fail any more: no partial file.
-  std::error_code ec;
-  ToolOutputFile out(outputPath, ec, sys::fs::OF_None);
-  if (ec) {
-    toolError("cannot write '" + outputPath + "': " + ec.message());
+  program::Program program = analyze(file, profile, diags);
+  for (const program::Pipeline &p : program.pipelines)
+    if (!diags.shouldStop())
+      lintRedundantDependencies(p, diags);
+  if (diags.hadError())
+    return InputErrors;
+
+  std::vector<const program::Pipeline *> chosen;
+  for (const program::Pipeline &p : program.pipelines)
+    if (pipelineName.empty() || p.name == pipelineName)
+      chosen.push_back(&p);
+  if (chosen.empty()) {
+    std::string names;
+    for (const program::Pipeline &p : program.pipelines)
+      names += (names.empty() ? "'" : ", '") + p.name + "'";
+    toolError("no pipeline named '" + pipelineName + "' in '" + src.name +
+              "'; it has " + names);
     return UsageError;
   }
-  out.os() << text;
-  out.os().flush();
-  if (out.os().has_error()) {
-    toolError("cannot write '" + outputPath + "'");
-    out.os().clear_error();
+
+  ScheduleOptions options;
+  options.lowering = lowering;
+  options.maxStreams = maxStreams;
+  options.replays = replays;
+  std::vector<std::unique_ptr<Schedule>> schedules;
+  std::vector<const Schedule *> views;
+  for (const program::Pipeline *p : chosen) {
+    schedules.push_back(std::make_unique<Schedule>(*p, profile, options));
+    views.push_back(schedules.back().get());
+  }
+
+  Error err = writeOutput(outputPath, [&](raw_ostream &os) {
+    switch (emit) {
+    case Emit::JSON:
+      emitJSON(views, src.name, os);
+      break;
+    case Emit::DOT:
+      for (const Schedule *s : views)
+        emitDot(*s, os);
+      break;
+    default:
+      for (size_t i = 0; i < views.size(); ++i) {
+        if (i)
+          os << '\n';
+        emitText(*views[i], os);
+      }
+      break;
+    }
+  });
+  if (err) {
+    toolError(toString(std::move(err)));
     return UsageError;
   }
-  out.keep();
   return Success;
 }
 
@@ -298,7 +380,9 @@ int main(int argc, char **argv) {
           argc, argv,
           "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
           "  pipec check FILE...      report every error in FILEs\n"
-          "  pipec compile FILE       emit FILE's schedule (--emit=ast)\n",
+          "  pipec compile FILE       plan FILE's schedule and emit it\n"
+          "                           (--emit=text|json|dot|ast, "
+          "--lower=streams|graph|auto)\n",
           &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
     return UsageError;
   applyColorChoice();

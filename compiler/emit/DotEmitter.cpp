@@ -1,0 +1,78 @@
+//===- DotEmitter.cpp - Graphviz: streams as clusters, waits highlighted --===//
+
+#include "compiler/emit/Emitters.h"
+
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace pipec;
+
+static std::string quote(llvm::StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+void pipec::emitDot(const Schedule &s, llvm::raw_ostream &os) {
+  const Instances &inst = s.instances;
+  os << "digraph " << quote(s.pipeline.name) << " {\n"
+     << "  rankdir=LR;\n"
+     << "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
+     << "  edge [fontname=\"Helvetica\"];\n";
+  for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st) {
+    const program::Stream &stream = s.stream(st);
+    os << "  subgraph cluster_" << st << " {\n"
+       << "    label=" << quote(stream.name + " (priority " +
+                                std::to_string(stream.cudaPriority) + ")")
+       << ";\n    style=dashed;\n";
+    for (uint32_t v = 0; v < inst.size(); ++v) {
+      if (s.streamOf(v) != st)
+        continue;
+      const program::Stage &stage = inst.stage(v);
+      std::string work = spelling(stage.kind);
+      if (stage.kind == StageKind::Copy)
+        work += std::string(" ") + spelling(stage.direction);
+      std::string duration;
+      llvm::raw_string_ostream d(duration);
+      writeNumber(d, stage.durationUs);
+      os << "    n" << v << " [label="
+         << quote(inst.name(v) + "\\n" + work + " " + d.str() + " us")
+         << "];\n";
+    }
+    os << "  }\n";
+  }
+  // The event each wait uses, by (producer, consumer): a wait belongs to
+  // the launch that follows it.
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> eventOf;
+  std::vector<const Op *> pendingWaits;
+  for (const Op &op : s.ops) {
+    if (op.kind == Op::Wait)
+      pendingWaits.push_back(&op);
+    if (op.kind != Op::Launch)
+      continue;
+    for (const Op *wait : pendingWaits)
+      eventOf[{wait->instance, op.instance}] = wait->event;
+    pendingWaits.clear();
+  }
+  for (auto [from, to] : s.graphEdges()) {
+    os << "  n" << from << " -> n" << to;
+    if (s.streamOf(from) == s.streamOf(to)) {
+      os << " [color=gray50]";
+    } else {
+      os << " [color=red, penwidth=2";
+      auto it = eventOf.find({from, to});
+      if (it != eventOf.end())
+        os << ", label=\"e" << it->second << "\"";
+      os << "]";
+    }
+    os << ";\n";
+  }
+  os << "}\n";
+}

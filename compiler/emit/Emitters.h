@@ -1,0 +1,33 @@
+//===- Emitters.h - Schedules as text, JSON and Graphviz DOT --------------===//
+#ifndef PIPEC_EMIT_EMITTERS_H
+#define PIPEC_EMIT_EMITTERS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace pipec {
+
+struct Schedule;
+
+/// A readable schedule: streams, one line per host call (or the graph's
+/// nodes and edges), and the analysis.
+void emitText(const Schedule &schedule, llvm::raw_ostream &os);
+
+/// SCHEDULE.md's document, for every pipeline of one source file.
+void emitJSON(llvm::ArrayRef<const Schedule *> schedules,
+              llvm::StringRef source, llvm::raw_ostream &os);
+
+/// Graphviz: streams as clusters, event waits as highlighted edges.
+void emitDot(const Schedule &schedule, llvm::raw_ostream &os);
+
+/// Shortest text that reads back as the same double, with a ".0" on whole
+/// numbers: 12.0, 0.25, 1e-05.
+void writeNumber(llvm::raw_ostream &os, double value);
+
+} // namespace pipec
+
+#endif // PIPEC_EMIT_EMITTERS_H

@@ -1,0 +1,177 @@
+//===- TextEmitter.cpp - The schedule for a person to read ----------------===//
+
+#include "compiler/emit/Emitters.h"
+
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace pipec;
+using llvm::formatv;
+
+namespace {
+
+std::string priorityText(const program::Stream &s) {
+  if (s.priorityClass == program::PriorityClass::Raw)
+    return std::to_string(s.rawPriority);
+  return program::spelling(s.priorityClass);
+}
+
+std::string us(double value) { return formatv("{0:f1} us", value).str(); }
+
+void streams(const Schedule &s, llvm::raw_ostream &os) {
+  size_t width = 0;
+  for (const program::Stream &st : s.streamPlan.streams)
+    width = std::max(width, st.name.size());
+  os << "streams:\n";
+  for (uint32_t i = 0; i < s.streamPlan.streams.size(); ++i) {
+    const program::Stream &st = s.streamPlan.streams[i];
+    os << "  " << llvm::left_justify(st.name, width) << "  priority "
+       << llvm::left_justify(priorityText(st), 6) << " "
+       << llvm::left_justify("(cuda " + std::to_string(st.cudaPriority) + ")",
+                             9);
+    if (st.isAuto)
+      os << "  created by pipec";
+    os << "  busy " << us(s.analysis.streamBusyUs[i]) << '\n';
+  }
+}
+
+void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
+  size_t width = 0;
+  for (const program::Stream &st : s.streamPlan.streams)
+    width = std::max(width, st.name.size());
+  os << "\nhost calls, in issue order:\n";
+  for (const Op &op : s.ops) {
+    const std::string &stream = s.stream(op.stream).name;
+    switch (op.kind) {
+    case Op::Launch:
+      os << "  launch  " << llvm::left_justify(stream, width) << "  "
+         << s.instances.name(op.instance) << '\n';
+      break;
+    case Op::Record:
+      os << "  record  " << llvm::left_justify(stream, width) << "  e"
+         << op.event << " after " << s.instances.name(op.instance) << '\n';
+      break;
+    case Op::Wait:
+      os << "  wait    " << llvm::left_justify(stream, width) << "  e"
+         << op.event << " for " << s.instances.name(op.instance) << '\n';
+      break;
+    }
+  }
+  os << formatv("\nevents: {0} object{1}, {2} record{3}, {4} wait{5}\n",
+                s.eventObjects, s.eventObjects == 1 ? "" : "s", s.records,
+                s.records == 1 ? "" : "s", s.waits, s.waits == 1 ? "" : "s");
+}
+
+void graph(const Schedule &s, llvm::raw_ostream &os) {
+  auto edges = s.graphEdges();
+  os << formatv("\ngraph: {0} nodes, {1} edges (the transitive reduction of "
+                "dependencies and stream order)\n",
+                s.instances.size(), edges.size());
+  for (uint32_t v = 0; v < s.instances.size(); ++v) {
+    const program::Stream &st = s.stream(s.streamOf(v));
+    os << "  node " << v << "  " << s.instances.name(v) << "  ("
+       << spelling(s.instances.stage(v).kind) << ", priority "
+       << st.cudaPriority << ")\n";
+  }
+  for (auto [from, to] : edges)
+    os << "  edge " << s.instances.name(from) << " -> "
+       << s.instances.name(to) << '\n';
+}
+
+void analysis(const Schedule &s, llvm::raw_ostream &os) {
+  const Analysis &a = s.analysis;
+  auto line = [&](llvm::StringRef label, const std::string &value,
+                  llvm::StringRef note = "") {
+    os << "  " << llvm::left_justify(label, 22);
+    if (note.empty())
+      os << value << '\n';
+    else
+      os << llvm::left_justify(value, 12) << "  " << note << '\n';
+  };
+  os << "\nanalysis:\n";
+  line("sequential", us(a.sequentialUs), "every stage one after another");
+  std::string busiest;
+  for (uint32_t i = 0; i < a.streamBusyUs.size(); ++i)
+    if (a.streamBusyUs[i] == a.streamBoundUs && busiest.empty())
+      busiest = s.stream(i).name;
+  line("per-stream bound", us(a.streamBoundUs),
+       "busiest stream: " + busiest + " (the notebook's pipelined time)");
+  std::string path;
+  const size_t shown = 8;
+  for (size_t i = 0; i < a.criticalPath.size(); ++i) {
+    if (a.criticalPath.size() > 2 * shown && i == shown) {
+      path += formatv("... ({0} more) -> ", a.criticalPath.size() - 2 * shown);
+      i = a.criticalPath.size() - shown;
+    }
+    path += s.instances.name(a.criticalPath[i]);
+    if (i + 1 < a.criticalPath.size())
+      path += " -> ";
+  }
+  line("critical path", us(a.criticalPathUs), path);
+  line("lower bound", us(a.lowerBoundUs),
+       "no schedule of this program finishes sooner");
+  line("overlap ratio", formatv("{0:p1}", a.overlapRatio).str(),
+       a.sequentialUs > 0
+           ? formatv("the per-stream bound alone would promise {0:p1}",
+                     1 - a.streamBoundUs / a.sequentialUs)
+                 .str()
+           : "");
+  line("cross-stream deps", std::to_string(a.crossStreamDependencies));
+  line("redundant deps", std::to_string(a.redundantDependencies),
+       "declared, already implied by others and stream order");
+  line("event density", formatv("{0:f2}", a.eventDensity).str(),
+       "records per stage instance");
+  const StreamPlan &p = s.streamPlan;
+  if (p.autoStages)
+    line("automatic streams",
+         std::to_string(p.streams.size() - s.pipeline.streams.size()),
+         formatv("for {0} stage(s): the matching makes {1} chain(s) and "
+                 "needs >= {2} cross-chain sync(s); this assignment has {3}"
+                 "{4}",
+                 p.autoStages, p.matchingChains, p.matchingBound,
+                 p.crossStreamAutoEdges,
+                 p.forcedOrderings
+                     ? formatv(", {0} chain(s) queued behind unordered ones "
+                               "to respect --max-streams",
+                               p.forcedOrderings)
+                           .str()
+                     : "")
+             .str());
+  line("cuda graph", a.graphAdvice.suitable ? "worth it" : "not worth it",
+       a.graphAdvice.reasons.front());
+  for (size_t i = 1; i < a.graphAdvice.reasons.size(); ++i)
+    os << std::string(36, ' ') << "  " << a.graphAdvice.reasons[i] << '\n';
+  size_t notes = 0;
+  for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
+    if (++notes > 5) {
+      os << formatv("  note: {0} more stream-order edges on the critical path\n",
+                    a.streamOrderOnCriticalPath.size() - 5);
+      break;
+    }
+    os << formatv("  note: stream order puts {0} before {1} on stream '{2}'; "
+                  "it delays {1} by {3:f1} us on the critical path\n",
+                  s.instances.name(d.from), s.instances.name(d.to),
+                  s.stream(d.stream).name, d.delayUs);
+  }
+}
+
+} // namespace
+
+void pipec::emitText(const Schedule &s, llvm::raw_ostream &os) {
+  os << formatv("pipeline '{0}': {1} stage instance{2}, {3} iteration{4}, "
+                "lowered to {5}\n\n",
+                s.pipeline.name, s.instances.size(),
+                s.instances.size() == 1 ? "" : "s", s.pipeline.iterations,
+                s.pipeline.iterations == 1 ? "" : "s", spelling(s.lowering));
+  streams(s, os);
+  if (s.lowering == Lowering::Streams)
+    hostCalls(s, os);
+  else
+    graph(s, os);
+  analysis(s, os);
+}

@@ -1,0 +1,76 @@
+//===- Instances.h - A pipeline unrolled into stage instances -------------===//
+//
+// Instance ids are positions in issue order: iteration by iteration, and
+// within an iteration the topological order that prefers declaration order
+// (LANGUAGE.md, "Issue order"). Instance `id` is stage
+// `stageOrder[id % stagesPerIteration]` of iteration `id / stagesPerIteration`.
+// Declared dependencies are kept in CSR form: the predecessors of instance v
+// are depTargets[depBegin[v] .. depBegin[v+1]), each smaller than v.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_SCHEDULE_INSTANCES_H
+#define PIPEC_SCHEDULE_INSTANCES_H
+
+#include "compiler/program/Program.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pipec {
+
+/// Compressed sparse rows: the neighbours of v are targets[begin[v]..begin[v+1]).
+struct CSR {
+  std::vector<uint64_t> begin{0};
+  std::vector<uint32_t> targets;
+
+  size_t rows() const { return begin.size() - 1; }
+  llvm::ArrayRef<uint32_t> row(size_t v) const {
+    return {targets.data() + begin[v], targets.data() + begin[v + 1]};
+  }
+  size_t edges() const { return targets.size(); }
+};
+
+/// The issue order of a pipeline's stages within one iteration: repeatedly
+/// the earliest-declared stage whose same-iteration dependencies are issued.
+std::vector<uint32_t> issueOrder(const program::Pipeline &pipeline);
+
+class Instances {
+public:
+  explicit Instances(const program::Pipeline &pipeline);
+
+  const program::Pipeline &pipeline() const { return *source; }
+  uint32_t stagesPerIteration() const { return perIteration; }
+  uint32_t iterations() const { return source->iterations; }
+  size_t size() const { return size_t(perIteration) * source->iterations; }
+
+  uint32_t stageOf(uint32_t id) const { return stageOrder[id % perIteration]; }
+  uint32_t iterationOf(uint32_t id) const { return id / perIteration; }
+  /// The instance of stage `stage` in iteration `iteration`.
+  uint32_t idOf(uint32_t stage, uint32_t iteration) const {
+    return iteration * perIteration + positionOf[stage];
+  }
+  const program::Stage &stage(uint32_t id) const {
+    return source->stages[stageOf(id)];
+  }
+  /// `X` with one iteration, `X[i]` with more.
+  std::string name(uint32_t id) const;
+
+  /// Declared dependencies after unrolling (no reduction), ascending.
+  const CSR &deps() const { return depGraph; }
+  /// The stages in issue order within one iteration.
+  llvm::ArrayRef<uint32_t> order() const { return stageOrder; }
+
+private:
+  const program::Pipeline *source;
+  uint32_t perIteration;
+  std::vector<uint32_t> stageOrder; ///< position -> stage
+  std::vector<uint32_t> positionOf; ///< stage -> position
+  CSR depGraph;
+};
+
+} // namespace pipec
+
+#endif // PIPEC_SCHEDULE_INSTANCES_H

@@ -1,0 +1,93 @@
+//===- Lints.cpp ----------------------------------------------------------===//
+
+#include "compiler/schedule/Lints.h"
+
+#include "compiler/schedule/Instances.h"
+#include "compiler/schedule/StreamAssignment.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <deque>
+
+using namespace pipec;
+
+/// A shortest chain of dependencies from `from` to `to` (stage indices, in
+/// the "depends on" direction) that does not use the direct edge.
+static std::vector<uint32_t> indirectPath(const program::Pipeline &p,
+                                          uint32_t from, uint32_t to) {
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> parent(p.stages.size(), kNone);
+  std::deque<uint32_t> queue;
+  for (const program::Dependency &d : p.stages[from].deps)
+    if (!d.previousIteration && d.stage != to && parent[d.stage] == kNone) {
+      parent[d.stage] = from;
+      queue.push_back(d.stage);
+    }
+  while (!queue.empty()) {
+    uint32_t v = queue.front();
+    queue.pop_front();
+    if (v == to)
+      break;
+    for (const program::Dependency &d : p.stages[v].deps)
+      if (!d.previousIteration && parent[d.stage] == kNone && d.stage != from) {
+        parent[d.stage] = v;
+        queue.push_back(d.stage);
+      }
+  }
+  std::vector<uint32_t> path;
+  if (parent[to] == kNone)
+    return path;
+  for (uint32_t v = to; v != from; v = parent[v])
+    path.push_back(v);
+  path.push_back(from);
+  return {path.rbegin(), path.rend()};
+}
+
+void pipec::lintRedundantDependencies(const program::Pipeline &p,
+                                      DiagnosticEngine &diags) {
+  std::vector<uint32_t> order = issueOrder(p);
+  StageGraph graph(p, order);
+  if (!graph.exact)
+    return; // too wide to know cheaply; the schedule still reduces it
+  constexpr unsigned kMaxPaths = 50;
+  unsigned reported = 0;
+  for (uint32_t pos = 0; pos < order.size(); ++pos) {
+    const program::Stage &stage = p.stages[order[pos]];
+    uint64_t edge = graph.deps.begin[pos];
+    // deps.row(pos) lists the same-iteration dependencies by position,
+    // ascending; find each one's declaration to point at it.
+    for (uint32_t targetPos : graph.deps.row(pos)) {
+      bool kept = graph.declaredKept[edge++];
+      if (kept)
+        continue;
+      uint32_t target = order[targetPos];
+      const program::Dependency *decl = nullptr;
+      for (const program::Dependency &d : stage.deps)
+        if (!d.previousIteration && d.stage == target)
+          decl = &d;
+      if (!decl)
+        continue;
+      const std::string &name = p.stages[target].name;
+      if (++reported > kMaxPaths) {
+        diags.warning(decl->range,
+                      llvm::formatv("redundant dependency on '{0}'", name));
+        continue;
+      }
+      std::vector<uint32_t> path = indirectPath(p, order[pos], target);
+      auto warning = diags.warning(
+          decl->range,
+          llvm::formatv("redundant dependency on '{0}'; '{1}' already "
+                        "depends on it through '{2}'",
+                        name, stage.name,
+                        path.size() > 1 ? p.stages[path[1]].name : name));
+      if (path.size() > 1) {
+        std::string chain;
+        for (uint32_t v : path)
+          chain += (chain.empty() ? "" : " -> ") + p.stages[v].name;
+        for (const program::Dependency &d : stage.deps)
+          if (!d.previousIteration && d.stage == path[1])
+            warning.attachNote(d.range, "implied by " + chain);
+      }
+    }
+  }
+}

@@ -1,0 +1,114 @@
+//===- Schedule.cpp -------------------------------------------------------===//
+
+#include "compiler/schedule/Schedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+using namespace pipec;
+
+const char *pipec::spelling(Lowering lowering) {
+  return lowering == Lowering::Graph ? "graph" : "streams";
+}
+
+/// Streams: declared ones, and automatic ones for stages without `on`.
+static StreamPlan planStreams(const Instances &instances,
+                              const DeviceProfile &profile,
+                              const ScheduleOptions &options,
+                              std::unique_ptr<StageGraph> &graph) {
+  graph = std::make_unique<StageGraph>(instances.pipeline(), instances.order());
+  return assignStreams(instances, *graph, options.maxStreams,
+                       profile.priorityFor(program::PriorityClass::Normal));
+}
+
+Schedule::Schedule(const program::Pipeline &pipeline,
+                   const DeviceProfile &profile, const ScheduleOptions &options)
+    : pipeline(pipeline), instances(pipeline),
+      streamPlan(planStreams(instances, profile, options, stageGraph)),
+      lowering(Lowering::Streams) {
+  const size_t n = instances.size();
+  std::vector<uint32_t> chainOf(n);
+  for (uint32_t v = 0; v < n; ++v)
+    chainOf[v] = streamOf(v);
+  // Every predecessor lies within two iterations' worth of instances.
+  size_t window = 2 * size_t(instances.stagesPerIteration());
+  reduction = transitiveReduction(
+      instances.deps(), chainOf,
+      static_cast<uint32_t>(streamPlan.streams.size()), window);
+  chainOf = {};
+
+  planEvents(*this);
+  analysis = analyze(*this, profile, options.replays);
+  switch (options.lowering) {
+  case LoweringChoice::Streams:
+    lowering = Lowering::Streams;
+    break;
+  case LoweringChoice::Graph:
+    lowering = Lowering::Graph;
+    break;
+  case LoweringChoice::Auto:
+    lowering = analysis.graphAdvice.suitable ? Lowering::Graph
+                                             : Lowering::Streams;
+    break;
+  }
+  if (lowering == Lowering::Graph) {
+    ops.clear();
+    ops.shrink_to_fit();
+    eventObjects = 0;
+    records = waits = 0;
+    analysis.eventDensity = 0;
+  }
+}
+
+void pipec::planEvents(Schedule &s) {
+  const size_t n = s.instances.size();
+  const CSR &kept = s.reduction.kept;
+  constexpr uint32_t kNone = UINT32_MAX;
+  // The last consumer that waits for each producer.
+  std::vector<uint32_t> lastWaiter(n, kNone);
+  for (uint32_t v = 0; v < n; ++v)
+    for (uint32_t u : kept.row(v))
+      if (s.streamOf(u) != s.streamOf(v))
+        lastWaiter[u] = v;
+
+  std::vector<uint32_t> eventOf(n, kNone);
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;
+  s.ops.clear();
+  s.ops.reserve(n + 2 * kept.edges() / 3 + 16);
+  for (uint32_t v = 0; v < n; ++v) {
+    const uint32_t stream = s.streamOf(v);
+    for (uint32_t u : kept.row(v)) {
+      if (s.streamOf(u) == stream)
+        continue;
+      s.ops.push_back({Op::Wait, stream, u, eventOf[u]});
+      ++s.waits;
+      if (lastWaiter[u] == v)
+        free.push(eventOf[u]); // no later wait binds to this record
+    }
+    s.ops.push_back({Op::Launch, stream, v, 0});
+    if (lastWaiter[v] != kNone) {
+      uint32_t event;
+      if (!free.empty()) {
+        event = free.top();
+        free.pop();
+      } else {
+        event = s.eventObjects++;
+      }
+      eventOf[v] = event;
+      s.ops.push_back({Op::Record, stream, v, event});
+      ++s.records;
+    }
+  }
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> Schedule::graphEdges() const {
+  const CSR &kept = reduction.kept;
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  edges.reserve(kept.edges());
+  for (uint32_t v = 0; v < kept.rows(); ++v)
+    for (uint32_t u : kept.row(v))
+      edges.push_back({u, v});
+  std::sort(edges.begin(), edges.end());
+  return edges;
+}

@@ -1,0 +1,80 @@
+//===- Schedule.h - A pipeline lowered to streams and events, or a graph --===//
+//
+// The result of compiling one pipeline: its stage instances in issue order,
+// the streams they run on, the transitive reduction of dependencies and
+// stream order, and either the host's calls (stream lowering) or the graph's
+// edges (graph lowering), with the analysis of what the schedule can gain.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_SCHEDULE_SCHEDULE_H
+#define PIPEC_SCHEDULE_SCHEDULE_H
+
+#include "compiler/program/DeviceProfile.h"
+#include "compiler/program/Program.h"
+#include "compiler/schedule/Analysis.h"
+#include "compiler/schedule/Instances.h"
+#include "compiler/schedule/Reduction.h"
+#include "compiler/schedule/StreamAssignment.h"
+
+#include <memory>
+#include <vector>
+
+namespace pipec {
+
+enum class Lowering { Streams, Graph };
+enum class LoweringChoice { Streams, Graph, Auto };
+
+const char *spelling(Lowering lowering);
+
+struct ScheduleOptions {
+  LoweringChoice lowering = LoweringChoice::Streams;
+  unsigned maxStreams = 8; ///< the default number of hardware queues
+  unsigned replays = 100;  ///< how often the schedule is expected to run
+};
+
+/// One host call of the stream lowering.
+struct Op {
+  enum Kind : uint8_t { Launch, Record, Wait };
+  Kind kind;
+  uint32_t stream;
+  uint32_t instance; ///< launched; or the producer the event stands for
+  uint32_t event;    ///< Record and Wait only
+};
+
+struct Schedule {
+  Schedule(const program::Pipeline &pipeline, const DeviceProfile &profile,
+           const ScheduleOptions &options);
+
+  const program::Pipeline &pipeline;
+  Instances instances;
+  std::unique_ptr<StageGraph> stageGraph; ///< present when streams were assigned
+  StreamPlan streamPlan;
+  Reduction reduction; ///< of dependencies and stream order, per instance
+  Lowering lowering;
+
+  // Stream lowering.
+  std::vector<Op> ops;
+  uint32_t eventObjects = 0;
+  uint64_t records = 0;
+  uint64_t waits = 0;
+
+  Analysis analysis;
+
+  uint32_t streamOf(uint32_t instance) const {
+    return streamPlan.streamOfStage[instances.stageOf(instance)];
+  }
+  const program::Stream &stream(uint32_t index) const {
+    return streamPlan.streams[index];
+  }
+  /// The graph lowering's edges, sorted by (from, to).
+  std::vector<std::pair<uint32_t, uint32_t>> graphEdges() const;
+};
+
+/// Plans the stream lowering's host calls: waits for exactly the
+/// cross-stream edges of the reduction, one record per producer, and event
+/// objects reused as soon as no later wait can bind to their last record.
+void planEvents(Schedule &schedule);
+
+} // namespace pipec
+
+#endif // PIPEC_SCHEDULE_SCHEDULE_H

@@ -1,0 +1,189 @@
+//===- StreamAssignment.cpp -----------------------------------------------===//
+
+#include "compiler/schedule/StreamAssignment.h"
+
+#include "compiler/schedule/Matching.h"
+#include "compiler/schedule/Reduction.h"
+
+#include <algorithm>
+
+using namespace pipec;
+
+StageGraph::StageGraph(const program::Pipeline &p,
+                       llvm::ArrayRef<uint32_t> order) {
+  const uint32_t n = static_cast<uint32_t>(order.size());
+  std::vector<uint32_t> positionOf(n);
+  for (uint32_t pos = 0; pos < n; ++pos)
+    positionOf[order[pos]] = pos;
+  for (uint32_t pos = 0; pos < n; ++pos) {
+    std::vector<uint32_t> row;
+    for (const program::Dependency &d : p.stages[order[pos]].deps)
+      if (!d.previousIteration)
+        row.push_back(positionOf[d.stage]);
+    std::sort(row.begin(), row.end());
+    deps.targets.insert(deps.targets.end(), row.begin(), row.end());
+    deps.begin.push_back(deps.targets.size());
+  }
+
+  // A path cover: each stage continues the chain of a predecessor that is
+  // still that chain's tail, else starts a chain. Chains are paths, so
+  // adding their order to the graph changes nothing.
+  chainOf.assign(n, 0);
+  std::vector<uint32_t> tailOf;
+  for (uint32_t v = 0; v < n; ++v) {
+    uint32_t chosen = UINT32_MAX;
+    llvm::ArrayRef<uint32_t> preds = deps.row(v);
+    for (auto it = preds.rbegin(); it != preds.rend(); ++it)
+      if (tailOf[chainOf[*it]] == *it) {
+        chosen = chainOf[*it];
+        break;
+      }
+    if (chosen == UINT32_MAX) {
+      chosen = static_cast<uint32_t>(tailOf.size());
+      tailOf.push_back(v);
+    }
+    chainOf[v] = chosen;
+    tailOf[chosen] = v;
+  }
+  numChains = static_cast<uint32_t>(tailOf.size());
+  exact = uint64_t(n) * numChains <= kMaxClockCells;
+  if (!exact) {
+    reduced = deps;
+    declaredKept.assign(deps.edges(), 1);
+    return;
+  }
+  Reduction r = transitiveReduction(deps, chainOf, numChains, n, &clocks);
+  reduced = std::move(r.kept);
+  declaredKept = std::move(r.declaredKept);
+}
+
+bool StageGraph::reaches(uint32_t u, uint32_t v) const {
+  if (u >= v)
+    return false;
+  if (!exact) {
+    llvm::ArrayRef<uint32_t> preds = deps.row(v);
+    return std::binary_search(preds.begin(), preds.end(), u);
+  }
+  uint32_t c = chainOf[u];
+  return clocks[uint64_t(v) * numChains + c] >=
+         clocks[uint64_t(u) * numChains + c];
+}
+
+StreamPlan pipec::assignStreams(const Instances &inst, const StageGraph &graph,
+                                unsigned maxStreams, int normalPriority) {
+  const program::Pipeline &p = inst.pipeline();
+  const uint32_t n = inst.stagesPerIteration();
+  StreamPlan plan;
+  plan.streams = p.streams;
+  plan.streamOfStage.assign(n, 0);
+
+  // Unpinned stages, by position; index among them.
+  std::vector<uint32_t> autoIndex(n, UINT32_MAX), autoPos;
+  for (uint32_t pos = 0; pos < n; ++pos) {
+    const program::Stage &s = p.stages[inst.order()[pos]];
+    if (s.stream == program::kNoStream) {
+      autoIndex[pos] = static_cast<uint32_t>(autoPos.size());
+      autoPos.push_back(pos);
+    } else {
+      plan.streamOfStage[inst.order()[pos]] = static_cast<uint32_t>(s.stream);
+    }
+  }
+  plan.autoStages = static_cast<uint32_t>(autoPos.size());
+  if (autoPos.empty())
+    return plan;
+
+  // Bipartite graph over the reduced edges between unpinned stages.
+  const uint32_t m = plan.autoStages;
+  std::vector<std::vector<uint32_t>> succ(m);
+  for (uint32_t v = 0; v < n; ++v)
+    if (autoIndex[v] != UINT32_MAX)
+      for (uint32_t u : graph.reduced.row(v))
+        if (autoIndex[u] != UINT32_MAX) {
+          succ[autoIndex[u]].push_back(autoIndex[v]);
+          ++plan.autoEdges;
+        }
+  CSR adjacency;
+  for (uint32_t u = 0; u < m; ++u) {
+    adjacency.targets.insert(adjacency.targets.end(), succ[u].begin(),
+                             succ[u].end());
+    adjacency.begin.push_back(adjacency.targets.size());
+  }
+  std::vector<uint32_t> next = maximumMatching(adjacency, m);
+  std::vector<uint8_t> hasPrev(m, 0);
+  uint64_t matched = 0;
+  for (uint32_t u = 0; u < m; ++u)
+    if (next[u] != kUnmatched) {
+      hasPrev[next[u]] = 1;
+      ++matched;
+    }
+  plan.matchingBound = plan.autoEdges - matched;
+
+  // Earliest finish of each position within one iteration (dependencies
+  // only): the guess of which stream frees up first.
+  std::vector<double> finish(n, 0);
+  for (uint32_t v = 0; v < n; ++v) {
+    double start = 0;
+    for (uint32_t u : graph.deps.row(v))
+      start = std::max(start, finish[u]);
+    finish[v] = start + p.stages[inst.order()[v]].durationUs;
+  }
+
+  // Chains in order of their heads; fold each onto an ordered stream.
+  uint32_t declaredUsed = 0;
+  {
+    std::vector<uint8_t> used(p.streams.size(), 0);
+    for (const program::Stage &s : p.stages)
+      if (s.stream != program::kNoStream)
+        used[s.stream] = 1;
+    for (uint8_t u : used)
+      declaredUsed += u;
+  }
+  const uint32_t cap =
+      std::max<uint32_t>(1, maxStreams > declaredUsed ? maxStreams - declaredUsed : 1);
+  std::vector<uint32_t> tailPos; // per automatic stream: its last position
+  std::vector<uint32_t> streamOfAuto(m);
+  for (uint32_t head = 0; head < m; ++head) {
+    if (hasPrev[head])
+      continue;
+    ++plan.matchingChains;
+    const uint32_t headPos = autoPos[head];
+    uint32_t best = UINT32_MAX;
+    for (uint32_t s = 0; s < tailPos.size(); ++s)
+      if (graph.reaches(tailPos[s], headPos) &&
+          (best == UINT32_MAX || tailPos[s] > tailPos[best]))
+        best = s;
+    if (best == UINT32_MAX && tailPos.size() < cap) {
+      best = static_cast<uint32_t>(tailPos.size());
+      tailPos.push_back(headPos);
+    }
+    if (best == UINT32_MAX) {
+      for (uint32_t s = 0; s < tailPos.size(); ++s)
+        if (best == UINT32_MAX || finish[tailPos[s]] < finish[tailPos[best]])
+          best = s;
+      ++plan.forcedOrderings;
+    }
+    for (uint32_t a = head; a != kUnmatched; a = next[a]) {
+      streamOfAuto[a] = best;
+      tailPos[best] = std::max(tailPos[best], autoPos[a]);
+    }
+  }
+
+  const uint32_t firstAuto = static_cast<uint32_t>(plan.streams.size());
+  for (uint32_t s = 0; s < tailPos.size(); ++s) {
+    program::Stream stream;
+    stream.name = "auto" + std::to_string(s);
+    stream.priorityClass = program::PriorityClass::Normal;
+    stream.cudaPriority = normalPriority;
+    stream.isAuto = true;
+    plan.streams.push_back(std::move(stream));
+  }
+  for (uint32_t a = 0; a < m; ++a)
+    plan.streamOfStage[inst.order()[autoPos[a]]] = firstAuto + streamOfAuto[a];
+  for (uint32_t v = 0; v < n; ++v)
+    if (autoIndex[v] != UINT32_MAX)
+      for (uint32_t u : graph.reduced.row(v))
+        if (autoIndex[u] != UINT32_MAX &&
+            streamOfAuto[autoIndex[u]] != streamOfAuto[autoIndex[v]])
+          ++plan.crossStreamAutoEdges;
+  return plan;
+}

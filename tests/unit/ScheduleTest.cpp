@@ -1,0 +1,362 @@
+// The scheduling core against slow, obvious implementations: transitive
+// closure with bitsets, and exhaustive search for the fewest waits.
+
+#include "FrontendHelpers.h"
+
+#include "compiler/schedule/Schedule.h"
+
+#include <doctest/doctest.h>
+
+#include <bitset>
+#include <ostream>
+#include <sstream>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace pipec;
+using pipec::test::FrontendRun;
+
+namespace {
+
+constexpr size_t kMax = 256;
+using Bits = std::bitset<kMax>;
+using Edge = std::pair<uint32_t, uint32_t>;
+
+/// reach[v]: the vertices that reach v (v excluded), for edges u < v.
+std::vector<Bits> ancestors(size_t n, const std::set<Edge> &edges) {
+  std::vector<Bits> reach(n);
+  std::vector<std::vector<uint32_t>> preds(n);
+  for (auto [u, v] : edges)
+    preds[v].push_back(u);
+  for (size_t v = 0; v < n; ++v)
+    for (uint32_t u : preds[v]) {
+      reach[v] |= reach[u];
+      reach[v].set(u);
+    }
+  return reach;
+}
+
+/// The graph of dependencies and stream order, by brute force.
+std::set<Edge> dependenciesAndStreamOrder(const Schedule &s) {
+  std::set<Edge> h;
+  const size_t n = s.instances.size();
+  std::map<uint32_t, uint32_t> lastOnStream;
+  for (uint32_t v = 0; v < n; ++v) {
+    for (uint32_t u : s.instances.deps().row(v))
+      h.insert({u, v});
+    auto it = lastOnStream.find(s.streamOf(v));
+    if (it != lastOnStream.end())
+      h.insert({it->second, v});
+    lastOnStream[s.streamOf(v)] = v;
+  }
+  return h;
+}
+
+/// Slow transitive reduction: (u, v) stays unless some w sits between.
+std::set<Edge> slowReduction(size_t n, const std::set<Edge> &h) {
+  std::vector<Bits> reach = ancestors(n, h);
+  std::set<Edge> kept;
+  for (auto [u, v] : h) {
+    bool between = false;
+    for (size_t w = u + 1; w < v && !between; ++w)
+      between = reach[w].test(u) && reach[v].test(w);
+    if (!between)
+      kept.insert({u, v});
+  }
+  return kept;
+}
+
+/// A random program: T stages on S streams (some unpinned), random
+/// same-iteration edges that respect a random hidden order, some @prev.
+std::string randomProgram(std::mt19937 &rng, bool allowAuto) {
+  uint32_t t = 1 + rng() % 9, streams = 1 + rng() % 4;
+  uint32_t iterations = 1 + rng() % 3;
+  std::vector<uint32_t> rank(t);
+  for (uint32_t i = 0; i < t; ++i)
+    rank[i] = i;
+  std::shuffle(rank.begin(), rank.end(), rng);
+  std::string text = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
+  for (uint32_t s = 0; s < streams; ++s)
+    text += "  stream s" + std::to_string(s) + ";\n";
+  for (uint32_t i = 0; i < t; ++i) {
+    text += "  stage X" + std::to_string(i);
+    if (!allowAuto || rng() % 3)
+      text += " on s" + std::to_string(rng() % streams);
+    text += " kernel " + std::to_string(1 + rng() % 20) + "us";
+    std::vector<std::string> deps;
+    for (uint32_t j = 0; j < t; ++j) {
+      if (rank[j] < rank[i] && rng() % 3 == 0)
+        deps.push_back("X" + std::to_string(j));
+      else if (iterations > 1 && rng() % 8 == 0)
+        deps.push_back("X" + std::to_string(j) + "@prev");
+    }
+    if (!deps.empty()) {
+      text += " depends_on(";
+      for (size_t k = 0; k < deps.size(); ++k)
+        text += (k ? ", " : "") + deps[k];
+      text += ")";
+    }
+    text += ";\n";
+  }
+  return text + "}\n";
+}
+
+/// Everything a correct stream lowering must satisfy, checked from its ops.
+void checkStreamLowering(const Schedule &s) {
+  const size_t n = s.instances.size();
+  std::set<Edge> h = dependenciesAndStreamOrder(s);
+  std::set<Edge> reduced = slowReduction(n, h);
+
+  // 1. The kept edges are exactly the reduction.
+  std::set<Edge> kept;
+  for (uint32_t v = 0; v < n; ++v)
+    for (uint32_t u : s.reduction.kept.row(v))
+      kept.insert({u, v});
+  CHECK(kept == reduced);
+
+  // 2. Replay the ops as CUDA would: a wait binds to its event's latest
+  //    record, which covers its stream's work up to then.
+  std::map<uint32_t, uint32_t> lastOnStream, eventCovers;
+  std::set<Edge> enforced, waited;
+  std::vector<Edge> pending;
+  std::set<uint32_t> producers;
+  std::map<uint32_t, size_t> recordAt, lastWaitAt;
+  uint64_t records = 0, waits = 0;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const Op &op = s.ops[i];
+    switch (op.kind) {
+    case Op::Record: {
+      ++records;
+      REQUIRE(lastOnStream.count(op.stream));
+      uint32_t last = lastOnStream[op.stream];
+      CHECK(last == op.instance); // recorded right after its producer
+      CHECK(producers.insert(op.instance).second);
+      eventCovers[op.event] = last;
+      recordAt[op.instance] = i;
+      break;
+    }
+    case Op::Wait: {
+      ++waits;
+      REQUIRE(eventCovers.count(op.event));
+      CHECK(eventCovers[op.event] == op.instance); // binds to the right record
+      pending.push_back({eventCovers[op.event], op.stream});
+      lastWaitAt[op.instance] = i;
+      break;
+    }
+    case Op::Launch: {
+      uint32_t v = op.instance;
+      CHECK(op.stream == s.streamOf(v));
+      auto it = lastOnStream.find(op.stream);
+      if (it != lastOnStream.end())
+        enforced.insert({it->second, v});
+      for (auto [producer, stream] : pending) {
+        CHECK(stream == op.stream);
+        enforced.insert({producer, v});
+        waited.insert({producer, v});
+      }
+      pending.clear();
+      lastOnStream[op.stream] = v;
+      break;
+    }
+    }
+  }
+  CHECK(records == s.records);
+  CHECK(waits == s.waits);
+
+  // 3. Every dependency holds and none is added: same closure as h.
+  std::vector<Bits> want = ancestors(n, h), got = ancestors(n, enforced);
+  for (size_t v = 0; v < n; ++v)
+    CHECK(want[v] == got[v]);
+
+  // 4. Exactly one wait per cross-stream edge of the reduction.
+  std::set<Edge> crossReduced;
+  for (auto [u, v] : reduced)
+    if (s.streamOf(u) != s.streamOf(v))
+      crossReduced.insert({u, v});
+  CHECK(waited == crossReduced);
+  CHECK(waits == crossReduced.size());
+
+  // 5. Event objects: as many as records alive at once, no more.
+  std::vector<std::pair<size_t, int>> changes;
+  for (auto [producer, at] : recordAt) {
+    changes.push_back({at, +1});
+    changes.push_back({lastWaitAt[producer], -1});
+  }
+  std::sort(changes.begin(), changes.end());
+  int alive = 0, most = 0;
+  for (auto [at, delta] : changes) {
+    alive += delta;
+    most = std::max(most, alive);
+  }
+  CHECK(s.eventObjects == static_cast<uint32_t>(most));
+}
+
+/// The fewest waits, by trying every subset of cross-stream edges.
+size_t exhaustiveFewestWaits(const Schedule &s) {
+  const size_t n = s.instances.size();
+  std::set<Edge> h = dependenciesAndStreamOrder(s);
+  std::vector<Bits> want = ancestors(n, h);
+  std::set<Edge> streamOrder;
+  std::vector<Edge> cross;
+  for (auto [u, v] : h)
+    (s.streamOf(u) == s.streamOf(v) ? streamOrder.insert({u, v}), void()
+                                    : cross.push_back({u, v}));
+  size_t best = cross.size();
+  for (uint32_t mask = 0; mask < (1u << cross.size()); ++mask) {
+    size_t size = __builtin_popcount(mask);
+    if (size >= best)
+      continue;
+    std::set<Edge> g = streamOrder;
+    for (size_t i = 0; i < cross.size(); ++i)
+      if (mask >> i & 1)
+        g.insert(cross[i]);
+    std::vector<Bits> got = ancestors(n, g);
+    if (got == want)
+      best = size;
+  }
+  return best;
+}
+
+Schedule compile(const FrontendRun &run, LoweringChoice lowering =
+                                             LoweringChoice::Streams) {
+  ScheduleOptions options;
+  options.lowering = lowering;
+  return Schedule(run.program.pipelines.at(0), DeviceProfile(), options);
+}
+
+} // namespace
+
+TEST_CASE("schedule: the seed sample") {
+  FrontendRun run(R"(pipeline infer {
+  stream copy    priority low;
+  stream compute priority high;
+  stream post;
+  stage H2D    on copy    copy h2d 12us;
+  stage Kernel on compute kernel 40us   depends_on(H2D);
+  stage D2H    on copy    copy d2h 10us depends_on(Kernel);
+  stage Post   on post    host 8us      depends_on(D2H);
+})");
+  REQUIRE(run.errors == 0);
+  Schedule s = compile(run);
+  CHECK(s.analysis.sequentialUs == doctest::Approx(70));
+  CHECK(s.analysis.streamBoundUs == doctest::Approx(40));
+  CHECK(s.analysis.criticalPathUs == doctest::Approx(70));
+  CHECK(s.waits == 3);
+  CHECK(s.records == 3);
+  CHECK(s.eventObjects == 1);
+  CHECK(s.analysis.crossStreamDependencies == 3);
+  checkStreamLowering(s);
+}
+
+TEST_CASE("schedule: issue order prefers declaration order") {
+  FrontendRun run("pipeline p { stage C kernel 1us depends_on(B);"
+                  " stage A kernel 1us; stage B kernel 1us; }");
+  REQUIRE(run.errors == 0);
+  Instances inst(run.program.pipelines[0]);
+  CHECK(inst.name(0) == "A");
+  CHECK(inst.name(1) == "B");
+  CHECK(inst.name(2) == "C");
+}
+
+TEST_CASE("schedule: a dependency implied by stream order needs no wait") {
+  FrontendRun run("pipeline p { stream a; stream b;"
+                  " stage A on a kernel 1us; stage B on a kernel 1us;"
+                  " stage C on b kernel 1us depends_on(A, B); }");
+  REQUIRE(run.errors == 0);
+  Schedule s = compile(run);
+  CHECK(s.waits == 1); // on B only: A is before B on stream a
+  CHECK(s.analysis.redundantDependencies == 1);
+  checkStreamLowering(s);
+}
+
+TEST_CASE("schedule: randomized against the slow reduction (streams pinned)") {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 1500; ++round) {
+    FrontendRun run(randomProgram(rng, /*allowAuto=*/false));
+    REQUIRE(run.errors == 0);
+    Schedule s = compile(run);
+    checkStreamLowering(s);
+  }
+}
+
+TEST_CASE("schedule: randomized with automatic streams") {
+  std::mt19937 rng(12);
+  for (int round = 0; round < 1500; ++round) {
+    FrontendRun run(randomProgram(rng, /*allowAuto=*/true));
+    REQUIRE(run.errors == 0);
+    Schedule s = compile(run);
+    checkStreamLowering(s);
+    const StreamPlan &p = s.streamPlan;
+    CHECK(p.crossStreamAutoEdges >= p.matchingBound);
+    CHECK(p.streams.size() <= std::max<size_t>(8, run.program.pipelines[0].streams.size() + 1));
+  }
+}
+
+TEST_CASE("schedule: automatic streams add no ordering when under the cap") {
+  std::mt19937 rng(13);
+  for (int round = 0; round < 800; ++round) {
+    // All stages unpinned, one iteration: stream order must be implied by
+    // the dependencies themselves.
+    uint32_t t = 1 + rng() % 10;
+    std::string text = "pipeline r {\n";
+    for (uint32_t i = 0; i < t; ++i) {
+      text += "  stage X" + std::to_string(i) + " kernel 1us";
+      std::string deps;
+      for (uint32_t j = 0; j < i; ++j)
+        if (rng() % 3 == 0)
+          deps += (deps.empty() ? "" : ", ") + ("X" + std::to_string(j));
+      if (!deps.empty())
+        text += " depends_on(" + deps + ")";
+      text += ";\n";
+    }
+    FrontendRun run(text + "}\n");
+    REQUIRE(run.errors == 0);
+    Schedule s = compile(run);
+    if (s.streamPlan.forcedOrderings != 0)
+      continue;
+    std::set<Edge> depsOnly;
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      for (uint32_t u : s.instances.deps().row(v))
+        depsOnly.insert({u, v});
+    CHECK(ancestors(t, dependenciesAndStreamOrder(s)) == ancestors(t, depsOnly));
+    // Chains of the matching need no event inside them: waits are at
+    // least the matching bound, and every wait is a reduced edge.
+    CHECK(s.waits >= s.streamPlan.matchingBound);
+  }
+}
+
+TEST_CASE("schedule: exhaustive search finds no fewer waits") {
+  std::mt19937 rng(14);
+  int tried = 0;
+  for (int round = 0; round < 3000 && tried < 400; ++round) {
+    FrontendRun run(randomProgram(rng, /*allowAuto=*/false));
+    REQUIRE(run.errors == 0);
+    Schedule s = compile(run);
+    std::set<Edge> h = dependenciesAndStreamOrder(s);
+    size_t cross = 0;
+    for (auto [u, v] : h)
+      cross += s.streamOf(u) != s.streamOf(v);
+    if (cross > 12)
+      continue;
+    ++tried;
+    CHECK(s.waits == exhaustiveFewestWaits(s));
+  }
+  CHECK(tried >= 100);
+}
+
+TEST_CASE("schedule: the graph lowering's edges are the reduction") {
+  std::mt19937 rng(15);
+  for (int round = 0; round < 500; ++round) {
+    FrontendRun run(randomProgram(rng, /*allowAuto=*/true));
+    REQUIRE(run.errors == 0);
+    Schedule s = compile(run, LoweringChoice::Graph);
+    CHECK(s.ops.empty());
+    CHECK(s.waits == 0);
+    std::set<Edge> h = dependenciesAndStreamOrder(s);
+    std::set<Edge> reduced = slowReduction(s.instances.size(), h);
+    auto edges = s.graphEdges();
+    CHECK(std::set<Edge>(edges.begin(), edges.end()) == reduced);
+    CHECK(std::is_sorted(edges.begin(), edges.end()));
+  }
+}

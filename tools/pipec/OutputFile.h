@@ -1,0 +1,25 @@
+//===- OutputFile.h - Write all of an output, or none of it ---------------===//
+#ifndef PIPEC_TOOLS_OUTPUTFILE_H
+#define PIPEC_TOOLS_OUTPUTFILE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace pipec {
+
+/// Calls `write` with a stream to `path` ('-': standard output). A file is
+/// written beside its destination and renamed over it only once complete, so
+/// on any failure nothing is left at `path` and a file already there is
+/// untouched.
+llvm::Error writeOutput(llvm::StringRef path,
+                        const std::function<void(llvm::raw_ostream &)> &write);
+
+} // namespace pipec
+
+#endif // PIPEC_TOOLS_OUTPUTFILE_H
