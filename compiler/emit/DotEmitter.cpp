@@ -13,6 +13,10 @@ using namespace pipec;
 static std::string quote(llvm::StringRef text) {
   std::string out = "\"";
   for (char c : text) {
+    if (c == '\n') {
+      out += "\\n"; // a line break inside a label
+      continue;
+    }
     if (c == '"' || c == '\\')
       out += '\\';
     out += c;
@@ -43,7 +47,7 @@ void pipec::emitDot(const Schedule &s, llvm::raw_ostream &os) {
       llvm::raw_string_ostream d(duration);
       writeNumber(d, stage.durationUs);
       os << "    n" << v << " [label="
-         << quote(inst.name(v) + "\\n" + work + " " + d.str() + " us")
+         << quote(inst.name(v) + "\n" + work + " " + d.str() + " us")
          << "];\n";
     }
     os << "  }\n";
