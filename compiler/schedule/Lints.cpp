@@ -49,7 +49,8 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p,
   StageGraph graph(p, order);
   if (!graph.exact)
     return; // too wide to know cheaply; the schedule still reduces it
-  constexpr unsigned kMaxPaths = 50;
+  // Generated pipelines can hold thousands: show the first few in full.
+  constexpr unsigned kMaxShown = 10;
   unsigned reported = 0;
   for (uint32_t pos = 0; pos < order.size(); ++pos) {
     const program::Stage &stage = p.stages[order[pos]];
@@ -68,11 +69,8 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p,
       if (!decl)
         continue;
       const std::string &name = p.stages[target].name;
-      if (++reported > kMaxPaths) {
-        diags.warning(decl->range,
-                      llvm::formatv("redundant dependency on '{0}'", name));
+      if (++reported > kMaxShown)
         continue;
-      }
       std::vector<uint32_t> path = indirectPath(p, order[pos], target);
       auto warning = diags.warning(
           decl->range,
@@ -90,4 +88,8 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p,
       }
     }
   }
+  if (reported > kMaxShown)
+    diags.warning(p.range, llvm::formatv("{0} more redundant dependencies in "
+                                         "pipeline '{1}' are not shown",
+                                         reported - kMaxShown, p.name));
 }

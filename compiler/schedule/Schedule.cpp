@@ -3,6 +3,7 @@
 #include "compiler/schedule/Schedule.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <queue>
 
@@ -11,6 +12,22 @@ using namespace pipec;
 const char *pipec::spelling(Lowering lowering) {
   return lowering == Lowering::Graph ? "graph" : "streams";
 }
+
+namespace {
+/// Seconds since the last call.
+class Stopwatch {
+public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return seconds;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+} // namespace
 
 /// Streams: declared ones, and automatic ones for stages without `on`.
 static StreamPlan planStreams(const Instances &instances,
@@ -22,11 +39,25 @@ static StreamPlan planStreams(const Instances &instances,
                        profile.priorityFor(program::PriorityClass::Normal));
 }
 
+/// Runs `make`, adding its wall time to `seconds`.
+template <typename Make> static auto timed(double &seconds, Make make) {
+  Stopwatch watch;
+  auto result = make();
+  seconds += watch.lap();
+  return result;
+}
+
 Schedule::Schedule(const program::Pipeline &pipeline,
                    const DeviceProfile &profile, const ScheduleOptions &options)
-    : pipeline(pipeline), instances(pipeline),
-      streamPlan(planStreams(instances, profile, options, stageGraph)),
+    : pipeline(pipeline),
+      instances(timed(times.unroll, [&] { return Instances(pipeline); })),
+      streamPlan(timed(times.streams,
+                       [&] {
+                         return planStreams(instances, profile, options,
+                                            stageGraph);
+                       })),
       lowering(Lowering::Streams) {
+  Stopwatch watch;
   const size_t n = instances.size();
   std::vector<uint32_t> chainOf(n);
   for (uint32_t v = 0; v < n; ++v)
@@ -37,9 +68,12 @@ Schedule::Schedule(const program::Pipeline &pipeline,
       instances.deps(), chainOf,
       static_cast<uint32_t>(streamPlan.streams.size()), window);
   chainOf = {};
+  times.reduction = watch.lap();
 
   planEvents(*this);
+  times.events = watch.lap();
   analysis = analyze(*this, profile, options.replays);
+  times.analysis = watch.lap();
   switch (options.lowering) {
   case LoweringChoice::Streams:
     lowering = Lowering::Streams;

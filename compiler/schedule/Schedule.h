@@ -41,11 +41,17 @@ struct Op {
   uint32_t event;    ///< Record and Wait only
 };
 
+/// Wall time of each phase of building a schedule, in seconds.
+struct PhaseTimes {
+  double unroll = 0, streams = 0, reduction = 0, events = 0, analysis = 0;
+};
+
 struct Schedule {
   Schedule(const program::Pipeline &pipeline, const DeviceProfile &profile,
            const ScheduleOptions &options);
 
   const program::Pipeline &pipeline;
+  PhaseTimes times; ///< declared first: the initializers below fill it
   Instances instances;
   std::unique_ptr<StageGraph> stageGraph; ///< present when streams were assigned
   StreamPlan streamPlan;

@@ -18,6 +18,24 @@ Error pipec::writeOutput(StringRef path,
                                "cannot write to standard output");
     return Error::success();
   }
+  // A device or a pipe (/dev/null, /dev/stdout) is written as it is.
+  sys::fs::file_status status;
+  if (!sys::fs::status(path, status) && sys::fs::exists(status) &&
+      !sys::fs::is_regular_file(status)) {
+    std::error_code ec;
+    raw_fd_ostream os(path, ec);
+    if (ec)
+      return createStringError(ec, "cannot write '%s': %s", path.str().c_str(),
+                               ec.message().c_str());
+    write(os);
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      return createStringError(inconvertibleErrorCode(), "cannot write '%s'",
+                               path.str().c_str());
+    }
+    return Error::success();
+  }
   int fd = -1;
   SmallString<256> temporary;
   if (std::error_code ec = sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd,

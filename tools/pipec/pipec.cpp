@@ -20,12 +20,17 @@
 #include "compiler/sema/Sema.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
 
 using namespace llvm;
 using namespace pipec;
@@ -120,6 +125,11 @@ cl::opt<unsigned> maxStreams(
     cl::desc("Most streams a pipeline may use, counting those stages without "
              "'on' are given (default 8)"),
     cl::init(8), cl::sub(compileCmd), cl::cat(category));
+
+cl::opt<bool> stats(
+    "stats",
+    cl::desc("Print the time of each phase and the peak memory to stderr"),
+    cl::sub(compileCmd), cl::cat(category));
 
 cl::opt<unsigned> replays(
     "replays",
@@ -284,6 +294,33 @@ int runCheck() {
   return status;
 }
 
+double secondsSince(std::chrono::steady_clock::time_point &since) {
+  auto now = std::chrono::steady_clock::now();
+  double s = std::chrono::duration<double>(now - since).count();
+  since = now;
+  return s;
+}
+
+void printStats(const std::vector<const Schedule *> &schedules, double parse,
+                double check, double emitSeconds) {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  raw_ostream &os = errs();
+  os << formatv("pipec: parse {0:f3} s, check {1:f3} s\n", parse, check);
+  for (const Schedule *s : schedules) {
+    const PhaseTimes &t = s->times;
+    os << formatv("pipec: '{0}': {1} instances, {2} declared edges, {3} "
+                  "reduced edges, {4} waits; unroll {5:f3} s, streams {6:f3} "
+                  "s, reduction {7:f3} s, events {8:f3} s, analysis {9:f3} s\n",
+                  s->pipeline.name, s->instances.size(),
+                  s->instances.deps().edges(), s->reduction.kept.edges(),
+                  s->waits, t.unroll, t.streams, t.reduction, t.events,
+                  t.analysis);
+  }
+  os << formatv("pipec: emit {0:f3} s, peak memory {1} MiB\n", emitSeconds,
+                usage.ru_maxrss / 1024);
+}
+
 int runCompile() {
   if (maxStreams < 1 || replays < 1) {
     toolError("--max-streams and --replays must be at least 1");
@@ -292,12 +329,14 @@ int runCompile() {
   DeviceProfile profile;
   if (!loadProfile(profile))
     return UsageError;
+  auto clock = std::chrono::steady_clock::now();
   Source src;
   if (!load(compileInput, src))
     return InputErrors;
   DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
                          errorLimit);
   ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
+  double parseSeconds = secondsSince(clock);
   if (diags.hadError())
     return InputErrors;
   if (emit == Emit::AST) {
@@ -316,6 +355,7 @@ int runCompile() {
       lintRedundantDependencies(p, diags);
   if (diags.hadError())
     return InputErrors;
+  double checkSeconds = secondsSince(clock);
 
   std::vector<const program::Pipeline *> chosen;
   for (const program::Pipeline &p : program.pipelines)
@@ -340,6 +380,7 @@ int runCompile() {
     schedules.push_back(std::make_unique<Schedule>(*p, profile, options));
     views.push_back(schedules.back().get());
   }
+  secondsSince(clock);
 
   Error err = writeOutput(outputPath, [&](raw_ostream &os) {
     switch (emit) {
@@ -363,6 +404,8 @@ int runCompile() {
     toolError(toString(std::move(err)));
     return UsageError;
   }
+  if (stats)
+    printStats(views, parseSeconds, checkSeconds, secondsSince(clock));
   return Success;
 }
 
