@@ -44,9 +44,9 @@ static std::vector<uint32_t> indirectPath(const program::Pipeline &p,
 }
 
 void pipec::lintRedundantDependencies(const program::Pipeline &p,
+                                      const StageGraph &graph,
                                       DiagnosticEngine &diags) {
-  std::vector<uint32_t> order = issueOrder(p);
-  StageGraph graph(p, order);
+  const std::vector<uint32_t> &order = graph.order;
   if (!graph.exact)
     return; // too wide to know cheaply; the schedule still reduces it
   // Generated pipelines can hold thousands: show the first few in full.

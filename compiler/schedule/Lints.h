@@ -7,10 +7,13 @@
 
 namespace pipec {
 
+struct StageGraph;
+
 /// `warning: redundant dependency on 'A'` for each same-iteration
 /// `depends_on` already implied by the stage's other dependencies, with a
 /// note at the path that implies it.
 void lintRedundantDependencies(const program::Pipeline &pipeline,
+                               const StageGraph &graph,
                                DiagnosticEngine &diags);
 
 } // namespace pipec

@@ -34,7 +34,8 @@ static StreamPlan planStreams(const Instances &instances,
                               const DeviceProfile &profile,
                               const ScheduleOptions &options,
                               std::unique_ptr<StageGraph> &graph) {
-  graph = std::make_unique<StageGraph>(instances.pipeline(), instances.order());
+  if (!graph)
+    graph = std::make_unique<StageGraph>(instances.pipeline(), instances.order());
   return assignStreams(instances, *graph, options.maxStreams,
                        profile.priorityFor(program::PriorityClass::Normal));
 }
@@ -48,9 +49,11 @@ template <typename Make> static auto timed(double &seconds, Make make) {
 }
 
 Schedule::Schedule(const program::Pipeline &pipeline,
-                   const DeviceProfile &profile, const ScheduleOptions &options)
+                   const DeviceProfile &profile, const ScheduleOptions &options,
+                   std::unique_ptr<StageGraph> graph)
     : pipeline(pipeline),
       instances(timed(times.unroll, [&] { return Instances(pipeline); })),
+      stageGraph(std::move(graph)),
       streamPlan(timed(times.streams,
                        [&] {
                          return planStreams(instances, profile, options,

@@ -47,8 +47,10 @@ struct PhaseTimes {
 };
 
 struct Schedule {
+  /// `graph`: the pipeline's stage graph, if already built (for the lints).
   Schedule(const program::Pipeline &pipeline, const DeviceProfile &profile,
-           const ScheduleOptions &options);
+           const ScheduleOptions &options,
+           std::unique_ptr<StageGraph> graph = nullptr);
 
   const program::Pipeline &pipeline;
   PhaseTimes times; ///< declared first: the initializers below fill it

@@ -10,7 +10,8 @@
 using namespace pipec;
 
 StageGraph::StageGraph(const program::Pipeline &p,
-                       llvm::ArrayRef<uint32_t> order) {
+                       llvm::ArrayRef<uint32_t> issue)
+    : order(issue.begin(), issue.end()) {
   const uint32_t n = static_cast<uint32_t>(order.size());
   std::vector<uint32_t> positionOf(n);
   for (uint32_t pos = 0; pos < n; ++pos)
@@ -25,36 +26,71 @@ StageGraph::StageGraph(const program::Pipeline &p,
     deps.begin.push_back(deps.targets.size());
   }
 
-  // A path cover: each stage continues the chain of a predecessor that is
-  // still that chain's tail, else starts a chain. Chains are paths, so
-  // adding their order to the graph changes nothing.
+  // One pass computes a chain cover, the vector clocks over it, and the
+  // reduction. Chains are chosen greedily: a stage extends a chain whose
+  // last stage is already one of its ancestors, else it starts a chain. A
+  // clock row only spans the chains that existed when its stage was seen
+  // (later chains hold no ancestor of it), so memory follows the width of
+  // the graph, not the number of stages times the number of chains.
+  constexpr uint32_t kNone = UINT32_MAX;
   chainOf.assign(n, 0);
-  std::vector<uint32_t> tailOf;
+  rowBegin.assign(1, 0);
+  clocks.clear();
+  reduced.begin.assign(1, 0);
+  reduced.targets.clear();
+  declaredKept.assign(deps.edges(), 0);
+  std::vector<uint32_t> tailOf, acc, kept;
   for (uint32_t v = 0; v < n; ++v) {
-    uint32_t chosen = UINT32_MAX;
-    llvm::ArrayRef<uint32_t> preds = deps.row(v);
-    for (auto it = preds.rbegin(); it != preds.rend(); ++it)
-      if (tailOf[chainOf[*it]] == *it) {
-        chosen = chainOf[*it];
-        break;
-      }
-    if (chosen == UINT32_MAX) {
-      chosen = static_cast<uint32_t>(tailOf.size());
+    const uint32_t width = static_cast<uint32_t>(tailOf.size());
+    acc.assign(width + 1, 0);
+    kept.clear();
+    for (uint64_t e = deps.begin[v + 1]; e-- > deps.begin[v];) {
+      const uint32_t p = deps.targets[e];
+      const uint32_t *row = &clocks[rowBegin[p]];
+      const uint32_t rowWidth = static_cast<uint32_t>(rowBegin[p + 1] - rowBegin[p]);
+      const uint32_t c = chainOf[p];
+      if (row[c] <= acc[c])
+        continue; // a later dependency already has p as an ancestor
+      declaredKept[e] = 1;
+      kept.push_back(p);
+      for (uint32_t k = 0; k < rowWidth; ++k)
+        acc[k] = std::max(acc[k], row[k]);
+    }
+    // Extend the chain whose tail is the latest ancestor, if any.
+    uint32_t chosen = kNone;
+    for (uint32_t c = 0; c < width; ++c)
+      if (acc[c] != 0 && acc[c] == positionOf1[tailOf[c]] &&
+          (chosen == kNone || tailOf[c] > tailOf[chosen]))
+        chosen = c;
+    if (chosen == kNone) {
+      chosen = width;
       tailOf.push_back(v);
+      chainLength.push_back(0);
+    } else {
+      tailOf[chosen] = v;
     }
     chainOf[v] = chosen;
-    tailOf[chosen] = v;
+    positionOf1.push_back(++chainLength[chosen]);
+    const uint32_t rowWidth = static_cast<uint32_t>(tailOf.size());
+    acc.resize(rowWidth, 0);
+    acc[chosen] = positionOf1[v];
+    if (clocks.size() + rowWidth > kMaxClockCells) {
+      // Too wide to index cheaply: keep every edge, answer reachability by
+      // direct edges only.
+      exact = false;
+      reduced = deps;
+      declaredKept.assign(deps.edges(), 1);
+      clocks = {};
+      rowBegin = {};
+      return;
+    }
+    clocks.insert(clocks.end(), acc.begin(), acc.end());
+    rowBegin.push_back(clocks.size());
+    std::reverse(kept.begin(), kept.end());
+    reduced.targets.insert(reduced.targets.end(), kept.begin(), kept.end());
+    reduced.begin.push_back(reduced.targets.size());
   }
   numChains = static_cast<uint32_t>(tailOf.size());
-  exact = uint64_t(n) * numChains <= kMaxClockCells;
-  if (!exact) {
-    reduced = deps;
-    declaredKept.assign(deps.edges(), 1);
-    return;
-  }
-  Reduction r = transitiveReduction(deps, chainOf, numChains, n, &clocks);
-  reduced = std::move(r.kept);
-  declaredKept = std::move(r.declaredKept);
 }
 
 bool StageGraph::reaches(uint32_t u, uint32_t v) const {
@@ -65,8 +101,8 @@ bool StageGraph::reaches(uint32_t u, uint32_t v) const {
     return std::binary_search(preds.begin(), preds.end(), u);
   }
   uint32_t c = chainOf[u];
-  return clocks[uint64_t(v) * numChains + c] >=
-         clocks[uint64_t(u) * numChains + c];
+  uint64_t width = rowBegin[v + 1] - rowBegin[v];
+  return c < width && clocks[rowBegin[v] + c] >= positionOf1[u];
 }
 
 StreamPlan pipec::assignStreams(const Instances &inst, const StageGraph &graph,

@@ -27,23 +27,27 @@ struct StageGraph {
   /// `order`: the stages in issue order (issueOrder(pipeline)).
   StageGraph(const program::Pipeline &pipeline, llvm::ArrayRef<uint32_t> order);
 
+  std::vector<uint32_t> order; ///< position -> stage
+
   CSR deps;    ///< declared, per position
   CSR reduced; ///< transitive reduction, per position
   /// Parallel to deps.targets: 1 if the edge survived the reduction.
   std::vector<uint8_t> declaredKept;
   /// Whether `reduced` is exact. A pipeline too wide for the reachability
-  /// index (positions x chains over kMaxClockCells) keeps every edge.
+  /// index (more than kMaxClockCells clock entries) keeps every edge.
   bool exact = true;
+  /// Chains in the cover the index uses (at least the graph's width).
+  uint32_t numChains = 0;
 
   /// Whether position u reaches position v (u != v) through dependencies.
   /// Conservative (direct edges only) when not exact.
   bool reaches(uint32_t u, uint32_t v) const;
 
-  static constexpr uint64_t kMaxClockCells = uint64_t(1) << 27;
+  static constexpr uint64_t kMaxClockCells = uint64_t(1) << 22; // 16 MiB
 
 private:
-  std::vector<uint32_t> chainOf, clocks;
-  uint32_t numChains = 0;
+  std::vector<uint32_t> chainOf, clocks, positionOf1, chainLength;
+  std::vector<uint64_t> rowBegin; ///< clocks of position v: [rowBegin[v], rowBegin[v+1])
 };
 
 struct StreamPlan {

@@ -17,6 +17,7 @@
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/schedule/Lints.h"
 #include "compiler/schedule/Schedule.h"
+#include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -261,7 +262,7 @@ bool checkBuffer(Source &src, const DeviceProfile &profile) {
   program::Program program = analyze(file, profile, diags);
   for (const program::Pipeline &p : program.pipelines)
     if (!diags.shouldStop())
-      lintRedundantDependencies(p, diags);
+      lintRedundantDependencies(p, StageGraph(p, issueOrder(p)), diags);
   return !diags.hadError();
 }
 
@@ -350,17 +351,23 @@ int runCompile() {
   }
 
   program::Program program = analyze(file, profile, diags);
-  for (const program::Pipeline &p : program.pipelines)
+  std::vector<std::unique_ptr<StageGraph>> graphs;
+  for (const program::Pipeline &p : program.pipelines) {
+    graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
     if (!diags.shouldStop())
-      lintRedundantDependencies(p, diags);
+      lintRedundantDependencies(p, *graphs.back(), diags);
+  }
   if (diags.hadError())
     return InputErrors;
   double checkSeconds = secondsSince(clock);
 
   std::vector<const program::Pipeline *> chosen;
-  for (const program::Pipeline &p : program.pipelines)
-    if (pipelineName.empty() || p.name == pipelineName)
-      chosen.push_back(&p);
+  std::vector<std::unique_ptr<StageGraph>> chosenGraphs;
+  for (size_t i = 0; i < program.pipelines.size(); ++i)
+    if (pipelineName.empty() || program.pipelines[i].name == pipelineName) {
+      chosen.push_back(&program.pipelines[i]);
+      chosenGraphs.push_back(std::move(graphs[i]));
+    }
   if (chosen.empty()) {
     std::string names;
     for (const program::Pipeline &p : program.pipelines)
@@ -376,8 +383,9 @@ int runCompile() {
   options.replays = replays;
   std::vector<std::unique_ptr<Schedule>> schedules;
   std::vector<const Schedule *> views;
-  for (const program::Pipeline *p : chosen) {
-    schedules.push_back(std::make_unique<Schedule>(*p, profile, options));
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    schedules.push_back(std::make_unique<Schedule>(
+        *chosen[i], profile, options, std::move(chosenGraphs[i])));
     views.push_back(schedules.back().get());
   }
   secondsSince(clock);
