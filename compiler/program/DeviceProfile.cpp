@@ -5,6 +5,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
+
 using namespace pipec;
 
 int DeviceProfile::priorityFor(program::PriorityClass cls) const {
@@ -17,6 +19,11 @@ int DeviceProfile::priorityFor(program::PriorityClass cls) const {
     // Integer division truncates towards zero, i.e. towards `least`.
     return priorityLeast + (priorityGreatest - priorityLeast) / 2;
   }
+}
+
+unsigned DeviceProfile::blocksPerSM(unsigned threads) const {
+  unsigned byThreads = threads ? maxThreadsPerSM / threads : maxBlocksPerSM;
+  return std::max(1u, std::min(maxBlocksPerSM, byThreads));
 }
 
 double DeviceProfile::copyTimeUs(program::CopyDirection dir,
@@ -66,8 +73,26 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
   number("wait_us", p.waitUs, 0, 1e6);
   number("graph_launch_us", p.graphLaunchUs, 0, 1e6);
   number("graph_node_us", p.graphNodeUs, 0, 1e6);
+  number("upload_node_us", p.uploadNodeUs, 0, 1e6);
   number("instantiate_node_us", p.instantiateNodeUs, 0, 1e6);
   number("node_update_us", p.nodeUpdateUs, 0, 1e6);
+  auto count = [&](llvm::StringRef key, unsigned &into, double min, double max) {
+    double value = into;
+    number(key, value, min, max);
+    if (problem.empty() && value != static_cast<unsigned>(value))
+      problem = llvm::formatv("profile key '{0}' must be a whole number", key);
+    into = static_cast<unsigned>(value);
+  };
+  count("sms", p.sms, 1, 100000);
+  count("max_threads_per_sm", p.maxThreadsPerSM, 1, 1 << 20);
+  count("max_blocks_per_sm", p.maxBlocksPerSM, 1, 1 << 16);
+  count("max_resident_kernels", p.maxResidentKernels, 1, 1 << 16);
+  count("hardware_queues", p.hardwareQueues, 1, 1024);
+  number("stream_gap_us", p.streamGapUs, 0, 1e6);
+  number("graph_gap_us", p.graphGapUs, 0, 1e6);
+  number("wait_latency_us", p.waitLatencyUs, 0, 1e6);
+  number("host_func_latency_us", p.hostFuncLatencyUs, 0, 1e6);
+  number("copy_latency_us", p.copyLatencyUs, 0, 1e6);
   if (problem.empty() && greatest > least)
     problem = "profile key 'priority_greatest' must be at most "
               "'priority_least'";

@@ -31,9 +31,25 @@ struct DeviceProfile {
   double recordUs = 0.25;           ///< cudaEventRecord, timing disabled
   double waitUs = 0.5;              ///< cudaStreamWaitEvent (host side)
   double graphLaunchUs = 15;        ///< cudaGraphLaunch, fixed part
-  double graphNodeUs = 0.58;        ///< cudaGraphLaunch, per node
+  double graphNodeUs = 0;           ///< cudaGraphLaunch, per node (host)
+  double uploadNodeUs = 0.58;       ///< a graph's first launch, per node
   double instantiateNodeUs = 30;    ///< cudaGraphInstantiate, per node
   double nodeUpdateUs = 2.6;        ///< updating one node's parameters
+
+  // The device, as the model sees it.
+  unsigned sms = 132;               ///< streaming multiprocessors
+  unsigned maxThreadsPerSM = 2048;
+  unsigned maxBlocksPerSM = 32;
+  unsigned maxResidentKernels = 128; ///< concurrent grids
+  unsigned hardwareQueues = 8;      ///< CUDA_DEVICE_MAX_CONNECTIONS
+  double streamGapUs = 0.9;         ///< between back-to-back items of a stream
+  double graphGapUs = 0.5;          ///< between dependent nodes of a graph
+  double waitLatencyUs = 1.0;       ///< a cross-stream wait resolving
+  double hostFuncLatencyUs = 100;   ///< cudaLaunchHostFunc until it runs
+  double copyLatencyUs = 1.0;       ///< a copy engine starting a transfer
+
+  /// Blocks of `threads` threads that fit on one SM at once.
+  unsigned blocksPerSM(unsigned threads) const;
 
   /// The CUDA priority a `high`/`normal`/`low` stream gets; `normal` is the
   /// midpoint rounded towards `low`.

@@ -19,6 +19,8 @@
 #include "compiler/schedule/Schedule.h"
 #include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
+#include "runtime/Backend.h"
+#include "runtime/report/Reports.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -48,6 +50,8 @@ cl::OptionCategory category("pipec options");
 cl::SubCommand checkCmd("check", "Check .pipe files and report every error");
 cl::SubCommand compileCmd("compile",
                           "Compile a .pipe file and emit its schedule");
+cl::SubCommand runCmd("run", "Run a .pipe file's schedule and time it, on a "
+                             "GPU or on the device model");
 
 // Options every subcommand takes.
 cl::opt<unsigned> errorLimit(
@@ -119,13 +123,14 @@ cl::opt<LoweringChoice> lowering(
 
 cl::opt<std::string> pipelineName(
     "pipeline", cl::desc("Only the pipeline of this name"),
-    cl::value_desc("name"), cl::sub(compileCmd), cl::cat(category));
+    cl::value_desc("name"), cl::sub(compileCmd), cl::sub(runCmd),
+    cl::cat(category));
 
 cl::opt<unsigned> maxStreams(
     "max-streams",
     cl::desc("Most streams a pipeline may use, counting those stages without "
              "'on' are given (default 8)"),
-    cl::init(8), cl::sub(compileCmd), cl::cat(category));
+    cl::init(8), cl::sub(compileCmd), cl::sub(runCmd), cl::cat(category));
 
 cl::opt<bool> stats(
     "stats",
@@ -134,17 +139,57 @@ cl::opt<bool> stats(
 
 cl::opt<unsigned> replays(
     "replays",
-    cl::desc("Replays the cost model of --lower=auto assumes (default 100)"),
-    cl::init(100), cl::sub(compileCmd), cl::cat(category));
+    cl::desc("compile: replays the cost model of --lower=auto assumes; run: "
+             "replays to time (default 100)"),
+    cl::init(100), cl::sub(compileCmd), cl::sub(runCmd), cl::cat(category));
+
+// pipec run
+cl::opt<std::string> runInput(cl::Positional, cl::Required,
+                              cl::desc("<file.pipe> ('-' reads stdin)"),
+                              cl::sub(runCmd), cl::cat(category));
+
+enum class BackendChoice { Auto, Sim, Cuda };
+cl::opt<BackendChoice> backendChoice(
+    "backend", cl::desc("Where to run (default: auto)"),
+    cl::values(clEnumValN(BackendChoice::Auto, "auto",
+                          "the GPU when one answers, else the device model"),
+               clEnumValN(BackendChoice::Sim, "sim", "the device model"),
+               clEnumValN(BackendChoice::Cuda, "cuda", "the GPU")),
+    cl::init(BackendChoice::Auto), cl::sub(runCmd), cl::cat(category));
+
+enum class RunLowering { Streams, Graph, Both };
+cl::opt<RunLowering> runLowering(
+    "lower", cl::desc("Which lowering to run (default: streams)"),
+    cl::values(clEnumValN(RunLowering::Streams, "streams", "stream launches"),
+               clEnumValN(RunLowering::Graph, "graph", "a CUDA graph"),
+               clEnumValN(RunLowering::Both, "both", "both, side by side")),
+    cl::init(RunLowering::Streams), cl::sub(runCmd), cl::cat(category));
+
+cl::opt<bool> runJSON("json", cl::desc("Write the run result as JSON"),
+                      cl::sub(runCmd), cl::cat(category));
+
+cl::opt<std::string> tracePath(
+    "trace", cl::desc("Write a Chrome trace (Perfetto, chrome://tracing)"),
+    cl::value_desc("path"), cl::sub(runCmd), cl::cat(category));
+
+cl::opt<bool> showTimeline("timeline",
+                           cl::desc("Draw the streams' timeline in text"),
+                           cl::sub(runCmd), cl::cat(category));
+
+cl::opt<bool> ignorePriorities(
+    "ignore-priorities",
+    cl::desc("Run every stream at one priority, to see what priorities do"),
+    cl::sub(runCmd), cl::cat(category));
 
 cl::opt<std::string> outputPath("o", cl::desc("Write the output to <path>"),
                                 cl::value_desc("path"), cl::init("-"),
-                                cl::sub(compileCmd), cl::cat(category));
+                                cl::sub(compileCmd), cl::sub(runCmd),
+                                cl::cat(category));
 
 cl::opt<std::string> profilePath(
     "profile", cl::desc("Device profile (JSON) instead of the built-in one"),
     cl::value_desc("file"), cl::sub(checkCmd), cl::sub(compileCmd),
-    cl::cat(category));
+    cl::sub(runCmd), cl::cat(category));
 
 // Catches `pipec frobnicate` to say it is no command.
 cl::list<std::string> strayArgs(cl::Positional, cl::ZeroOrMore,
@@ -322,6 +367,77 @@ void printStats(const std::vector<const Schedule *> &schedules, double parse,
                 usage.ru_maxrss / 1024);
 }
 
+/// What compile and run share: the file, checked and scheduled.
+struct Compiled {
+  Source src;
+  program::Program program;
+  std::vector<std::unique_ptr<Schedule>> schedules;
+  std::vector<const Schedule *> views;
+  double parseSeconds = 0, checkSeconds = 0;
+};
+
+/// Loads, parses, checks and schedules `path`. Returns an exit status:
+/// Success, or the status to exit with.
+int compileFile(StringRef path, const DeviceProfile &profile,
+                const ScheduleOptions &options, bool stopAfterParse,
+                Compiled &out, DiagnosticEngine *&diagsOut,
+                std::unique_ptr<DiagnosticEngine> &diagsOwner,
+                ast::File &file) {
+  auto clock = std::chrono::steady_clock::now();
+  if (!load(path, out.src))
+    return InputErrors;
+  diagsOwner = std::make_unique<DiagnosticEngine>(
+      printingHandler(out.src.sm, errs(), out.src.name, useColor()),
+      errorLimit);
+  DiagnosticEngine &diags = *diagsOwner;
+  diagsOut = &diags;
+  file = parseFile(out.src.sm, out.src.bufferId, out.src.name, diags);
+  out.parseSeconds = secondsSince(clock);
+  if (diags.hadError())
+    return InputErrors;
+  if (stopAfterParse)
+    return Success;
+
+  out.program = analyze(file, profile, diags);
+  std::vector<std::unique_ptr<StageGraph>> graphs;
+  for (const program::Pipeline &p : out.program.pipelines) {
+    graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
+    if (!diags.shouldStop())
+      lintRedundantDependencies(p, *graphs.back(), diags);
+  }
+  if (diags.hadError())
+    return InputErrors;
+  out.checkSeconds = secondsSince(clock);
+
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < out.program.pipelines.size(); ++i)
+    if (pipelineName.empty() || out.program.pipelines[i].name == pipelineName)
+      chosen.push_back(i);
+  if (chosen.empty()) {
+    std::string names;
+    for (const program::Pipeline &p : out.program.pipelines)
+      names += (names.empty() ? "'" : ", '") + p.name + "'";
+    toolError("no pipeline named '" + pipelineName + "' in '" + out.src.name +
+              "'; it has " + names);
+    return UsageError;
+  }
+  for (size_t i : chosen) {
+    out.schedules.push_back(std::make_unique<Schedule>(
+        out.program.pipelines[i], profile, options, std::move(graphs[i])));
+    out.views.push_back(out.schedules.back().get());
+  }
+  return Success;
+}
+
+/// Writes `write`'s output to -o; on failure says why.
+bool emitTo(StringRef path, const std::function<void(raw_ostream &)> &write) {
+  if (Error err = writeOutput(path, write)) {
+    toolError(toString(std::move(err)));
+    return false;
+  }
+  return true;
+}
+
 int runCompile() {
   if (maxStreams < 1 || replays < 1) {
     toolError("--max-streams and --replays must be at least 1");
@@ -330,90 +446,129 @@ int runCompile() {
   DeviceProfile profile;
   if (!loadProfile(profile))
     return UsageError;
-  auto clock = std::chrono::steady_clock::now();
-  Source src;
-  if (!load(compileInput, src))
-    return InputErrors;
-  DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
-                         errorLimit);
-  ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
-  double parseSeconds = secondsSince(clock);
-  if (diags.hadError())
-    return InputErrors;
-  if (emit == Emit::AST) {
-    if (Error err = writeOutput(outputPath, [&](raw_ostream &os) {
-          ast::dump(file, src.sm, os);
-        })) {
-      toolError(toString(std::move(err)));
-      return UsageError;
-    }
-    return Success;
-  }
-
-  program::Program program = analyze(file, profile, diags);
-  std::vector<std::unique_ptr<StageGraph>> graphs;
-  for (const program::Pipeline &p : program.pipelines) {
-    graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
-    if (!diags.shouldStop())
-      lintRedundantDependencies(p, *graphs.back(), diags);
-  }
-  if (diags.hadError())
-    return InputErrors;
-  double checkSeconds = secondsSince(clock);
-
-  std::vector<const program::Pipeline *> chosen;
-  std::vector<std::unique_ptr<StageGraph>> chosenGraphs;
-  for (size_t i = 0; i < program.pipelines.size(); ++i)
-    if (pipelineName.empty() || program.pipelines[i].name == pipelineName) {
-      chosen.push_back(&program.pipelines[i]);
-      chosenGraphs.push_back(std::move(graphs[i]));
-    }
-  if (chosen.empty()) {
-    std::string names;
-    for (const program::Pipeline &p : program.pipelines)
-      names += (names.empty() ? "'" : ", '") + p.name + "'";
-    toolError("no pipeline named '" + pipelineName + "' in '" + src.name +
-              "'; it has " + names);
-    return UsageError;
-  }
-
   ScheduleOptions options;
   options.lowering = lowering;
   options.maxStreams = maxStreams;
   options.replays = replays;
-  std::vector<std::unique_ptr<Schedule>> schedules;
-  std::vector<const Schedule *> views;
-  for (size_t i = 0; i < chosen.size(); ++i) {
-    schedules.push_back(std::make_unique<Schedule>(
-        *chosen[i], profile, options, std::move(chosenGraphs[i])));
-    views.push_back(schedules.back().get());
-  }
-  secondsSince(clock);
+  Compiled c;
+  DiagnosticEngine *diags = nullptr;
+  std::unique_ptr<DiagnosticEngine> owner;
+  ast::File file;
+  if (int status = compileFile(compileInput, profile, options,
+                               emit == Emit::AST, c, diags, owner, file))
+    return status;
+  if (emit == Emit::AST)
+    return emitTo(outputPath,
+                  [&](raw_ostream &os) { ast::dump(file, c.src.sm, os); })
+               ? Success
+               : UsageError;
 
-  Error err = writeOutput(outputPath, [&](raw_ostream &os) {
+  auto clock = std::chrono::steady_clock::now();
+  bool written = emitTo(outputPath, [&](raw_ostream &os) {
     switch (emit) {
     case Emit::JSON:
-      emitJSON(views, src.name, os);
+      emitJSON(c.views, c.src.name, os);
       break;
     case Emit::DOT:
-      for (const Schedule *s : views)
+      for (const Schedule *s : c.views)
         emitDot(*s, os);
       break;
     default:
-      for (size_t i = 0; i < views.size(); ++i) {
+      for (size_t i = 0; i < c.views.size(); ++i) {
         if (i)
           os << '\n';
-        emitText(*views[i], os);
+        emitText(*c.views[i], os);
       }
       break;
     }
   });
-  if (err) {
-    toolError(toString(std::move(err)));
+  if (!written)
+    return UsageError;
+  if (stats)
+    printStats(c.views, c.parseSeconds, c.checkSeconds, secondsSince(clock));
+  return Success;
+}
+
+/// The backend --backend asks for; null (and a message) when none can run.
+std::unique_ptr<runtime::Backend> chooseBackend(const DeviceProfile &profile) {
+  switch (backendChoice) {
+  case BackendChoice::Sim:
+    return runtime::makeSimBackend(profile);
+  case BackendChoice::Cuda:
+    toolError("no CUDA device: this build of pipec has no CUDA backend");
+    return nullptr;
+  case BackendChoice::Auto:
+    break;
+  }
+  WithColor::note(errs(), "pipec", !useColor())
+      << "no CUDA device; running on the device model ("
+      << profile.name << ")\n";
+  return runtime::makeSimBackend(profile);
+}
+
+int runRun() {
+  if (maxStreams < 1 || replays < 1) {
+    toolError("--max-streams and --replays must be at least 1");
     return UsageError;
   }
-  if (stats)
-    printStats(views, parseSeconds, checkSeconds, secondsSince(clock));
+  DeviceProfile profile;
+  if (!loadProfile(profile))
+    return UsageError;
+  // The stream lowering's host calls are what capture records, so the
+  // schedule is always planned as streams; each lowering then runs from it.
+  ScheduleOptions options;
+  options.maxStreams = maxStreams;
+  options.replays = replays;
+  Compiled c;
+  DiagnosticEngine *diags = nullptr;
+  std::unique_ptr<DiagnosticEngine> owner;
+  ast::File file;
+  if (int status = compileFile(runInput, profile, options, false, c, diags,
+                               owner, file))
+    return status;
+
+  std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
+  if (!backend)
+    return RunFailed;
+  runtime::RunOptions runOptions;
+  runOptions.replays = replays;
+  runOptions.priorities = !ignorePriorities;
+  std::vector<Lowering> lowerings;
+  if (runLowering != RunLowering::Graph)
+    lowerings.push_back(Lowering::Streams);
+  if (runLowering != RunLowering::Streams)
+    lowerings.push_back(Lowering::Graph);
+  std::vector<runtime::LoweringRun> runs;
+  for (const Schedule *s : c.views)
+    for (Lowering l : lowerings) {
+      Expected<runtime::LoweringRun> r = backend->run(*s, l, runOptions);
+      if (!r) {
+        toolError("run failed: " + toString(r.takeError()));
+        return RunFailed;
+      }
+      runs.push_back(std::move(*r));
+    }
+
+  if (!tracePath.empty() &&
+      !emitTo(tracePath, [&](raw_ostream &os) { runtime::writeTrace(runs, os); }))
+    return UsageError;
+  bool written = emitTo(outputPath, [&](raw_ostream &os) {
+    if (runJSON) {
+      runtime::writeRunJSON(runs, *backend, os);
+      return;
+    }
+    runtime::printRunTable(runs, *backend, os);
+    if (showTimeline)
+      for (const runtime::LoweringRun &r : runs) {
+        os << '\n';
+        runtime::printTimeline(r, os);
+      }
+  });
+  if (!written)
+    return UsageError;
+  for (const runtime::LoweringRun &r : runs)
+    if (r.violations)
+      return RunFailed;
   return Success;
 }
 
@@ -427,13 +582,16 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category, *cl::TopLevelSubCommand);
   cl::HideUnrelatedOptions(category, checkCmd);
   cl::HideUnrelatedOptions(category, compileCmd);
+  cl::HideUnrelatedOptions(category, runCmd);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
           "  pipec check FILE...      report every error in FILEs\n"
           "  pipec compile FILE       plan FILE's schedule and emit it\n"
           "                           (--emit=text|json|dot|ast, "
-          "--lower=streams|graph|auto)\n",
+          "--lower=streams|graph|auto)\n"
+          "  pipec run FILE           run it and time it, on a GPU or on the\n"
+          "                           device model (--lower=streams|graph|both)\n",
           &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
     return UsageError;
   applyColorChoice();
@@ -442,6 +600,8 @@ int main(int argc, char **argv) {
     return runCheck();
   if (compileCmd)
     return runCompile();
+  if (runCmd)
+    return runRun();
   if (!strayArgs.empty())
     toolError("unknown command '" + strayArgs.front() +
               "'; see 'pipec --help'");

@@ -1,0 +1,84 @@
+//===- Backend.h - Running a schedule, on a GPU or on the device model ----===//
+//
+// A backend executes a schedule in one lowering and reports what happened:
+// each stage instance's start and end in one representative replay, the host
+// time spent issuing it, and the timings of the seed notebook's "capture vs
+// replay" question. The simulator and the CUDA backend return the same thing.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_RUNTIME_BACKEND_H
+#define PIPEC_RUNTIME_BACKEND_H
+
+#include "compiler/program/DeviceProfile.h"
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pipec::runtime {
+
+struct RunOptions {
+  unsigned replays = 100;
+  bool priorities = true; ///< false: every stream at one priority
+};
+
+/// SCHEDULE.md's `timings_us`.
+struct Timings {
+  double capture = 0, instantiate = 0, firstLaunch = 0;
+  double replayMedian = 0, replayP95 = 0, submitMedian = 0;
+};
+
+struct HostCall {
+  double start, end; ///< microseconds from the replay's first host call
+  std::string what;
+  uint32_t instance; ///< UINT32_MAX when none
+};
+
+/// One lowering of one pipeline, run.
+struct LoweringRun {
+  const Schedule *schedule = nullptr;
+  Lowering lowering = Lowering::Streams;
+  unsigned replays = 0;
+  Timings timings;
+  /// Per instance, microseconds from the replay's first host call.
+  std::vector<double> start, end;
+  std::vector<HostCall> host;
+  double firstStartUs = 0; ///< the earliest start: the timeline's origin
+  double makespanUs = 0;   ///< last end - first start
+  uint64_t violations = 0; ///< measured from start and end
+  uint64_t simulatedEvents = 0;
+};
+
+class Backend {
+public:
+  virtual ~Backend();
+  /// "sim" or "cuda".
+  virtual const char *name() const = 0;
+  /// The device, in words.
+  virtual std::string device() const = 0;
+  virtual llvm::Expected<LoweringRun> run(const Schedule &schedule,
+                                          Lowering lowering,
+                                          const RunOptions &options) = 0;
+};
+
+/// The deterministic device model, parameterised by `profile`.
+std::unique_ptr<Backend> makeSimBackend(const DeviceProfile &profile);
+
+/// Stage pairs of the timeline where a stage started before one of its
+/// dependencies, or the previous stage on its stream, had ended.
+uint64_t countViolations(const Schedule &schedule,
+                         const std::vector<double> &start,
+                         const std::vector<double> &end);
+
+/// Fills firstStartUs, makespanUs and violations from start and end.
+void summarise(LoweringRun &run);
+
+/// The median and 95th percentile of `samples` (nearest rank).
+std::pair<double, double> medianAndP95(std::vector<double> samples);
+
+} // namespace pipec::runtime
+
+#endif // PIPEC_RUNTIME_BACKEND_H

@@ -1,0 +1,34 @@
+//===- Reports.h - Run results as a table, JSON, a trace and a timeline ---===//
+#ifndef PIPEC_RUNTIME_REPORT_REPORTS_H
+#define PIPEC_RUNTIME_REPORT_REPORTS_H
+
+#include "runtime/Backend.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace pipec::runtime {
+
+/// The short table per pipeline and lowering, and the comparison of the two
+/// lowerings when both ran.
+void printRunTable(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
+                   llvm::raw_ostream &os);
+
+/// SCHEDULE.md's run result ("pipec-run").
+void writeRunJSON(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
+                  llvm::raw_ostream &os);
+
+/// Chrome trace-event JSON: one process per pipeline and lowering, one
+/// thread per stream (and one for the host's calls).
+void writeTrace(llvm::ArrayRef<LoweringRun> runs, llvm::raw_ostream &os);
+
+/// A Gantt chart of the streams, drawn in `width` columns of text.
+void printTimeline(const LoweringRun &run, llvm::raw_ostream &os,
+                   unsigned width = 72);
+
+} // namespace pipec::runtime
+
+#endif // PIPEC_RUNTIME_REPORT_REPORTS_H

@@ -1,0 +1,60 @@
+//===- RunJSON.cpp - SCHEDULE.md's run result -----------------------------===//
+
+#include "runtime/report/Reports.h"
+
+#include "compiler/emit/Emitters.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace pipec;
+using namespace pipec::runtime;
+
+void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
+                           const Backend &backend, llvm::raw_ostream &os) {
+  llvm::json::OStream j(os, 0);
+  auto number = [&](llvm::StringRef key, double value) {
+    j.attributeBegin(key);
+    j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
+    j.attributeEnd();
+  };
+  j.object([&] {
+    j.attribute("format", "pipec-run");
+    j.attribute("version", 1);
+    j.attribute("backend", backend.name());
+    j.attribute("device", backend.device());
+    j.attributeArray("pipelines", [&] {
+      for (const LoweringRun &r : runs) {
+        const Schedule &s = *r.schedule;
+        j.object([&] {
+          j.attribute("name", s.pipeline.name);
+          j.attribute("lowering", spelling(r.lowering));
+          j.attribute("replays", int64_t(r.replays));
+          j.attributeObject("timings_us", [&] {
+            number("capture", r.timings.capture);
+            number("instantiate", r.timings.instantiate);
+            number("first_launch", r.timings.firstLaunch);
+            number("replay_median", r.timings.replayMedian);
+            number("replay_p95", r.timings.replayP95);
+            number("submit_median", r.timings.submitMedian);
+          });
+          number("makespan_us", r.makespanUs);
+          j.attributeArray("stages", [&] {
+            for (uint32_t v = 0; v < r.start.size(); ++v)
+              j.object([&] {
+                j.attribute("id", int64_t(v));
+                j.attribute("instance", s.instances.name(v));
+                j.attribute("stream", s.stream(s.streamOf(v)).name);
+                number("start_us", r.start[v] - r.firstStartUs);
+                number("end_us", r.end[v] - r.firstStartUs);
+              });
+          });
+          j.attribute("dependency_violations", int64_t(r.violations));
+          number("lower_bound_us", s.analysis.lowerBoundUs);
+          number("sequential_us", s.analysis.sequentialUs);
+        });
+      }
+    });
+  });
+  os << '\n';
+}

@@ -1,0 +1,77 @@
+//===- Trace.cpp - Chrome trace-event JSON, for Perfetto ------------------===//
+
+#include "runtime/report/Reports.h"
+
+#include "compiler/emit/Emitters.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace pipec;
+using namespace pipec::runtime;
+
+void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
+                         llvm::raw_ostream &os) {
+  llvm::json::OStream j(os, 0);
+  auto number = [&](llvm::StringRef key, double value) {
+    j.attributeBegin(key);
+    j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
+    j.attributeEnd();
+  };
+  auto metadata = [&](const char *what, int64_t pid, int64_t tid,
+                      const std::string &name) {
+    j.object([&] {
+      j.attribute("name", what);
+      j.attribute("ph", "M");
+      j.attribute("pid", pid);
+      j.attribute("tid", tid);
+      j.attributeObject("args", [&] { j.attribute("name", name); });
+    });
+  };
+  j.object([&] {
+    j.attributeArray("traceEvents", [&] {
+      for (size_t i = 0; i < runs.size(); ++i) {
+        const LoweringRun &r = runs[i];
+        const Schedule &s = *r.schedule;
+        const int64_t pid = int64_t(i) + 1;
+        metadata("process_name", pid, 0,
+                 s.pipeline.name + " (" + spelling(r.lowering) + ")");
+        metadata("thread_name", pid, 0, "host");
+        for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st)
+          metadata("thread_name", pid, int64_t(st) + 1,
+                   "stream " + s.stream(st).name);
+        for (const HostCall &h : r.host)
+          j.object([&] {
+            j.attribute("name", h.instance == UINT32_MAX
+                                    ? h.what
+                                    : h.what + " " + s.instances.name(h.instance));
+            j.attribute("cat", "api");
+            j.attribute("ph", "X");
+            j.attribute("pid", pid);
+            j.attribute("tid", 0);
+            number("ts", h.start);
+            number("dur", h.end - h.start);
+          });
+        for (uint32_t v = 0; v < r.start.size(); ++v) {
+          const program::Stage &stage = s.instances.stage(v);
+          j.object([&] {
+            j.attribute("name", s.instances.name(v));
+            j.attribute("cat", spelling(stage.kind));
+            j.attribute("ph", "X");
+            j.attribute("pid", pid);
+            j.attribute("tid", int64_t(s.streamOf(v)) + 1);
+            number("ts", r.start[v]);
+            number("dur", r.end[v] - r.start[v]);
+            j.attributeObject("args", [&] {
+              j.attribute("stage", stage.name);
+              j.attribute("iteration", int64_t(s.instances.iterationOf(v)));
+              j.attribute("stream", s.stream(s.streamOf(v)).name);
+            });
+          });
+        }
+      }
+    });
+    j.attribute("displayTimeUnit", "ns");
+  });
+  os << '\n';
+}

@@ -1,0 +1,414 @@
+//===- DeviceModel.cpp ----------------------------------------------------===//
+
+#include "runtime/sim/DeviceModel.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <queue>
+
+using namespace pipec;
+using namespace pipec::sim;
+
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+struct Event {
+  double time;
+  uint64_t seq;
+  enum Kind : uint8_t { Submit, BlockDone, ItemDone, HostReady, Wake } kind;
+  uint32_t a, b; ///< meaning depends on kind
+
+  bool operator>(const Event &o) const {
+    return time != o.time ? time > o.time : seq > o.seq;
+  }
+};
+
+/// A kernel that has become resident and has blocks to run.
+struct Resident {
+  uint32_t instance;
+  int priority;
+  uint64_t order; ///< when it became resident
+  uint32_t pending, running;
+  uint32_t threads;
+  double blockUs;
+};
+
+class Model {
+public:
+  Model(const Schedule &s, Lowering lowering, const DeviceProfile &profile,
+        const ModelOptions &options)
+      : s(s), lowering(lowering), p(profile), options(options),
+        n(s.instances.size()), freeThreads(profile.sms, profile.maxThreadsPerSM),
+        freeBlocks(profile.sms, profile.maxBlocksPerSM) {
+    out.start.assign(n, -1);
+    out.end.assign(n, -1);
+  }
+
+  ReplayTrace run() {
+    if (lowering == Lowering::Streams)
+      startStreams();
+    else
+      startGraph();
+    while (!events.empty()) {
+      double now = events.top().time;
+      while (!events.empty() && events.top().time == now) {
+        Event e = events.top();
+        events.pop();
+        ++out.simulatedEvents;
+        handle(e, now);
+      }
+      pump(now);
+    }
+    for (double e : out.end)
+      out.doneUs = std::max(out.doneUs, e);
+    return std::move(out);
+  }
+
+private:
+  // --- Events ----------------------------------------------------------------
+  void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0) {
+    events.push({time, seq++, kind, a, b});
+  }
+
+  void handle(const Event &e, double now) {
+    switch (e.kind) {
+    case Event::Submit:
+      queues[queueOf(ops()[e.a].stream)].push_back(e.a);
+      break;
+    case Event::BlockDone:
+      blockDone(e.a, e.b, now);
+      break;
+    case Event::ItemDone:
+      itemDone(e.a, now);
+      break;
+    case Event::HostReady:
+      hostQueue.push_back(e.a);
+      break;
+    case Event::Wake:
+      break; // only makes the pump look again
+    }
+  }
+
+  const std::vector<Op> &ops() const { return s.ops; }
+  uint32_t queueOf(uint32_t stream) const {
+    return stream % std::max(1u, p.hardwareQueues);
+  }
+  int priorityOf(uint32_t instance) const {
+    return options.priorities ? s.stream(s.streamOf(instance)).cudaPriority : 0;
+  }
+
+  // --- Stream lowering -------------------------------------------------------
+  void startStreams() {
+    const size_t streams = s.streamPlan.streams.size();
+    queues.assign(std::max(1u, p.hardwareQueues), {});
+    queueWake.assign(queues.size(), -1);
+    streamBusy.assign(streams, 0);
+    streamFreeAt.assign(streams, 0);
+    // Each wait binds to the latest record of its event issued before it.
+    const std::vector<Op> &list = ops();
+    std::vector<uint32_t> latestRecord(s.eventObjects, kNone);
+    boundRecord.assign(list.size(), kNone);
+    recordDoneAt.assign(list.size(), -1);
+    double host = 0;
+    for (uint32_t i = 0; i < list.size(); ++i) {
+      const Op &op = list[i];
+      double cost = op.kind == Op::Launch   ? p.launchUs
+                    : op.kind == Op::Record ? p.recordUs
+                                            : p.waitUs;
+      if (op.kind == Op::Record)
+        latestRecord[op.event] = i;
+      if (op.kind == Op::Wait)
+        boundRecord[i] = latestRecord[op.event];
+      out.host.push_back({host, host + cost,
+                          op.kind == Op::Launch   ? "launch"
+                          : op.kind == Op::Record ? "record"
+                                                  : "wait",
+                          op.instance});
+      host += cost;
+      post(host, Event::Submit, i);
+    }
+    out.submitUs = host;
+  }
+
+  /// Moves every hardware queue's head along as far as it can go now.
+  /// Looks again at queue q at `time` (once per distinct time).
+  void wakeQueue(uint32_t q, double time) {
+    if (queueWake[q] == time)
+      return;
+    queueWake[q] = time;
+    post(time, Event::Wake);
+  }
+
+  bool pumpQueues(double now) {
+    bool progress = false;
+    for (uint32_t qi = 0; qi < queues.size(); ++qi) {
+      std::deque<uint32_t> &q = queues[qi];
+      while (!q.empty()) {
+        const Op &op = ops()[q.front()];
+        const uint32_t stream = op.stream;
+        if (streamBusy[stream])
+          break; // the stream's previous item is still running
+        if (now < streamFreeAt[stream]) {
+          wakeQueue(qi, streamFreeAt[stream]);
+          break;
+        }
+        if (op.kind == Op::Record) {
+          recordDoneAt[q.front()] = now;
+        } else if (op.kind == Op::Wait) {
+          uint32_t record = boundRecord[q.front()];
+          if (record != kNone) {
+            double done = recordDoneAt[record];
+            if (done < 0)
+              break; // the record is not reached yet
+            double ready = done + p.waitLatencyUs;
+            if (now < ready) {
+              wakeQueue(qi, ready);
+              break;
+            }
+          }
+        } else if (!dispatch(op.instance, now)) {
+          break; // no room for another resident kernel
+        } else {
+          streamBusy[stream] = 1;
+        }
+        q.pop_front();
+        progress = true;
+      }
+    }
+    return progress;
+  }
+
+  // --- Graph lowering --------------------------------------------------------
+  void startGraph() {
+    const CSR &in = s.reduction.kept;
+    remaining.assign(n, 0);
+    std::vector<uint64_t> count(n + 1, 0);
+    for (uint32_t v = 0; v < n; ++v) {
+      remaining[v] = static_cast<uint32_t>(in.row(v).size());
+      for (uint32_t u : in.row(v))
+        ++count[u + 1];
+    }
+    for (uint32_t v = 0; v < n; ++v)
+      count[v + 1] += count[v];
+    successors.begin = count;
+    successors.targets.assign(in.edges(), 0);
+    for (uint32_t v = 0; v < n; ++v)
+      for (uint32_t u : in.row(v))
+        successors.targets[count[u]++] = v;
+    uint64_t dynamicNodes = 0;
+    for (uint32_t v = 0; v < n; ++v)
+      dynamicNodes += s.instances.stage(v).dynamic;
+    double host = double(dynamicNodes) * p.nodeUpdateUs;
+    if (dynamicNodes)
+      out.host.push_back({0, host, "update nodes", kNone});
+    double launch = p.graphLaunchUs + double(n) * p.graphNodeUs;
+    out.host.push_back({host, host + launch, "graph launch", kNone});
+    host += launch;
+    out.submitUs = host;
+    for (uint32_t v = 0; v < n; ++v)
+      if (remaining[v] == 0)
+        readyNodes.push_back(v);
+    post(host, Event::Wake);
+    graphStart = host;
+  }
+
+  bool pumpGraph(double now) {
+    if (now < graphStart)
+      return false;
+    bool progress = false;
+    while (!readyNodes.empty() && dispatch(readyNodes.front(), now)) {
+      readyNodes.pop_front();
+      progress = true;
+    }
+    return progress;
+  }
+
+  void nodeDone(uint32_t v, double now) {
+    for (uint32_t w : successors.row(v))
+      if (--remaining[w] == 0) {
+        pendingReady.push({now + p.graphGapUs, w});
+        post(now + p.graphGapUs, Event::Wake);
+      }
+  }
+
+  // --- Work: kernels, copies, host functions ---------------------------------
+  /// Starts instance v's work; false when a kernel cannot become resident.
+  bool dispatch(uint32_t v, double now) {
+    const program::Stage &stage = s.instances.stage(v);
+    switch (stage.kind) {
+    case StageKind::Kernel:
+      if (resident.size() >= p.maxResidentKernels)
+        return false;
+      resident.push_back({v, priorityOf(v), residentOrder++, stage.blocks, 0,
+                          stage.threads, stage.durationUs});
+      return true;
+    case StageKind::Copy: {
+      unsigned engine = static_cast<unsigned>(stage.direction);
+      copyQueues[engine].push_back(v);
+      return true;
+    }
+    case StageKind::Host:
+      post(now + p.hostFuncLatencyUs, Event::HostReady, v);
+      return true;
+    }
+    return true;
+  }
+
+  bool pumpEngines(double now) {
+    bool progress = false;
+    for (unsigned e = 0; e < 3; ++e)
+      if (!engineBusy[e] && !copyQueues[e].empty()) {
+        uint32_t v = copyQueues[e].front();
+        copyQueues[e].pop_front();
+        engineBusy[e] = 1;
+        out.start[v] = now;
+        double done = now + p.copyLatencyUs + s.instances.stage(v).durationUs;
+        post(done, Event::ItemDone, v, e);
+        progress = true;
+      }
+    if (!hostBusy && !hostQueue.empty()) {
+      uint32_t v = hostQueue.front();
+      hostQueue.pop_front();
+      hostBusy = 1;
+      out.start[v] = now;
+      post(now + s.instances.stage(v).durationUs, Event::ItemDone, v, 3);
+      progress = true;
+    }
+    return progress;
+  }
+
+  bool pumpBlocks(double now) {
+    bool progress = false;
+    // Most urgent first (lower CUDA priority value), then oldest.
+    std::vector<Resident *> order;
+    for (Resident &r : resident)
+      if (r.pending)
+        order.push_back(&r);
+    if (order.empty())
+      return false;
+    std::sort(order.begin(), order.end(), [](const Resident *a, const Resident *b) {
+      return a->priority != b->priority ? a->priority < b->priority
+                                        : a->order < b->order;
+    });
+    for (Resident *r : order) {
+      while (r->pending) {
+        uint32_t sm = findSM(r->threads);
+        if (sm == kNone)
+          break; // try smaller blocks of other kernels (backfill)
+        freeThreads[sm] -= r->threads;
+        freeBlocks[sm] -= 1;
+        --r->pending;
+        ++r->running;
+        if (out.start[r->instance] < 0)
+          out.start[r->instance] = now;
+        post(now + r->blockUs, Event::BlockDone, r->instance, sm);
+        progress = true;
+      }
+    }
+    return progress;
+  }
+
+  uint32_t findSM(uint32_t threads) const {
+    for (uint32_t sm = 0; sm < freeThreads.size(); ++sm)
+      if (freeBlocks[sm] > 0 && freeThreads[sm] >= threads)
+        return sm;
+    return kNone;
+  }
+
+  void blockDone(uint32_t v, uint32_t sm, double now) {
+    auto it = std::find_if(resident.begin(), resident.end(),
+                           [&](const Resident &r) { return r.instance == v; });
+    freeThreads[sm] += it->threads;
+    freeBlocks[sm] += 1;
+    if (--it->running == 0 && it->pending == 0) {
+      resident.erase(it);
+      finish(v, now);
+    }
+  }
+
+  void itemDone(uint32_t v, double now) {
+    const program::Stage &stage = s.instances.stage(v);
+    if (stage.kind == StageKind::Copy) {
+      unsigned e = static_cast<unsigned>(stage.direction);
+      engineBusy[e] = 0;
+    } else if (stage.kind == StageKind::Host) {
+      hostBusy = 0;
+    }
+    finish(v, now);
+  }
+
+  void finish(uint32_t v, double now) {
+    out.end[v] = now;
+    if (lowering == Lowering::Streams) {
+      uint32_t stream = s.streamOf(v);
+      streamBusy[stream] = 0;
+      streamFreeAt[stream] = now + p.streamGapUs;
+    } else {
+      nodeDone(v, now);
+    }
+  }
+
+  void pump(double now) {
+    // Nodes whose dependencies resolved by now join the ready list in order.
+    while (!pendingReady.empty() && pendingReady.top().first <= now) {
+      readyNodes.push_back(pendingReady.top().second);
+      pendingReady.pop();
+    }
+    for (bool progress = true; progress;) {
+      progress = false;
+      if (lowering == Lowering::Streams)
+        progress |= pumpQueues(now);
+      else
+        progress |= pumpGraph(now);
+      progress |= pumpBlocks(now);
+      progress |= pumpEngines(now);
+    }
+  }
+
+  const Schedule &s;
+  Lowering lowering;
+  const DeviceProfile &p;
+  ModelOptions options;
+  const size_t n;
+  ReplayTrace out;
+
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  uint64_t seq = 0;
+
+  // Streams.
+  std::vector<std::deque<uint32_t>> queues; ///< op indices per hardware queue
+  std::vector<double> queueWake;
+  std::vector<uint8_t> streamBusy;
+  std::vector<double> streamFreeAt;
+  std::vector<uint32_t> boundRecord;
+  std::vector<double> recordDoneAt;
+
+  // Graph.
+  CSR successors;
+  std::vector<uint32_t> remaining;
+  std::deque<uint32_t> readyNodes;
+  /// Nodes whose last dependency ended, by the time they become ready.
+  std::priority_queue<std::pair<double, uint32_t>,
+                      std::vector<std::pair<double, uint32_t>>, std::greater<>>
+      pendingReady;
+  double graphStart = 0;
+
+  // Device.
+  std::vector<uint32_t> freeThreads, freeBlocks;
+  std::vector<Resident> resident;
+  uint64_t residentOrder = 0;
+  std::deque<uint32_t> copyQueues[3];
+  uint8_t engineBusy[3] = {0, 0, 0};
+  std::deque<uint32_t> hostQueue;
+  uint8_t hostBusy = 0;
+};
+
+} // namespace
+
+ReplayTrace pipec::sim::simulate(const Schedule &schedule, Lowering lowering,
+                                 const DeviceProfile &profile,
+                                 const ModelOptions &options) {
+  return Model(schedule, lowering, profile, options).run();
+}

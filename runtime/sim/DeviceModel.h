@@ -1,0 +1,55 @@
+//===- DeviceModel.h - A deterministic discrete-event model of a GPU ------===//
+//
+// What it models (docs/device-model.md says more, and where each number
+// comes from):
+//  - the host thread paying each API call's cost, in issue order;
+//  - streams mapped round-robin onto a bounded number of hardware queues,
+//    each a FIFO whose head blocks the items behind it (false serialisation
+//    when streams share a queue);
+//  - SMs with block slots by threads per block, at most N resident kernels,
+//    and a block dispatcher that gives free slots to the most urgent pending
+//    blocks and never preempts a running one;
+//  - one copy engine per direction (h2d, d2h, d2d), FIFO, with latency;
+//  - one host-function executor, FIFO, with latency;
+//  - event records, cross-stream wait latency, the gap between back-to-back
+//    items of a stream or dependent nodes of a graph, graph launch costs.
+// Ties are broken by a sequence number: the same input gives the same times.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_RUNTIME_SIM_DEVICEMODEL_H
+#define PIPEC_RUNTIME_SIM_DEVICEMODEL_H
+
+#include "compiler/program/DeviceProfile.h"
+#include "compiler/schedule/Schedule.h"
+
+#include <vector>
+
+namespace pipec::sim {
+
+struct ModelOptions {
+  bool priorities = true; ///< false: every stream at the same priority
+};
+
+/// One replay, from the host's first call at time 0.
+struct ReplayTrace {
+  std::vector<double> start, end; ///< per instance, microseconds
+  double submitUs = 0;            ///< host time spent issuing the replay
+  double doneUs = 0;              ///< when the last stage ended
+  /// Host calls as [start, end) spans with a label index into Op kinds
+  /// (stream lowering) or one span for the graph launch.
+  struct HostSpan {
+    double start, end;
+    const char *what;
+    uint32_t instance; ///< UINT32_MAX when none
+  };
+  std::vector<HostSpan> host;
+  uint64_t simulatedEvents = 0;
+};
+
+/// Runs one replay of `schedule` in the given lowering on the model.
+ReplayTrace simulate(const Schedule &schedule, Lowering lowering,
+                     const DeviceProfile &profile, const ModelOptions &options);
+
+} // namespace pipec::sim
+
+#endif // PIPEC_RUNTIME_SIM_DEVICEMODEL_H

@@ -1,0 +1,68 @@
+//===- SimBackend.cpp - The device model behind the Backend interface -----===//
+//
+// The model is deterministic, so every replay takes the same time: one
+// replay is simulated and stands for all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Backend.h"
+#include "runtime/sim/DeviceModel.h"
+
+using namespace pipec;
+using namespace pipec::runtime;
+
+namespace {
+
+class SimBackend : public Backend {
+public:
+  explicit SimBackend(const DeviceProfile &profile) : profile(profile) {}
+
+  const char *name() const override { return "sim"; }
+  std::string device() const override { return profile.name; }
+
+  llvm::Expected<LoweringRun> run(const Schedule &s, Lowering lowering,
+                                  const RunOptions &options) override {
+    sim::ModelOptions model;
+    model.priorities = options.priorities;
+    sim::ReplayTrace trace = sim::simulate(s, lowering, profile, model);
+
+    LoweringRun r;
+    r.schedule = &s;
+    r.lowering = lowering;
+    r.replays = options.replays;
+    r.start = std::move(trace.start);
+    r.end = std::move(trace.end);
+    for (const sim::ReplayTrace::HostSpan &h : trace.host)
+      r.host.push_back({h.start, h.end, h.what, h.instance});
+    r.simulatedEvents = trace.simulatedEvents;
+    summarise(r);
+
+    Timings &t = r.timings;
+    t.submitMedian = trace.submitUs;
+    t.replayMedian = t.replayP95 = trace.doneUs;
+    t.firstLaunch = trace.doneUs;
+    if (lowering == Lowering::Graph) {
+      // Capturing issues the stream lowering's calls once, without running
+      // them; the first launch also uploads every node.
+      double capture = 0;
+      for (const Op &op : s.ops)
+        capture += op.kind == Op::Launch   ? profile.launchUs
+                   : op.kind == Op::Record ? profile.recordUs
+                                           : profile.waitUs;
+      t.capture = capture;
+      t.instantiate = double(s.instances.size()) * profile.instantiateNodeUs;
+      t.firstLaunch =
+          trace.doneUs + double(s.instances.size()) * profile.uploadNodeUs;
+    }
+    return r;
+  }
+
+private:
+  DeviceProfile profile;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> runtime::makeSimBackend(const DeviceProfile &profile) {
+  return std::make_unique<SimBackend>(profile);
+}

@@ -1,0 +1,191 @@
+// The device model's behaviour, case by case.
+
+#include "FrontendHelpers.h"
+
+#include "runtime/Backend.h"
+#include "runtime/report/Reports.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <doctest/doctest.h>
+
+using namespace pipec;
+using pipec::test::FrontendRun;
+
+namespace {
+
+struct Ran {
+  explicit Ran(const std::string &text, Lowering lowering = Lowering::Streams,
+               bool priorities = true, DeviceProfile profile = DeviceProfile())
+      : front(text), profile(profile) {
+    REQUIRE(front.errors == 0);
+    schedule = std::make_unique<Schedule>(front.program.pipelines.at(0),
+                                          profile, ScheduleOptions());
+    runtime::RunOptions options;
+    options.priorities = priorities;
+    auto backend = runtime::makeSimBackend(profile);
+    auto result = backend->run(*schedule, lowering, options);
+    REQUIRE(static_cast<bool>(result));
+    run = std::move(*result);
+    CHECK(run.violations == 0);
+  }
+  uint32_t id(const std::string &name) const {
+    for (uint32_t v = 0; v < schedule->instances.size(); ++v)
+      if (schedule->instances.name(v) == name)
+        return v;
+    FAIL("no instance " << name);
+    return 0;
+  }
+  double start(const std::string &name) const { return run.start[id(name)]; }
+  double end(const std::string &name) const { return run.end[id(name)]; }
+
+  FrontendRun front;
+  DeviceProfile profile;
+  std::unique_ptr<Schedule> schedule;
+  runtime::LoweringRun run;
+};
+
+} // namespace
+
+TEST_CASE("model: two independent kernels on two streams overlap") {
+  Ran r("pipeline p { stream a; stream b;"
+        " stage A on a kernel 100us; stage B on b kernel 100us; }");
+  CHECK(r.start("B") < r.end("A"));
+  CHECK(r.run.makespanUs < 110);
+}
+
+TEST_CASE("model: one stream serialises, with a gap between items") {
+  DeviceProfile profile;
+  Ran r("pipeline p { stream a;"
+        " stage A on a kernel 100us; stage B on a kernel 100us; }");
+  CHECK(r.start("B") >= r.end("A") + profile.streamGapUs - 1e-9);
+  CHECK(r.run.makespanUs >= 200);
+}
+
+TEST_CASE("model: same-direction copies share an engine, opposite ones do not") {
+  Ran same("pipeline p { stream a; stream b;"
+           " stage X on a copy h2d 50us; stage Y on b copy h2d 50us; }");
+  CHECK(same.start("Y") >= same.end("X") - 1e-9);
+  Ran opposite("pipeline p { stream a; stream b;"
+               " stage X on a copy h2d 50us; stage Y on b copy d2h 50us; }");
+  CHECK(opposite.start("Y") < opposite.end("X"));
+}
+
+TEST_CASE("model: waves of blocks add up") {
+  DeviceProfile profile; // 132 SMs, 2048 threads per SM
+  // 1024 threads a block: two fit on an SM, so 264 blocks make one wave.
+  Ran one("pipeline p { stage K kernel 10us [blocks=264, threads=1024]; }");
+  CHECK(one.run.makespanUs == doctest::Approx(10));
+  Ran two("pipeline p { stage K kernel 10us [blocks=265, threads=1024]; }");
+  CHECK(two.run.makespanUs == doctest::Approx(20));
+  Ran four("pipeline p { stage K kernel 10us [blocks=1056, threads=1024]; }");
+  CHECK(four.run.makespanUs == doctest::Approx(40));
+  // Small blocks: 32 per SM at most.
+  Ran small("pipeline p { stage K kernel 10us [blocks=4224, threads=64]; }");
+  CHECK(small.run.makespanUs == doctest::Approx(10));
+}
+
+TEST_CASE("model: priority lets an urgent kernel through sooner") {
+  const char *text =
+      "pipeline p { stream bg priority low; stream fg priority high;"
+      " stage Wide on bg kernel 100us [blocks=1056, threads=1024];"
+      " stage Wait on fg kernel 5us;"
+      " stage Urgent on fg kernel 10us [blocks=132] depends_on(Wait); }";
+  Ran with(text, Lowering::Streams, true);
+  Ran without(text, Lowering::Streams, false);
+  // With priorities it takes the first SMs the wide kernel's first wave
+  // frees; without, it waits behind all four waves.
+  CHECK(with.end("Urgent") < without.end("Urgent") - 200);
+  // Running blocks are never preempted: it cannot start before one ends.
+  CHECK(with.start("Urgent") >= with.start("Wide") + 100 - 1e-9);
+}
+
+TEST_CASE("model: a graph beats streams on a chain of tiny kernels") {
+  std::string text = "pipeline p { iterations 8; stream s;";
+  for (int i = 0; i < 8; ++i)
+    text += " stage K" + std::to_string(i) + " on s kernel 1us" +
+            (i ? " depends_on(K" + std::to_string(i - 1) + ")" : "") + ";";
+  text += " }";
+  Ran streams(text, Lowering::Streams);
+  Ran graph(text, Lowering::Graph);
+  CHECK(graph.run.timings.replayMedian < streams.run.timings.replayMedian);
+  CHECK(graph.run.timings.submitMedian < streams.run.timings.submitMedian);
+  CHECK(graph.run.timings.instantiate > 0);
+  CHECK(streams.run.timings.instantiate == 0);
+}
+
+TEST_CASE("model: host functions serialise with each other") {
+  Ran r("pipeline p { stream a; stream b;"
+        " stage X on a host 50us; stage Y on b host 50us; }");
+  double firstEnd = std::min(r.end("X"), r.end("Y"));
+  double secondStart = std::max(r.start("X"), r.start("Y"));
+  CHECK(secondStart >= firstEnd - 1e-9);
+}
+
+TEST_CASE("model: more streams than hardware queues serialise falsely") {
+  DeviceProfile one;
+  one.hardwareQueues = 1;
+  // B waits for A's event; C, on a third stream, is independent but sits
+  // behind B in the only queue.
+  const char *text = "pipeline p { stream a; stream b; stream c;"
+                     " stage A on a kernel 100us;"
+                     " stage B on b kernel 1us depends_on(A);"
+                     " stage C on c kernel 1us; }";
+  Ran shared(text, Lowering::Streams, true, one);
+  CHECK(shared.start("C") >= shared.end("A"));
+  Ran separate(text);
+  CHECK(separate.start("C") < separate.end("A"));
+}
+
+TEST_CASE("model: cross-stream waits hold and cost their latency") {
+  DeviceProfile profile;
+  Ran r("pipeline p { stream a; stream b;"
+        " stage A on a kernel 10us; stage B on b kernel 10us depends_on(A); }");
+  CHECK(r.start("B") >= r.end("A") + profile.waitLatencyUs - 1e-9);
+}
+
+TEST_CASE("model: at most 128 kernels are resident at once") {
+  DeviceProfile profile;
+  profile.maxResidentKernels = 2;
+  Ran r("pipeline p { stream a; stream b; stream c;"
+        " stage A on a kernel 10us; stage B on b kernel 10us;"
+        " stage C on c kernel 10us; }",
+        Lowering::Streams, true, profile);
+  CHECK(r.start("C") >= std::min(r.end("A"), r.end("B")) - 1e-9);
+}
+
+TEST_CASE("model: runs are deterministic, to the byte") {
+  std::string a, b;
+  for (std::string *out : {&a, &b}) {
+    Ran r("pipeline p { iterations 3; stream s; stream t;"
+          " stage A on s kernel 7us [blocks=300]; stage B on t copy h2d 3MB"
+          " depends_on(A); stage C on s host 2us depends_on(B@prev); }");
+    llvm::raw_string_ostream os(*out);
+    auto backend = runtime::makeSimBackend(DeviceProfile());
+    runtime::writeRunJSON({r.run}, *backend, os);
+  }
+  CHECK(a == b);
+  CHECK(!a.empty());
+}
+
+TEST_CASE("model: no run is shorter than the analysis' lower bound") {
+  for (const char *text :
+       {"pipeline p { iterations 4; stream a; stream b;"
+        " stage A on a kernel 10us; stage B on b kernel 20us depends_on(A); }",
+        "pipeline p { stage A kernel 5us; stage B kernel 5us depends_on(A);"
+        " stage C kernel 7us depends_on(A); stage D kernel 1us depends_on(B, C); }"})
+    for (Lowering l : {Lowering::Streams, Lowering::Graph}) {
+      Ran r(text, l);
+      CHECK(r.run.makespanUs >= r.schedule->analysis.lowerBoundUs - 1e-9);
+    }
+}
+
+TEST_CASE("model: violations are measured, not assumed") {
+  FrontendRun front("pipeline p { stream a; stream b;"
+                    " stage A on a kernel 10us; stage B on b kernel 10us"
+                    " depends_on(A); }");
+  Schedule s(front.program.pipelines[0], DeviceProfile(), ScheduleOptions());
+  // A made-up timeline where B starts before A ends.
+  CHECK(runtime::countViolations(s, {0, 5}, {10, 15}) == 1);
+  CHECK(runtime::countViolations(s, {0, 10}, {10, 20}) == 0);
+}
