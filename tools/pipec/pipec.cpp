@@ -192,8 +192,8 @@ cl::opt<std::string> profilePath(
     cl::sub(runCmd), cl::cat(category));
 
 // Catches `pipec frobnicate` to say it is no command.
-cl::list<std::string> strayArgs(cl::Positional, cl::ZeroOrMore,
-                                cl::desc("<command> [options]"),
+cl::list<std::string> strayArgs(cl::Positional, cl::ZeroOrMore, cl::Hidden,
+                                cl::desc("<arguments>"),
                                 cl::sub(*cl::TopLevelSubCommand));
 
 /// Hands our choice to LLVM, whose printers decide by its own switch.
