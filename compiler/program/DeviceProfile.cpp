@@ -2,6 +2,7 @@
 
 #include "compiler/program/DeviceProfile.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -54,7 +55,8 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
     if (!d || !(*d >= min && *d <= max)) {
       problem = llvm::formatv("profile key '{0}' must be a number between "
                               "{1} and {2}",
-                              key, min, max);
+                              key, llvm::format("%g", min),
+                              llvm::format("%g", max));
       return;
     }
     into = *d;
