@@ -33,7 +33,7 @@ struct Timings {
 
 struct HostCall {
   double start, end; ///< microseconds from the replay's first host call
-  std::string what;
+  const char *what;  ///< "launch", "record", "wait", "graph launch", ...
   uint32_t instance; ///< UINT32_MAX when none
 };
 

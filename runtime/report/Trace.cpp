@@ -43,8 +43,9 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
         for (const HostCall &h : r.host)
           j.object([&] {
             j.attribute("name", h.instance == UINT32_MAX
-                                    ? h.what
-                                    : h.what + " " + s.instances.name(h.instance));
+                                    ? std::string(h.what)
+                                    : std::string(h.what) + " " +
+                                          s.instances.name(h.instance));
             j.attribute("cat", "api");
             j.attribute("ph", "X");
             j.attribute("pid", pid);

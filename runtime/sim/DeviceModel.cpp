@@ -111,6 +111,7 @@ private:
     std::vector<uint32_t> latestRecord(s.eventObjects, kNone);
     boundRecord.assign(list.size(), kNone);
     recordDoneAt.assign(list.size(), -1);
+    out.host.reserve(list.size());
     double host = 0;
     for (uint32_t i = 0; i < list.size(); ++i) {
       const Op &op = list[i];

@@ -32,6 +32,7 @@ public:
     r.replays = options.replays;
     r.start = std::move(trace.start);
     r.end = std::move(trace.end);
+    r.host.reserve(trace.host.size());
     for (const sim::ReplayTrace::HostSpan &h : trace.host)
       r.host.push_back({h.start, h.end, h.what, h.instance});
     r.simulatedEvents = trace.simulatedEvents;

@@ -135,7 +135,7 @@ cl::opt<unsigned> maxStreams(
 cl::opt<bool> stats(
     "stats",
     cl::desc("Print the time of each phase and the peak memory to stderr"),
-    cl::sub(compileCmd), cl::cat(category));
+    cl::sub(compileCmd), cl::sub(runCmd), cl::cat(category));
 
 cl::opt<unsigned> replays(
     "replays",
@@ -541,11 +541,19 @@ int runRun() {
   std::vector<runtime::LoweringRun> runs;
   for (const Schedule *s : c.views)
     for (Lowering l : lowerings) {
+      auto clock = std::chrono::steady_clock::now();
       Expected<runtime::LoweringRun> r = backend->run(*s, l, runOptions);
       if (!r) {
         toolError("run failed: " + toString(r.takeError()));
         return RunFailed;
       }
+      double seconds = secondsSince(clock);
+      if (stats)
+        errs() << formatv("pipec: '{0}' ({1}): {2} instances, {3} simulated "
+                          "events in {4:f3} s, {5:f0} events per second\n",
+                          s->pipeline.name, spelling(l), s->instances.size(),
+                          r->simulatedEvents, seconds,
+                          seconds > 0 ? r->simulatedEvents / seconds : 0.0);
       runs.push_back(std::move(*r));
     }
 
