@@ -50,6 +50,9 @@ struct LoweringRun {
   double makespanUs = 0;   ///< last end - first start
   uint64_t violations = 0; ///< measured from start and end
   uint64_t simulatedEvents = 0;
+  /// CUDA graph lowering: the explicit graph (exactly the schedule's edges)
+  /// is built and instantiated too; replays run it.
+  double explicitBuildUs = 0, explicitInstantiateUs = 0;
 };
 
 class Backend {

@@ -42,6 +42,12 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
       row(os, "capture", r.timings.capture, "stream capture, once");
       row(os, "instantiate", r.timings.instantiate, "cudaGraphInstantiate, once");
       row(os, "first launch", r.timings.firstLaunch, "includes the upload");
+      if (r.explicitInstantiateUs > 0) {
+        row(os, "explicit build", r.explicitBuildUs,
+            "cudaGraphAdd*Node with the schedule's edges");
+        row(os, "explicit inst.", r.explicitInstantiateUs,
+            "its instantiation; replays run this graph");
+      }
     }
     double achieved = a.sequentialUs > 0 ? 1 - r.makespanUs / a.sequentialUs : 0;
     os << "  " << llvm::left_justify("overlap", 16)

@@ -16,4 +16,20 @@ path = os.pathsep.join([config.pipec_tools_dir, config.llvm_tools_dir,
 config.environment["PATH"] = path
 import sys
 config.substitutions.append(("%python", sys.executable))
+import shutil
+if shutil.which("ldd"):
+    config.available_features.add("ldd")
+
+# 'cuda' when a GPU answers: tests marked "REQUIRES: cuda" run only then.
+import subprocess
+try:
+    probe = subprocess.run(
+        [os.path.join(config.pipec_tools_dir, "pipec"), "run", "-", "--backend=cuda",
+         "--replays=1"],
+        input=b"pipeline probe { stage K kernel 1us; }", capture_output=True, timeout=120)
+    if probe.returncode == 0:
+        config.available_features.add("cuda")
+except (OSError, subprocess.TimeoutExpired):
+    pass
+config.substitutions.append(("%pipec_binary", os.path.join(config.pipec_tools_dir, "pipec")))
 config.substitutions.append(("%samples", os.path.join(config.pipec_src_root, "samples")))

@@ -20,6 +20,7 @@
 #include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
 #include "runtime/Backend.h"
+#include "runtime/cuda/CudaBackend.h"
 #include "runtime/report/Reports.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -52,6 +53,9 @@ cl::SubCommand compileCmd("compile",
                           "Compile a .pipe file and emit its schedule");
 cl::SubCommand runCmd("run", "Run a .pipe file's schedule and time it, on a "
                              "GPU or on the device model");
+cl::SubCommand calibrateCmd("calibrate",
+                            "Measure the device model's parameters on the GPU "
+                            "and write a profile");
 
 // Options every subcommand takes.
 cl::opt<unsigned> errorLimit(
@@ -184,7 +188,7 @@ cl::opt<bool> ignorePriorities(
 cl::opt<std::string> outputPath("o", cl::desc("Write the output to <path>"),
                                 cl::value_desc("path"), cl::init("-"),
                                 cl::sub(compileCmd), cl::sub(runCmd),
-                                cl::cat(category));
+                                cl::sub(calibrateCmd), cl::cat(category));
 
 cl::opt<std::string> profilePath(
     "profile", cl::desc("Device profile (JSON) instead of the built-in one"),
@@ -491,19 +495,34 @@ int runCompile() {
 
 /// The backend --backend asks for; null (and a message) when none can run.
 std::unique_ptr<runtime::Backend> chooseBackend(const DeviceProfile &profile) {
-  switch (backendChoice) {
-  case BackendChoice::Sim:
+  if (backendChoice == BackendChoice::Sim)
     return runtime::makeSimBackend(profile);
-  case BackendChoice::Cuda:
-    toolError("no CUDA device: this build of pipec has no CUDA backend");
+  Expected<std::unique_ptr<runtime::Backend>> cuda =
+      runtime::makeCudaBackend(profile);
+  if (cuda)
+    return std::move(*cuda);
+  std::string why = toString(cuda.takeError());
+  if (backendChoice == BackendChoice::Cuda) {
+    toolError(why);
     return nullptr;
-  case BackendChoice::Auto:
-    break;
   }
   WithColor::note(errs(), "pipec", !useColor())
-      << "no CUDA device; running on the device model ("
-      << profile.name << ")\n";
+      << why << "; running on the device model (" << profile.name << ")\n";
   return runtime::makeSimBackend(profile);
+}
+
+int runCalibrate() {
+  DeviceProfile defaults;
+  Expected<DeviceProfile> measured = runtime::calibrate(defaults, errs());
+  if (!measured) {
+    toolError(toString(measured.takeError()));
+    return RunFailed;
+  }
+  return emitTo(outputPath, [&](raw_ostream &os) {
+           runtime::writeProfile(*measured, os);
+         })
+             ? Success
+             : UsageError;
 }
 
 int runRun() {
@@ -591,6 +610,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category, checkCmd);
   cl::HideUnrelatedOptions(category, compileCmd);
   cl::HideUnrelatedOptions(category, runCmd);
+  cl::HideUnrelatedOptions(category, calibrateCmd);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
@@ -599,7 +619,9 @@ int main(int argc, char **argv) {
           "                           (--emit=text|json|dot|ast, "
           "--lower=streams|graph|auto)\n"
           "  pipec run FILE           run it and time it, on a GPU or on the\n"
-          "                           device model (--lower=streams|graph|both)\n",
+          "                           device model (--lower=streams|graph|both)\n"
+          "  pipec calibrate          measure the GPU, write a profile for "
+          "--profile\n",
           &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
     return UsageError;
   applyColorChoice();
@@ -610,6 +632,8 @@ int main(int argc, char **argv) {
     return runCompile();
   if (runCmd)
     return runRun();
+  if (calibrateCmd)
+    return runCalibrate();
   if (!strayArgs.empty())
     toolError("unknown command '" + strayArgs.front() +
               "'; see 'pipec --help'");

@@ -1,0 +1,40 @@
+//===- Check.h - One checked-call helper for the CUDA runtime -------------===//
+//
+// Every CUDA call goes through PIPEC_CUDA_TRY, which turns a failure into an
+// llvm::Error naming the call and what it was for (the stage, usually):
+//   "cudaMemcpyAsync for stage 'H2D[3]': invalid argument"
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_RUNTIME_CUDA_CHECK_H
+#define PIPEC_RUNTIME_CUDA_CHECK_H
+
+#include "llvm/Support/Error.h"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace pipec::cuda {
+
+inline llvm::Error check(cudaError_t status, const char *call,
+                         const std::string &context) {
+  if (status == cudaSuccess)
+    return llvm::Error::success();
+  std::string message = std::string(call);
+  if (!context.empty())
+    message += " for " + context;
+  message += std::string(": ") + cudaGetErrorString(status);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+} // namespace pipec::cuda
+
+/// Calls `expr` (a CUDA runtime call); on failure returns an llvm::Error
+/// from the enclosing function.
+#define PIPEC_CUDA_TRY(expr, context)                                          \
+  do {                                                                         \
+    if (llvm::Error pipecError = ::pipec::cuda::check((expr), #expr, context)) \
+      return ::llvm::Error(std::move(pipecError));                             \
+  } while (false)
+
+#endif // PIPEC_RUNTIME_CUDA_CHECK_H
