@@ -446,24 +446,28 @@ private:
         stack.insert(stack.end(), succ[x].begin(), succ[x].end());
       }
     }
-    // The schedule's closure, from its reduced edges.
-    std::vector<std::vector<uint8_t>> planned(n, std::vector<uint8_t>(n, 0));
+    // The schedule's closure, from its reduced edges: ancestors of each
+    // instance as bitsets, in issue order.
+    const size_t words = (n + 63) / 64;
+    std::vector<std::vector<uint64_t>> ancestors(n, std::vector<uint64_t>(words, 0));
     for (uint32_t v = 0; v < n; ++v)
       for (uint32_t u : s.reduction.kept.row(v)) {
-        planned[u][v] = 1;
-        for (uint32_t w = 0; w < n; ++w)
-          if (planned[w][u])
-            planned[w][v] = 1;
+        for (size_t w = 0; w < words; ++w)
+          ancestors[v][w] |= ancestors[u][w];
+        ancestors[v][u / 64] |= uint64_t(1) << (u % 64);
       }
+    auto plannedBefore = [&](uint32_t u, uint32_t v) {
+      return (ancestors[v][u / 64] >> (u % 64)) & 1;
+    };
     for (uint32_t u = 0; u < n; ++u)
       for (uint32_t v = 0; v < n; ++v)
-        if (captured[u][v] != planned[u][v])
+        if (bool(captured[u][v]) != bool(plannedBefore(u, v)))
           return llvm::createStringError(
               llvm::inconvertibleErrorCode(),
               "the captured graph %s '%s' before '%s', the schedule %s",
               captured[u][v] ? "orders" : "does not order",
               s.instances.name(u).c_str(), s.instances.name(v).c_str(),
-              planned[u][v] ? "does" : "does not");
+              plannedBefore(u, v) ? "does" : "does not");
     return llvm::Error::success();
   }
 
