@@ -12,6 +12,7 @@ class raw_ostream;
 namespace pipec {
 
 struct Schedule;
+struct DeviceProfile;
 
 /// A readable schedule: streams, one line per host call (or the graph's
 /// nodes and edges), and the analysis.
@@ -23,6 +24,12 @@ void emitJSON(llvm::ArrayRef<const Schedule *> schedules,
 
 /// Graphviz: streams as clusters, event waits as highlighted edges.
 void emitDot(const Schedule &schedule, llvm::raw_ostream &os);
+
+/// A standalone CUDA C++ program that performs and times every schedule
+/// (`nvcc` alone builds it). `profile` gives copies given as a time their bytes.
+void emitCuda(llvm::ArrayRef<const Schedule *> schedules,
+              llvm::StringRef source, const DeviceProfile &profile,
+              llvm::raw_ostream &os);
 
 /// Shortest text that reads back as the same double, with a ".0" on whole
 /// numbers: 12.0, 0.25, 1e-05.

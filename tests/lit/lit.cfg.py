@@ -6,7 +6,7 @@ import lit.formats
 config.name = "pipec"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".pipe", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "check_emitted.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pipec_obj_root, "tests", "lit")
 
@@ -19,6 +19,8 @@ config.substitutions.append(("%python", sys.executable))
 import shutil
 if shutil.which("ldd"):
     config.available_features.add("ldd")
+if shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):
+    config.available_features.add("nvcc")
 
 # 'cuda' when a GPU answers: tests marked "REQUIRES: cuda" run only then.
 import subprocess

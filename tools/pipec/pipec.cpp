@@ -105,14 +105,16 @@ cl::opt<std::string> compileInput(cl::Positional, cl::Required,
 
 /// How far compilation goes, ordered by pipeline depth: the AST needs only
 /// the parser; the others need the schedule.
-enum class Emit { AST, Text, JSON, DOT };
+enum class Emit { AST, Text, JSON, DOT, CUDA };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to emit (default: text)"),
     cl::values(
         clEnumValN(Emit::AST, "ast", "the syntax tree, with locations"),
         clEnumValN(Emit::Text, "text", "the schedule and its analysis, to read"),
         clEnumValN(Emit::JSON, "json", "the schedule as JSON (SCHEDULE.md)"),
-        clEnumValN(Emit::DOT, "dot", "the schedule as a Graphviz graph")),
+        clEnumValN(Emit::DOT, "dot", "the schedule as a Graphviz graph"),
+        clEnumValN(Emit::CUDA, "cuda",
+                   "a standalone CUDA C++ program that runs the schedule")),
     cl::init(Emit::Text), cl::sub(compileCmd), cl::cat(category));
 
 cl::opt<LoweringChoice> lowering(
@@ -476,6 +478,9 @@ int runCompile() {
     case Emit::DOT:
       for (const Schedule *s : c.views)
         emitDot(*s, os);
+      break;
+    case Emit::CUDA:
+      emitCuda(c.views, c.src.name, profile, os);
       break;
     default:
       for (size_t i = 0; i < c.views.size(); ++i) {

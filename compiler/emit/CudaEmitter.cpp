@@ -1,0 +1,467 @@
+//===- CudaEmitter.cpp - A standalone CUDA C++ program for a schedule -----===//
+//
+// The program performs exactly the schedule: the stream lowering as
+// straight-line code, one CUDA call per host call of the schedule; the graph
+// lowering as one explicit graph with exactly the schedule's edges. It needs
+// nothing but the CUDA toolkit: `nvcc pipeline.cu -o pipeline`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/emit/Emitters.h"
+
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cctype>
+
+using namespace pipec;
+using llvm::formatv;
+
+namespace {
+
+/// A C++ identifier made of a pipeline's name.
+std::string identifier(llvm::StringRef name) {
+  std::string out = "pipeline_";
+  for (char c : name)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+/// The stage's bytes for a copy: as given, or its time at the profile's
+/// bandwidth.
+uint64_t copyBytes(const program::Stage &st, const DeviceProfile &profile) {
+  if (st.bytes)
+    return std::max<uint64_t>(1, *st.bytes);
+  double gbps = st.direction == CopyDirection::H2D   ? profile.h2dGBps
+                : st.direction == CopyDirection::D2H ? profile.d2hGBps
+                                                     : profile.d2dGBps;
+  return std::max<uint64_t>(1, static_cast<uint64_t>(st.durationUs * gbps * 1e3));
+}
+
+const char *kPrelude = R"(#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+// Every CUDA call is checked: a failure names the call and stops the program.
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    cudaError_t status_ = (call);                                              \
+    if (status_ != cudaSuccess) {                                              \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,       \
+                   cudaGetErrorString(status_));                               \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+// A kernel stage: every block busy-waits the stage's time on %globaltimer.
+__global__ void spin(unsigned long long nanoseconds) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+}
+
+// A host stage: spins on the host for the microseconds userData points to.
+void CUDART_CB hostSpin(void *microseconds) {
+  double us = *static_cast<const double *>(microseconds);
+  auto until = std::chrono::steady_clock::now() +
+               std::chrono::nanoseconds(static_cast<long long>(us * 1000));
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+using Clock = std::chrono::steady_clock;
+static double microsSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+}
+
+// Nearest-rank percentile, q in (0, 1].
+static double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  size_t rank = static_cast<size_t>(q * v.size() + 0.999999);
+  return v[std::min(v.size(), std::max<size_t>(rank, 1)) - 1];
+}
+
+// One pinned host buffer and one device buffer per copy stage (two device
+// buffers for d2d), allocated once, outside the timed region.
+struct Buffers {
+  std::vector<void *> host, device, device2;
+  void allocate(const unsigned long long *bytes, const int *direction, int n) {
+    host.assign(n, nullptr);
+    device.assign(n, nullptr);
+    device2.assign(n, nullptr);
+    for (int i = 0; i < n; ++i) {
+      CHECK(cudaMalloc(&device[i], bytes[i]));
+      if (direction[i] == 2)
+        CHECK(cudaMalloc(&device2[i], bytes[i]));
+      else
+        CHECK(cudaMallocHost(&host[i], bytes[i]));
+    }
+  }
+  void release() {
+    for (void *p : host) if (p) CHECK(cudaFreeHost(p));
+    for (void *p : device) if (p) CHECK(cudaFree(p));
+    for (void *p : device2) if (p) CHECK(cudaFree(p));
+  }
+};
+)";
+
+class Writer {
+public:
+  Writer(const Schedule &s, const DeviceProfile &profile, llvm::raw_ostream &os)
+      : s(s), profile(profile), os(os), name(identifier(s.pipeline.name)) {
+    // Copy stages, numbered for the buffers.
+    copyIndex.assign(s.pipeline.stages.size(), -1);
+    for (size_t k = 0; k < s.pipeline.stages.size(); ++k)
+      if (s.pipeline.stages[k].kind == StageKind::Copy)
+        copyIndex[k] = copies++;
+  }
+
+  void pipeline() {
+    const size_t n = s.instances.size();
+    os << formatv("\n// ---- pipeline '{0}': {1} stage instances, {2} "
+                  "iteration(s), lowered to {3} ----\n",
+                  s.pipeline.name, n, s.pipeline.iterations,
+                  spelling(s.lowering));
+    os << "namespace " << name << " {\n\n";
+    os << formatv("constexpr int kStreams = {0};\n", s.streamPlan.streams.size());
+    os << formatv("constexpr int kCopies = {0};\n", std::max(copies, 1));
+    os << "// Stream priorities: high = the device's greatest, low = its least,\n"
+       << "// normal = the midpoint rounded towards low; raw ones are clamped.\n";
+    os << "enum class Priority { High, Normal, Low, Raw };\n";
+    os << "struct StreamSpec { const char *name; Priority priority; int raw; };\n";
+    os << "const StreamSpec kStreamSpecs[kStreams] = {\n";
+    for (const program::Stream &st : s.streamPlan.streams) {
+      const char *cls = st.priorityClass == program::PriorityClass::High   ? "High"
+                        : st.priorityClass == program::PriorityClass::Low  ? "Low"
+                        : st.priorityClass == program::PriorityClass::Raw  ? "Raw"
+                                                                           : "Normal";
+      os << formatv("    {{\"{0}\", Priority::{1}, {2}},\n", st.name, cls,
+                    st.rawPriority);
+    }
+    os << "};\n\n";
+    // Stage constants, by stage.
+    os << "// Stage work: kernel and host times, copy sizes.\n";
+    for (size_t k = 0; k < s.pipeline.stages.size(); ++k) {
+      const program::Stage &st = s.pipeline.stages[k];
+      std::string id = "k" + stageId(k);
+      if (st.kind == StageKind::Copy)
+        os << formatv("constexpr unsigned long long {0}Bytes = {1}ull; // {2} {3}\n",
+                      id, copyBytes(st, profile), spelling(st.kind),
+                      spelling(st.direction));
+      else if (st.kind == StageKind::Kernel)
+        os << formatv("constexpr unsigned long long {0}Nanoseconds = {1}ull; "
+                      "// kernel, {2} block(s) of {3} thread(s)\n",
+                      id, static_cast<unsigned long long>(st.durationUs * 1000),
+                      st.blocks, st.threads);
+      else
+        os << formatv("double {0}Microseconds = {1}; // host\n", id,
+                      formatv("{0:f3}", st.durationUs).str());
+    }
+    os << "const unsigned long long kCopyBytes[kCopies] = {";
+    for (size_t k = 0, i = 0; k < s.pipeline.stages.size(); ++k)
+      if (copyIndex[k] >= 0)
+        os << (i++ ? ", " : "") << "k" << stageId(k) << "Bytes";
+    if (!copies)
+      os << "1";
+    os << "};\n";
+    os << "const int kCopyDirection[kCopies] = {"; // 0 h2d, 1 d2h, 2 d2d
+    for (size_t k = 0, i = 0; k < s.pipeline.stages.size(); ++k)
+      if (copyIndex[k] >= 0)
+        os << (i++ ? ", " : "") << static_cast<int>(s.pipeline.stages[k].direction);
+    if (!copies)
+      os << "0";
+    os << "}; // 0 h2d, 1 d2h, 2 d2d\n\n";
+
+    if (s.lowering == Lowering::Streams)
+      streams();
+    else
+      graph();
+    os << "\n} // namespace " << name << "\n";
+  }
+
+private:
+  std::string stageId(size_t k) const {
+    std::string out;
+    for (char c : s.pipeline.stages[k].name)
+      out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return out + "_" + std::to_string(k);
+  }
+
+  std::string copyCall(uint32_t v, const std::string &stream) const {
+    uint32_t k = s.instances.stageOf(v);
+    const program::Stage &st = s.pipeline.stages[k];
+    int c = copyIndex[k];
+    std::string id = "k" + stageId(k) + "Bytes";
+    if (st.direction == CopyDirection::H2D)
+      return formatv("cudaMemcpyAsync(b.device[{0}], b.host[{0}], {1}, "
+                     "cudaMemcpyHostToDevice, {2})",
+                     c, id, stream);
+    if (st.direction == CopyDirection::D2H)
+      return formatv("cudaMemcpyAsync(b.host[{0}], b.device[{0}], {1}, "
+                     "cudaMemcpyDeviceToHost, {2})",
+                     c, id, stream);
+    return formatv("cudaMemcpyAsync(b.device2[{0}], b.device[{0}], {1}, "
+                   "cudaMemcpyDeviceToDevice, {2})",
+                   c, id, stream);
+  }
+
+  void commonSetup() {
+    os << R"(static int priorityOf(const StreamSpec &spec, int least, int greatest) {
+  switch (spec.priority) {
+  case Priority::High: return greatest;
+  case Priority::Low: return least;
+  case Priority::Normal: return least + (greatest - least) / 2;
+  case Priority::Raw: return std::min(least, std::max(greatest, spec.raw));
+  }
+  return least;
+}
+
+)";
+  }
+
+  void streams() {
+    commonSetup();
+    os << formatv("constexpr int kEvents = {0};\n\n", std::max(1u, s.eventObjects));
+    os << "// The schedule's host calls, in issue order: "
+       << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(),
+                  s.records, s.waits);
+    os << "static void issue(cudaStream_t *stream, cudaEvent_t *event, Buffers &b) {\n";
+    for (const Op &op : s.ops) {
+      std::string stream = "stream[" + std::to_string(op.stream) + "]";
+      std::string label = s.instances.name(op.instance);
+      switch (op.kind) {
+      case Op::Launch: {
+        uint32_t k = s.instances.stageOf(op.instance);
+        const program::Stage &st = s.pipeline.stages[k];
+        if (st.kind == StageKind::Kernel)
+          os << formatv("  spin<<<{0}, {1}, 0, {2}>>>(k{3}Nanoseconds); // {4}\n"
+                        "  CHECK(cudaGetLastError());\n",
+                        st.blocks, st.threads, stream, stageId(k), label);
+        else if (st.kind == StageKind::Copy)
+          os << "  CHECK(" << copyCall(op.instance, stream) << "); // " << label
+             << '\n';
+        else
+          os << formatv("  CHECK(cudaLaunchHostFunc({0}, hostSpin, &k{1}Microseconds)); // {2}\n",
+                        stream, stageId(k), label);
+        break;
+      }
+      case Op::Record:
+        os << formatv("  CHECK(cudaEventRecord(event[{0}], {1})); // after {2}\n",
+                      op.event, stream, label);
+        break;
+      case Op::Wait:
+        os << formatv("  CHECK(cudaStreamWaitEvent({0}, event[{1}], 0)); // for {2}\n",
+                      stream, op.event, label);
+        break;
+      }
+    }
+    os << "}\n\n";
+    os << formatv(R"(static void run(int replays) {{
+  int least = 0, greatest = 0;
+  CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t stream[kStreams];
+  for (int i = 0; i < kStreams; ++i)
+    CHECK(cudaStreamCreateWithPriority(&stream[i], cudaStreamNonBlocking,
+                                       priorityOf(kStreamSpecs[i], least, greatest)));
+  cudaEvent_t event[kEvents];
+  for (int i = 0; i < kEvents; ++i)
+    CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
+  Buffers b;
+  b.allocate(kCopyBytes, kCopyDirection, {0});
+
+  Clock::time_point t = Clock::now();
+  issue(stream, event, b);
+  CHECK(cudaDeviceSynchronize());
+  double first = microsSince(t);
+  std::vector<double> replay, submit;
+  for (int i = 0; i < replays; ++i) {{
+    t = Clock::now();
+    issue(stream, event, b);
+    submit.push_back(microsSince(t));
+    CHECK(cudaDeviceSynchronize());
+    replay.push_back(microsSince(t));
+  }
+  std::printf("pipeline '{1}', lowered to streams, %d replays\n", replays);
+  std::printf("  first launch   %10.1f us\n", first);
+  std::printf("  replay median  %10.1f us   p95 %.1f us\n", percentile(replay, 0.5),
+              percentile(replay, 0.95));
+  std::printf("  host submit    %10.1f us   median\n", percentile(submit, 0.5));
+
+  b.release();
+  for (int i = 0; i < kEvents; ++i)
+    CHECK(cudaEventDestroy(event[i]));
+  for (int i = 0; i < kStreams; ++i)
+    CHECK(cudaStreamDestroy(stream[i]));
+}
+)",
+                  copies, s.pipeline.name);
+  }
+
+  void graph() {
+    commonSetup();
+    const size_t n = s.instances.size();
+    auto edges = s.graphEdges();
+    os << formatv("constexpr int kNodes = {0};\n\n", n);
+    os << formatv("// The graph: {0} nodes, {1} edges (the transitive reduction "
+                  "of dependencies and stream order).\n",
+                  n, edges.size());
+    os << "static void build(cudaGraph_t graph, cudaGraphNode_t *node, Buffers &b,\n"
+          "                  int least, int greatest) {\n";
+    os << "  cudaKernelNodeAttrValue priority{};\n";
+    for (uint32_t v = 0; v < n; ++v) {
+      uint32_t k = s.instances.stageOf(v);
+      const program::Stage &st = s.pipeline.stages[k];
+      std::string label = s.instances.name(v);
+      llvm::ArrayRef<uint32_t> preds = s.reduction.kept.row(v);
+      std::string deps = "nullptr";
+      os << formatv("  {{ // {0}\n", label);
+      if (!preds.empty()) {
+        os << "    cudaGraphNode_t deps[] = {";
+        for (size_t i = 0; i < preds.size(); ++i)
+          os << (i ? ", " : "") << "node[" << preds[i] << "]";
+        os << "};\n";
+        deps = "deps";
+      }
+      if (st.kind == StageKind::Kernel) {
+        os << formatv("    unsigned long long nanoseconds = k{0}Nanoseconds;\n"
+                      "    void *args[] = {{&nanoseconds};\n"
+                      "    cudaKernelNodeParams p{{};\n"
+                      "    p.func = reinterpret_cast<void *>(&spin);\n"
+                      "    p.gridDim = dim3({1});\n"
+                      "    p.blockDim = dim3({2});\n"
+                      "    p.kernelParams = args;\n"
+                      "    CHECK(cudaGraphAddKernelNode(&node[{3}], graph, {4}, {5}, &p));\n"
+                      "    priority.priority = priorityOf(kStreamSpecs[{6}], least, greatest);\n"
+                      "    CHECK(cudaGraphKernelNodeSetAttribute(node[{3}], "
+                      "cudaLaunchAttributePriority, &priority));\n",
+                      stageId(k), st.blocks, st.threads, v, deps, preds.size(),
+                      s.streamOf(v));
+      } else if (st.kind == StageKind::Copy) {
+        int c = copyIndex[k];
+        const char *dst = st.direction == CopyDirection::H2D   ? "b.device"
+                          : st.direction == CopyDirection::D2H ? "b.host"
+                                                               : "b.device2";
+        const char *src = st.direction == CopyDirection::D2H ? "b.device"
+                          : st.direction == CopyDirection::H2D ? "b.host"
+                                                               : "b.device";
+        const char *kind = st.direction == CopyDirection::H2D ? "cudaMemcpyHostToDevice"
+                           : st.direction == CopyDirection::D2H
+                               ? "cudaMemcpyDeviceToHost"
+                               : "cudaMemcpyDeviceToDevice";
+        os << formatv("    CHECK(cudaGraphAddMemcpyNode1D(&node[{0}], graph, {1}, {2}, "
+                      "{3}[{4}], {5}[{4}], k{6}Bytes, {7}));\n",
+                      v, deps, preds.size(), dst, c, src, stageId(k), kind);
+      } else {
+        os << formatv("    cudaHostNodeParams p{{};\n"
+                      "    p.fn = hostSpin;\n"
+                      "    p.userData = &k{0}Microseconds;\n"
+                      "    CHECK(cudaGraphAddHostNode(&node[{1}], graph, {2}, {3}, &p));\n",
+                      stageId(k), v, deps, preds.size());
+      }
+      os << "  }\n";
+    }
+    os << "}\n\n";
+    os << formatv(R"(static void run(int replays) {{
+  int least = 0, greatest = 0;
+  CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  Buffers b;
+  b.allocate(kCopyBytes, kCopyDirection, {0});
+
+  Clock::time_point t = Clock::now();
+  cudaGraph_t graph;
+  CHECK(cudaGraphCreate(&graph, 0));
+  std::vector<cudaGraphNode_t> node(kNodes);
+  build(graph, node.data(), b, least, greatest);
+  double built = microsSince(t);
+  t = Clock::now();
+  cudaGraphExec_t exec;
+  CHECK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority));
+  double instantiated = microsSince(t);
+  t = Clock::now();
+  CHECK(cudaGraphLaunch(exec, stream));
+  CHECK(cudaStreamSynchronize(stream));
+  double first = microsSince(t);
+  std::vector<double> replay, submit;
+  for (int i = 0; i < replays; ++i) {{
+    t = Clock::now();
+    CHECK(cudaGraphLaunch(exec, stream));
+    submit.push_back(microsSince(t));
+    CHECK(cudaStreamSynchronize(stream));
+    replay.push_back(microsSince(t));
+  }
+  std::printf("pipeline '{1}', lowered to graph, %d replays\n", replays);
+  std::printf("  build          %10.1f us   cudaGraphAdd*Node calls\n", built);
+  std::printf("  instantiate    %10.1f us\n", instantiated);
+  std::printf("  first launch   %10.1f us\n", first);
+  std::printf("  replay median  %10.1f us   p95 %.1f us\n", percentile(replay, 0.5),
+              percentile(replay, 0.95));
+  std::printf("  host submit    %10.1f us   median\n", percentile(submit, 0.5));
+
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  b.release();
+  CHECK(cudaStreamDestroy(stream));
+}
+)",
+                  copies, s.pipeline.name);
+  }
+
+  const Schedule &s;
+  const DeviceProfile &profile;
+  llvm::raw_ostream &os;
+  std::string name;
+  std::vector<int> copyIndex;
+  int copies = 0;
+};
+
+} // namespace
+
+void pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules,
+                     llvm::StringRef source, const DeviceProfile &profile,
+                     llvm::raw_ostream &os) {
+  os << "// Generated by pipec from " << source << ": ";
+  for (size_t i = 0; i < schedules.size(); ++i)
+    os << (i ? ", " : "") << "pipeline '" << schedules[i]->pipeline.name
+       << "' (" << spelling(schedules[i]->lowering) << ")";
+  os << ".\n"
+     << "// It performs exactly the schedule pipec planned -- streams,\n"
+     << "// priorities, events, launches, or graph nodes and edges -- and times\n"
+     << "// it. Stages are stand-ins: kernels spin for their time, copies move\n"
+     << "// their bytes between pinned host and device memory, host stages spin.\n"
+     << "//\n"
+     << "// Build: nvcc -O2 -o pipeline pipeline.cu\n"
+     << "// Run:   ./pipeline [replays]        (default 100)\n\n";
+  os << kPrelude;
+  for (const Schedule *s : schedules)
+    Writer(*s, profile, os).pipeline();
+  os << R"(
+int main(int argc, char **argv) {
+  int replays = argc > 1 ? std::atoi(argv[1]) : 100;
+  if (replays < 1) {
+    std::fprintf(stderr, "usage: %s [replays >= 1]\n", argv[0]);
+    return 2;
+  }
+  int devices = 0;
+  cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "no CUDA device: %s\n",
+                 status != cudaSuccess ? cudaGetErrorString(status)
+                                       : "the CUDA runtime sees no GPU");
+    return 3;
+  }
+  CHECK(cudaSetDevice(0));
+)";
+  for (const Schedule *s : schedules)
+    os << "  " << identifier(s->pipeline.name) << "::run(replays);\n";
+  os << "  return 0;\n}\n";
+}
