@@ -60,7 +60,6 @@ private:
   }
 
   void pipeline(const Schedule &s) {
-    const Instances &inst = s.instances;
     j.object([&] {
       j.attribute("name", s.pipeline.name);
       j.attribute("lowering", spelling(s.lowering));
@@ -77,24 +76,15 @@ private:
             j.attribute("auto", st.isAuto);
           });
       });
-      j.attributeArray("stages", [&] {
-        for (uint32_t v = 0; v < inst.size(); ++v)
-          stage(s, v);
-      });
-      j.attributeArray("ops", [&] {
-        for (const Op &op : s.ops)
-          j.object([&] {
-            const char *kind = op.kind == Op::Launch   ? "launch"
-                               : op.kind == Op::Record ? "record"
-                                                       : "wait";
-            j.attribute("op", kind);
-            j.attribute("stream", s.stream(op.stream).name);
-            if (op.kind == Op::Launch)
-              j.attribute("stage", int64_t(op.instance));
-            else
-              j.attribute("event", int64_t(op.event));
-          });
-      });
+      // The two long arrays are written directly, from fragments made once
+      // per stage and per stream: names are identifiers and need no
+      // escaping. The bytes are those json::OStream would write.
+      j.attributeBegin("stages");
+      j.rawValue([&](llvm::raw_ostream &out) { stages(s, out); });
+      j.attributeEnd();
+      j.attributeBegin("ops");
+      j.rawValue([&](llvm::raw_ostream &out) { ops(s, out); });
+      j.attributeEnd();
       j.attribute("event_objects", int64_t(s.eventObjects));
       j.attribute("records", int64_t(s.records));
       j.attribute("waits", int64_t(s.waits));
@@ -106,33 +96,80 @@ private:
     });
   }
 
-  void stage(const Schedule &s, uint32_t v) {
+  static void stages(const Schedule &s, llvm::raw_ostream &out) {
     const Instances &inst = s.instances;
-    const program::Stage &st = inst.stage(v);
-    j.object([&] {
-      j.attribute("id", int64_t(v));
-      j.attribute("name", st.name);
-      j.attribute("instance", inst.name(v));
-      j.attribute("iteration", int64_t(inst.iterationOf(v)));
-      j.attribute("stream", s.stream(s.streamOf(v)).name);
-      j.attribute("kind", spelling(st.kind));
+    const program::Pipeline &p = s.pipeline;
+    // Per stage: what comes before the instance's name, and after its
+    // iteration up to the dependency list.
+    std::vector<std::string> head(p.stages.size()), tail(p.stages.size());
+    for (size_t k = 0; k < p.stages.size(); ++k) {
+      const program::Stage &st = p.stages[k];
+      llvm::raw_string_ostream h(head[k]), t(tail[k]);
+      h << ",\"name\":\"" << st.name << "\",\"instance\":\"" << st.name;
+      t << ",\"stream\":\""
+        << s.stream(s.streamPlan.streamOfStage[k]).name << "\",\"kind\":\""
+        << spelling(st.kind) << "\",\"direction\":";
       if (st.kind == StageKind::Copy)
-        j.attribute("direction", spelling(st.direction));
+        t << '"' << spelling(st.direction) << '"';
       else
-        j.attribute("direction", nullptr);
-      number("duration_us", st.durationUs);
+        t << "null";
+      t << ",\"duration_us\":";
+      writeNumber(t, st.durationUs);
+      t << ",\"bytes\":";
       if (st.bytes)
-        j.attribute("bytes", int64_t(*st.bytes));
+        t << *st.bytes;
       else
-        j.attribute("bytes", nullptr);
-      j.attribute("blocks", int64_t(st.blocks));
-      j.attribute("threads", int64_t(st.threads));
-      j.attribute("dynamic", st.dynamic);
-      j.attributeArray("depends_on", [&] {
-        for (uint32_t u : inst.deps().row(v))
-          j.value(int64_t(u));
-      });
-    });
+        t << "null";
+      t << ",\"blocks\":" << st.blocks << ",\"threads\":" << st.threads
+        << ",\"dynamic\":" << (st.dynamic ? "true" : "false")
+        << ",\"depends_on\":[";
+    }
+    const bool indexed = p.iterations > 1;
+    out << '[';
+    for (uint32_t v = 0; v < inst.size(); ++v) {
+      const uint32_t k = inst.stageOf(v), it = inst.iterationOf(v);
+      out << (v ? ",{\"id\":" : "{\"id\":") << v << head[k];
+      if (indexed)
+        out << '[' << it << ']';
+      out << "\",\"iteration\":" << it << tail[k];
+      bool first = true;
+      for (uint32_t u : inst.deps().row(v)) {
+        if (!first)
+          out << ',';
+        out << u;
+        first = false;
+      }
+      out << "]}";
+    }
+    out << ']';
+  }
+
+  static void ops(const Schedule &s, llvm::raw_ostream &out) {
+    std::vector<std::string> launch, record, wait;
+    for (const program::Stream &st : s.streamPlan.streams) {
+      launch.push_back("{\"op\":\"launch\",\"stream\":\"" + st.name + "\",\"stage\":");
+      record.push_back("{\"op\":\"record\",\"stream\":\"" + st.name + "\",\"event\":");
+      wait.push_back("{\"op\":\"wait\",\"stream\":\"" + st.name + "\",\"event\":");
+    }
+    out << '[';
+    bool first = true;
+    for (const Op &op : s.ops) {
+      if (!first)
+        out << ',';
+      first = false;
+      switch (op.kind) {
+      case Op::Launch:
+        out << launch[op.stream] << op.instance << '}';
+        break;
+      case Op::Record:
+        out << record[op.stream] << op.event << '}';
+        break;
+      case Op::Wait:
+        out << wait[op.stream] << op.event << '}';
+        break;
+      }
+    }
+    out << ']';
   }
 
   void graph(const Schedule &s) {

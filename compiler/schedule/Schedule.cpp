@@ -62,15 +62,14 @@ Schedule::Schedule(const program::Pipeline &pipeline,
       lowering(Lowering::Streams) {
   Stopwatch watch;
   const size_t n = instances.size();
-  std::vector<uint32_t> chainOf(n);
+  instanceStream.resize(n);
   for (uint32_t v = 0; v < n; ++v)
-    chainOf[v] = streamOf(v);
+    instanceStream[v] = streamPlan.streamOfStage[instances.stageOf(v)];
   // Every predecessor lies within two iterations' worth of instances.
   size_t window = 2 * size_t(instances.stagesPerIteration());
   reduction = transitiveReduction(
-      instances.deps(), chainOf,
+      instances.deps(), instanceStream,
       static_cast<uint32_t>(streamPlan.streams.size()), window);
-  chainOf = {};
   times.reduction = watch.lap();
 
   planEvents(*this);

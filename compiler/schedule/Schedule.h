@@ -57,6 +57,7 @@ struct Schedule {
   Instances instances;
   std::unique_ptr<StageGraph> stageGraph; ///< present when streams were assigned
   StreamPlan streamPlan;
+  std::vector<uint32_t> instanceStream; ///< each instance's stream
   Reduction reduction; ///< of dependencies and stream order, per instance
   Lowering lowering;
 
@@ -69,7 +70,7 @@ struct Schedule {
   Analysis analysis;
 
   uint32_t streamOf(uint32_t instance) const {
-    return streamPlan.streamOfStage[instances.stageOf(instance)];
+    return instanceStream[instance];
   }
   const program::Stream &stream(uint32_t index) const {
     return streamPlan.streams[index];

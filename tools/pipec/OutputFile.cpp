@@ -27,6 +27,7 @@ Error pipec::writeOutput(StringRef path,
     if (ec)
       return createStringError(ec, "cannot write '%s': %s", path.str().c_str(),
                                ec.message().c_str());
+    os.SetBufferSize(1 << 20);
     write(os);
     os.close();
     if (os.has_error()) {
@@ -45,6 +46,7 @@ Error pipec::writeOutput(StringRef path,
   bool failed;
   {
     raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.SetBufferSize(1 << 20); // schedules of millions of instances
     write(os);
     os.close();
     failed = os.has_error();
