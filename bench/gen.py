@@ -11,8 +11,9 @@
       a training step: forward and backward per layer and micro-batch, with
       gradient copies overlapping the backward pass.
 
-Writes the file to standard output (or -o FILE); with --dot, writes the
-dependency DAG as Graphviz instead (for tred and networkx).
+Writes the file to standard output (or -o FILE); with --dot or --edges,
+writes the DAG for Graphviz tred or networkx instead (with --stream-order,
+the graph of dependencies and stream order that pipec reduces).
 """
 import argparse
 import random
@@ -84,13 +85,34 @@ def write_pipe(stages, a, out):
     out.write("}\n")
 
 
-def write_dot(stages, out):
-    out.write("digraph bench {\n")
-    for i, (_, _, deps) in enumerate(stages):
-        out.write(f"  n{i};\n")
+def graph_edges(stages, stream_order):
+    """The dependency edges, and with stream_order the edges between stages
+    consecutive on a stream (declaration order is issue order here: every
+    dependency points to an earlier stage)."""
+    edges = set()
+    last = {}
+    for i, (_, stream, deps) in enumerate(stages):
         for d in deps:
-            out.write(f"  n{d} -> n{i};\n")
+            edges.add((d, i))
+        if stream_order and stream in last:
+            edges.add((last[stream], i))
+        last[stream] = i
+    return sorted(edges)
+
+
+def write_dot(stages, out, stream_order):
+    out.write("digraph bench {\n")
+    for i in range(len(stages)):
+        out.write(f"  n{i};\n")
+    for a, b in graph_edges(stages, stream_order):
+        out.write(f"  n{a} -> n{b};\n")
     out.write("}\n")
+
+
+def write_edges(stages, out, stream_order):
+    out.write(f"{len(stages)}\n")
+    for a, b in graph_edges(stages, stream_order):
+        out.write(f"{a} {b}\n")
 
 
 def main():
@@ -104,14 +126,25 @@ def main():
     p.add_argument("--microbatches", type=int, default=4)
     p.add_argument("--iterations", type=int, default=1)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--dot", action="store_true")
+    p.add_argument("--dot", action="store_true",
+                   help="write the DAG as Graphviz instead (for tred)")
+    p.add_argument("--edges", action="store_true",
+                   help="write the DAG as 'N' then 'a b' lines (for networkx)")
+    p.add_argument("--stream-order", action="store_true",
+                   help="with --dot/--edges: add the stream-order edges, so the "
+                        "graph is the one pipec reduces")
     p.add_argument("-o", default="-")
     a = p.parse_args()
     rng = random.Random(a.seed)
     stages = {"random": random_dag, "layered": layered,
               "transformer": transformer}[a.shape](a, rng)
     out = sys.stdout if a.o == "-" else open(a.o, "w")
-    (write_dot(stages, out) if a.dot else write_pipe(stages, a, out))
+    if a.dot:
+        write_dot(stages, out, a.stream_order)
+    elif a.edges:
+        write_edges(stages, out, a.stream_order)
+    else:
+        write_pipe(stages, a, out)
 
 
 if __name__ == "__main__":

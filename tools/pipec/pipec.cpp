@@ -362,8 +362,8 @@ void printStats(const std::vector<const Schedule *> &schedules, double parse,
   for (const Schedule *s : schedules) {
     const PhaseTimes &t = s->times;
     os << formatv("pipec: '{0}': {1} instances, {2} declared edges, {3} "
-                  "reduced edges, {4} waits; unroll {5:f3} s, streams {6:f3} "
-                  "s, reduction {7:f3} s, events {8:f3} s, analysis {9:f3} s\n",
+                  "reduced edges, {4} waits; unroll {5:f4} s, streams {6:f4} "
+                  "s, reduction {7:f4} s, events {8:f4} s, analysis {9:f4} s\n",
                   s->pipeline.name, s->instances.size(),
                   s->instances.deps().edges(), s->reduction.kept.edges(),
                   s->waits, t.unroll, t.streams, t.reduction, t.events,
