@@ -21,40 +21,10 @@ std::string ASTBuilder::textOf(antlr4::Token *tok) const {
   return tok->getText();
 }
 
-/// file : pipeline* EOF ;
-ast::File ASTBuilder::buildFile(PipeParser::FileContext *c, std::string path) {
-  ast::File file;
-  file.path = std::move(path);
-  file.start = ctx.locAt(0);
-  if (!c)
-    return file;
-  for (PipeParser::PipelineContext *p : c->pipeline())
-    file.pipelines.push_back(buildPipeline(p));
-  // A syntax error belongs to the last pipeline that starts before it.
-  for (const char *error : ctx.syntaxErrors) {
-    ast::Pipeline *owner = nullptr;
-    for (ast::Pipeline &p : file.pipelines)
-      if (p.range.Start.isValid() && p.range.Start.getPointer() <= error)
-        owner = &p;
-    if (owner)
-      owner->hasSyntaxErrors = true;
-  }
-  return file;
-}
-
-/// pipeline : PIPELINE name LBRACE item* RBRACE ;
-ast::Pipeline ASTBuilder::buildPipeline(PipeParser::PipelineContext *c) {
-  ast::Pipeline p;
-  p.range = rangeOf(c);
-  if (c->name())
-    p.name = buildName(c->name());
-  for (PipeParser::ItemContext *item : c->item())
-    buildItem(item, p);
-  return p;
-}
-
 /// item : setting | streamDecl | stageDecl ;
 void ASTBuilder::buildItem(PipeParser::ItemContext *c, ast::Pipeline &into) {
+  if (!c)
+    return;
   if (c->setting())
     into.settings.push_back(buildSetting(c->setting()));
   else if (c->streamDecl())

@@ -19,11 +19,10 @@ class ASTBuilder {
 public:
   explicit ASTBuilder(ParseContext &ctx) : ctx(ctx) {}
 
-  ast::File buildFile(PipeParser::FileContext *tree, std::string path);
+  /// Adds the item to `into`.
+  void buildItem(PipeParser::ItemContext *c, ast::Pipeline &into);
 
 private:
-  ast::Pipeline buildPipeline(PipeParser::PipelineContext *c);
-  void buildItem(PipeParser::ItemContext *c, ast::Pipeline &into);
   ast::Setting buildSetting(PipeParser::SettingContext *c);
   ast::StreamDecl buildStreamDecl(PipeParser::StreamDeclContext *c);
   ast::Priority buildPriority(PipeParser::PriorityContext *c);

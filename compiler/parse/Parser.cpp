@@ -58,6 +58,197 @@ private:
 
 } // namespace
 
+namespace {
+
+/// Parses a file pipeline by pipeline and item by item. The frame of a
+/// pipeline (`pipeline NAME {` ... `}`) is read here; each item (`stream`,
+/// `stage`, `iterations`) is parsed by the generated parser -- first with
+/// SLL prediction and a strategy that bails at the first error, then, only if
+/// that fails, with full LL prediction and error recovery -- turned into AST
+/// at once, and its parse tree freed, so memory stays small on large files.
+class FileDriver {
+public:
+  FileDriver(ParseContext &ctx, antlr4::CommonTokenStream &tokens,
+             PipeParser &parser)
+      : ctx(ctx), tokens(tokens), parser(parser), builder(ctx),
+        bail(std::make_shared<antlr4::BailErrorStrategy>()),
+        report(std::make_shared<PipeErrorStrategy>(ctx)),
+        frame(nullptr, antlr4::atn::ATNState::INVALID_STATE_NUMBER),
+        itemCall(itemCallState(parser.getATN())) {}
+
+  ast::File run(std::string path) {
+    ast::File file;
+    file.path = std::move(path);
+    file.start = ctx.locAt(0);
+    while (type(1) != antlr4::Token::EOF) {
+      if (type(1) != PipeParser::PIPELINE) {
+        error(tokens.LT(1), "expected 'pipeline'");
+        skipTo({PipeParser::PIPELINE});
+        continue;
+      }
+      file.pipelines.push_back(pipeline());
+    }
+    return file;
+  }
+
+private:
+  size_t type(ssize_t k) { return tokens.LA(k); }
+
+  /// A syntax error at `tok` (or just after the previous token, at the end
+  /// of the file), as the error strategy words them.
+  void error(antlr4::Token *tok, const std::string &what) {
+    antlr4::Token *previous = tokens.index() > 0 ? tokens.LT(-1) : nullptr;
+    llvm::SMRange range = ctx.rangeOf(tok);
+    std::string msg = what;
+    if (tok->getType() == antlr4::Token::EOF) {
+      msg += " at end of file";
+      if (previous)
+        range = {ctx.rangeOf(previous).End, ctx.rangeOf(previous).End};
+    } else if (previous) {
+      msg += " after '" + previous->getText() + "'";
+    }
+    if (!range.Start.isValid())
+      range = {ctx.locAt(0), ctx.locAt(0)};
+    ctx.syntaxErrors.push_back(range.Start.getPointer());
+    ctx.diags.error(range, msg);
+    ctx.stopIfNeeded();
+  }
+
+  /// Skips tokens up to one of `types`, or the end of the file.
+  void skipTo(std::initializer_list<size_t> types) {
+    for (size_t t = type(1); t != antlr4::Token::EOF; t = type(1)) {
+      for (size_t wanted : types)
+        if (t == wanted)
+          return;
+      tokens.consume();
+    }
+  }
+
+  static bool isName(size_t t) {
+    switch (t) {
+    case PipeParser::IDENT:
+    case PipeParser::KERNEL:
+    case PipeParser::COPY:
+    case PipeParser::HOST:
+    case PipeParser::H2D:
+    case PipeParser::D2H:
+    case PipeParser::D2D:
+    case PipeParser::HIGH:
+    case PipeParser::NORMAL:
+    case PipeParser::LOW:
+      return true;
+    default:
+      return false;
+    }
+  }
+
+  /// pipeline : PIPELINE name LBRACE item* RBRACE ;
+  ast::Pipeline pipeline() {
+    ast::Pipeline p;
+    const size_t errorsBefore = ctx.syntaxErrors.size();
+    antlr4::Token *keyword = tokens.LT(1);
+    tokens.consume();
+    if (isName(type(1))) {
+      p.name = {tokens.LT(1)->getText(), ctx.rangeOf(tokens.LT(1))};
+      tokens.consume();
+    } else {
+      std::string what = "expected pipeline name";
+      if (type(1) == PipeParser::STREAM || type(1) == PipeParser::STAGE ||
+          type(1) == PipeParser::PIPELINE || type(1) == PipeParser::ON ||
+          type(1) == PipeParser::DEPENDS_ON || type(1) == PipeParser::PRIORITY ||
+          type(1) == PipeParser::ITERATIONS)
+        error(tokens.LT(1), what + " after 'pipeline'; '" +
+                                tokens.LT(1)->getText() + "' is a reserved word");
+      else
+        error(tokens.LT(1), what);
+    }
+    if (type(1) == PipeParser::LBRACE) {
+      tokens.consume();
+    } else if (ctx.syntaxErrors.size() == errorsBefore) {
+      error(tokens.LT(1), "expected '{'");
+    }
+    for (;;) {
+      size_t t = type(1);
+      if (t == PipeParser::STREAM || t == PipeParser::STAGE ||
+          t == PipeParser::ITERATIONS) {
+        item(p);
+        continue;
+      }
+      if (t == PipeParser::RBRACE) {
+        p.range = ctx.rangeOf(keyword, tokens.LT(1));
+        tokens.consume();
+        break;
+      }
+      p.range = ctx.rangeOf(keyword, tokens.index() > 0 ? tokens.LT(-1) : keyword);
+      error(tokens.LT(1), "expected 'stream', 'stage', 'iterations' or '}'");
+      if (t == antlr4::Token::EOF || t == PipeParser::PIPELINE)
+        break;
+      tokens.consume();
+      skipTo({PipeParser::STREAM, PipeParser::STAGE, PipeParser::ITERATIONS,
+              PipeParser::RBRACE, PipeParser::PIPELINE});
+      if (type(1) == PipeParser::PIPELINE)
+        break;
+    }
+    p.hasSyntaxErrors = ctx.syntaxErrors.size() != errorsBefore;
+    return p;
+  }
+
+  /// The state of rule `pipeline` that calls rule `item`. Each item is
+  /// parsed as if called from there, so that error recovery knows what may
+  /// follow an item (another item or '}') and never runs past it.
+  static size_t itemCallState(const antlr4::atn::ATN &atn) {
+    for (antlr4::atn::ATNState *state : atn.states)
+      if (state && state->ruleIndex == PipeParser::RulePipeline)
+        for (antlr4::atn::Transition *t : state->transitions)
+          if (t->getSerializationType() == antlr4::atn::Transition::RULE &&
+              t->target->ruleIndex == PipeParser::RuleItem)
+            return state->stateNumber;
+    return antlr4::atn::ATNState::INVALID_STATE_NUMBER;
+  }
+
+  PipeParser::ItemContext *parseItem() {
+    parser.setContext(&frame);
+    parser.setState(itemCall);
+    PipeParser::ItemContext *tree = parser.item();
+    frame.children.clear(); // the tracker owns them, and frees them below
+    return tree;
+  }
+
+  /// item : setting | streamDecl | stageDecl ;
+  void item(ast::Pipeline &into) {
+    auto *interpreter = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
+    const size_t start = tokens.index();
+    PipeParser::ItemContext *tree = nullptr;
+    try {
+      interpreter->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+      parser.setErrorHandler(bail);
+      tree = parseItem();
+    } catch (antlr4::ParseCancellationException &) {
+      tokens.seek(start);
+      interpreter->setPredictionMode(antlr4::atn::PredictionMode::LL);
+      report->reset(&parser);
+      parser.setErrorHandler(report);
+      tree = parseItem();
+      if (tokens.index() == start) // nothing consumed: move on regardless
+        tokens.consume();
+    }
+    builder.buildItem(tree, into);
+    parser.getTreeTracker().reset(); // this item's parse tree is done with
+  }
+
+  ParseContext &ctx;
+  antlr4::CommonTokenStream &tokens;
+  PipeParser &parser;
+  ASTBuilder builder;
+  std::shared_ptr<antlr4::BailErrorStrategy> bail;
+  std::shared_ptr<PipeErrorStrategy> report;
+  /// Stands for the pipeline rule's context while an item is parsed.
+  PipeParser::PipelineContext frame;
+  size_t itemCall;
+};
+
+} // namespace
+
 ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned bufferId,
                            llvm::StringRef path, DiagnosticEngine &diags) {
   const llvm::MemoryBuffer *buffer = sm.getMemoryBuffer(bufferId);
@@ -78,20 +269,7 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned bufferId,
   empty.path = path.str();
   empty.start = ctx.locAt(0);
   try {
-    auto *interpreter = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
-    PipeParser::FileContext *tree = nullptr;
-    interpreter->setPredictionMode(antlr4::atn::PredictionMode::SLL);
-    parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
-    try {
-      tree = parser.file();
-    } catch (antlr4::ParseCancellationException &) {
-      tokens.seek(0);
-      parser.reset();
-      interpreter->setPredictionMode(antlr4::atn::PredictionMode::LL);
-      parser.setErrorHandler(std::make_shared<PipeErrorStrategy>(ctx));
-      tree = parser.file();
-    }
-    return ASTBuilder(ctx).buildFile(tree, path.str());
+    return FileDriver(ctx, tokens, parser).run(path.str());
   } catch (StopParsing &) {
     return empty;
   } catch (std::exception &e) {
