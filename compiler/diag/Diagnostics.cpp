@@ -6,6 +6,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace pipec;
 
 InFlightDiagnostic &InFlightDiagnostic::attachNote(llvm::SMRange range,
@@ -39,8 +41,29 @@ void DiagnosticEngine::report(Diagnostic diag) {
     ++numErrors;
   } else if (diag.severity == Severity::Warning) {
     ++numWarnings;
+    std::string kind = diag.message.substr(0, diag.message.find('\''));
+    auto it = std::find_if(warningKinds.begin(), warningKinds.end(),
+                           [&](const auto &k) { return k.first == kind; });
+    if (it == warningKinds.end())
+      it = warningKinds.insert(warningKinds.end(), {kind, 0});
+    if (++it->second > kMaxWarningsOfAKind && foldWarnings)
+      return;
   }
   handler(diag);
+}
+
+void DiagnosticEngine::finish() {
+  if (stopped)
+    return;
+  for (const auto &[kind, count] : warningKinds)
+    if (count > kMaxWarningsOfAKind) {
+      std::string shown = llvm::StringRef(kind).rtrim(" ;:").str();
+      handler({Severity::Note,
+               {},
+               std::to_string(count - kMaxWarningsOfAKind) +
+                   " more warnings like '" + shown + "' were not shown",
+               {}});
+    }
 }
 
 static llvm::SourceMgr::DiagKind toKind(Severity s) {
@@ -55,6 +78,9 @@ static llvm::SourceMgr::DiagKind toKind(Severity s) {
   return llvm::SourceMgr::DK_Error;
 }
 
+/// Source lines longer than this are shown as a window around the caret.
+constexpr unsigned kMaxShownLine = 160;
+
 static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
                      const std::string &fileName, bool showColors,
                      const Diagnostic &d) {
@@ -63,8 +89,46 @@ static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
     if (d.range.End.isValid() &&
         d.range.End.getPointer() > d.range.Start.getPointer() + 1)
       ranges.push_back(d.range);
-    sm.PrintMessage(os, d.range.Start, toKind(d.severity), d.message, ranges,
-                    {}, showColors);
+    llvm::SMDiagnostic diag = sm.GetMessage(d.range.Start, toKind(d.severity),
+                                            d.message, ranges);
+    llvm::StringRef line = diag.getLineContents();
+    if (line.size() <= kMaxShownLine) {
+      diag.print(nullptr, os, showColors);
+      return;
+    }
+    // A very long line: a window around the caret, marked with "...".
+    unsigned col = static_cast<unsigned>(std::max(0, diag.getColumnNo()));
+    unsigned from = col > kMaxShownLine / 2 ? col - kMaxShownLine / 2 : 0;
+    unsigned to = std::min<unsigned>(line.size(), from + kMaxShownLine);
+    std::string shown = (from ? "..." : "") + line.slice(from, to).str() +
+                        (to < line.size() ? "..." : "");
+    unsigned shift = from ? from - 3 : 0;
+    std::vector<std::pair<unsigned, unsigned>> shownRanges;
+    for (auto [a, b] : diag.getRanges()) {
+      unsigned lo = std::max(a, from), hi = std::min(b, to);
+      if (lo < hi)
+        shownRanges.push_back({lo - shift, hi - shift});
+    }
+    llvm::SMDiagnostic clipped(sm, diag.getLoc(), diag.getFilename(),
+                               diag.getLineNo(), static_cast<int>(col - shift),
+                               diag.getKind(), diag.getMessage(), shown,
+                               shownRanges);
+    // The column in the "file:line:col:" prefix stays the real one.
+    std::string prefix;
+    llvm::raw_string_ostream p(prefix);
+    diag.print(nullptr, p, false, /*ShowKindLabel=*/true);
+    p.flush();
+    llvm::StringRef firstLine = llvm::StringRef(prefix).split('\n').first;
+    if (showColors)
+      os.changeColor(llvm::raw_ostream::SAVEDCOLOR, true);
+    os << firstLine << '\n';
+    if (showColors)
+      os.resetColor();
+    std::string rest;
+    llvm::raw_string_ostream r(rest);
+    clipped.print(nullptr, r, false);
+    r.flush();
+    os << llvm::StringRef(rest).split('\n').second;
     return;
   }
   // No location: "FILE: error: message", coloured as SourceMgr would.

@@ -61,9 +61,12 @@ class DiagnosticEngine {
 public:
   using Handler = std::function<void(const Diagnostic &)>;
 
-  /// errorLimit 0 means no limit.
-  explicit DiagnosticEngine(Handler handler, unsigned errorLimit = 20)
-      : handler(std::move(handler)), errorLimit(errorLimit) {}
+  /// errorLimit 0 means no limit; foldWarnings false shows every warning
+  /// (for engines that only collect, and pass diagnostics on).
+  explicit DiagnosticEngine(Handler handler, unsigned errorLimit = 20,
+                            bool foldWarnings = true)
+      : handler(std::move(handler)), errorLimit(errorLimit),
+        foldWarnings(foldWarnings) {}
 
   InFlightDiagnostic error(llvm::SMRange range, const llvm::Twine &msg) {
     return {*this, {Severity::Error, range, msg.str(), {}}};
@@ -80,12 +83,22 @@ public:
   /// True once the error limit has been reached: stop looking for more.
   bool shouldStop() const { return stopped; }
 
+  /// Reports how many warnings were folded (see kMaxWarningsOfAKind). Call
+  /// once, after the last diagnostic.
+  void finish();
+
+  /// Warnings of one kind (their text up to the first quote) beyond this
+  /// many are counted, not shown.
+  static constexpr unsigned kMaxWarningsOfAKind = 10;
+
 private:
   Handler handler;
   unsigned errorLimit;
   unsigned numErrors = 0;
   unsigned numWarnings = 0;
   bool stopped = false;
+  bool foldWarnings;
+  std::vector<std::pair<std::string, unsigned>> warningKinds;
 };
 
 /// A range covering [start, start + length).

@@ -23,7 +23,8 @@ class Sema {
 public:
   Sema(const DeviceProfile &profile)
       : profile(profile),
-        diags([this](const Diagnostic &d) { buffer.push_back(d); }, 0) {}
+        diags([this](const Diagnostic &d) { buffer.push_back(d); }, 0,
+              /*foldWarnings=*/false) {}
 
   /// `quietIfEmpty`: earlier errors may explain an empty file.
   Program run(const ast::File &file, bool quietIfEmpty);
@@ -52,6 +53,16 @@ private:
   void reportUnknown(const ast::Name &name, const char *what,
                      const std::vector<Decl> &decls);
 
+  /// A name longer than kMaxNameLength is an error (true).
+  bool tooLong(const ast::Name &name) {
+    if (name.text.size() <= kMaxNameLength)
+      return false;
+    diags.error({name.range.Start, name.range.Start},
+                formatv("name is too long ({0} characters); the limit is {1}",
+                        name.text.size(), kMaxNameLength));
+    return true;
+  }
+
   const DeviceProfile &profile;
   std::vector<Diagnostic> buffer;
   DiagnosticEngine diags;
@@ -72,6 +83,8 @@ Program Sema::run(const ast::File &file, bool quietIfEmpty) {
   }
   llvm::StringMap<const ast::Pipeline *> names;
   for (const ast::Pipeline &p : file.pipelines) {
+    if (tooLong(p.name))
+      continue;
     if (!p.name.text.empty()) {
       auto [it, inserted] = names.try_emplace(p.name.text, &p);
       if (!inserted)
@@ -143,6 +156,8 @@ uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
 void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
                         llvm::StringMap<uint32_t> &index) {
   for (const ast::StreamDecl &s : p.streams) {
+    if (tooLong(s.name))
+      continue;
     auto [it, inserted] =
         index.try_emplace(s.name.text, static_cast<uint32_t>(out.streams.size()));
     if (!inserted) {
@@ -391,6 +406,15 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
   std::vector<size_t> declOf; // out.stages index -> p.stages index
   for (size_t i = 0; i < p.stages.size(); ++i) {
     const ast::StageDecl &s = p.stages[i];
+    if (tooLong(s.name)) {
+      redefined[i] = true; // checked, then dropped
+      continue;
+    }
+    if (s.deps.size() > kMaxDependencies)
+      diags.error(s.name.range,
+                  formatv("stage '{0}' has too many dependencies ({1}); the "
+                          "limit is {2}",
+                          s.name.text, s.deps.size(), kMaxDependencies));
     auto [it, inserted] = stages.try_emplace(
         s.name.text, static_cast<uint32_t>(out.stages.size()));
     if (!inserted) {

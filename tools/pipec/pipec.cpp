@@ -310,10 +310,15 @@ bool checkBuffer(Source &src, const DeviceProfile &profile) {
   ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
   if (diags.shouldStop())
     return false;
+  if (diags.hadError()) {
+    diags.finish();
+    return false;
+  }
   program::Program program = analyze(file, profile, diags);
   for (const program::Pipeline &p : program.pipelines)
     if (!diags.shouldStop())
       lintRedundantDependencies(p, StageGraph(p, issueOrder(p)), diags);
+  diags.finish();
   return !diags.hadError();
 }
 
@@ -382,9 +387,27 @@ struct Compiled {
   double parseSeconds = 0, checkSeconds = 0;
 };
 
+int compileFileImpl(StringRef path, const DeviceProfile &profile,
+                    const ScheduleOptions &options, bool stopAfterParse,
+                    Compiled &out, DiagnosticEngine *&diagsOut,
+                    std::unique_ptr<DiagnosticEngine> &diagsOwner,
+                    ast::File &file);
+
 /// Loads, parses, checks and schedules `path`. Returns an exit status:
 /// Success, or the status to exit with.
 int compileFile(StringRef path, const DeviceProfile &profile,
+                const ScheduleOptions &options, bool stopAfterParse,
+                Compiled &out, DiagnosticEngine *&diagsOut,
+                std::unique_ptr<DiagnosticEngine> &diagsOwner,
+                ast::File &file) {
+  int status = compileFileImpl(path, profile, options, stopAfterParse, out,
+                               diagsOut, diagsOwner, file);
+  if (diagsOwner)
+    diagsOwner->finish();
+  return status;
+}
+
+int compileFileImpl(StringRef path, const DeviceProfile &profile,
                 const ScheduleOptions &options, bool stopAfterParse,
                 Compiled &out, DiagnosticEngine *&diagsOut,
                 std::unique_ptr<DiagnosticEngine> &diagsOwner,

@@ -1,0 +1,72 @@
+//===- FrontendFuzzer.cpp - libFuzzer over the whole compile pipeline -----===//
+//
+// Parse, check, lint, plan both lowerings, emit every format, and run the
+// device model on small schedules. Any crash, sanitizer report, leak or
+// hang is a finding; diagnostics are the expected answer to bad input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/diag/Diagnostics.h"
+#include "compiler/emit/Emitters.h"
+#include "compiler/parse/Parser.h"
+#include "compiler/schedule/Lints.h"
+#include "compiler/schedule/Schedule.h"
+#include "compiler/schedule/StreamAssignment.h"
+#include "compiler/sema/Sema.h"
+#include "runtime/Backend.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstddef>
+#include <cstdint>
+
+using namespace pipec;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::SourceMgr sm;
+  unsigned id = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size), "fuzz.pipe"),
+      llvm::SMLoc());
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  DiagnosticEngine diags(printingHandler(sm, os, "fuzz.pipe", false), 20);
+  ast::File file = parseFile(sm, id, "fuzz.pipe", diags);
+  if (diags.hadError())
+    return 0;
+  ast::dump(file, sm, os);
+  DeviceProfile profile;
+  program::Program program = analyze(file, profile, diags);
+  for (const program::Pipeline &p : program.pipelines)
+    lintRedundantDependencies(p, StageGraph(p, issueOrder(p)), diags);
+  if (diags.hadError())
+    return 0;
+  for (const program::Pipeline &p : program.pipelines) {
+    // Keep each input fast: the limits are tested elsewhere.
+    if (uint64_t(p.stages.size()) * p.iterations > 20000)
+      continue;
+    for (LoweringChoice lowering :
+         {LoweringChoice::Streams, LoweringChoice::Graph, LoweringChoice::Auto}) {
+      ScheduleOptions options;
+      options.lowering = lowering;
+      options.maxStreams = 1 + size % 8;
+      Schedule s(p, profile, options);
+      const Schedule *one[] = {&s};
+      emitText(s, os);
+      emitJSON(one, "fuzz.pipe", os);
+      emitDot(s, os);
+      emitCuda(one, "fuzz.pipe", profile, os);
+      if (s.instances.size() <= 2000) {
+        auto backend = runtime::makeSimBackend(profile);
+        auto run = backend->run(s, s.lowering, runtime::RunOptions());
+        if (!run)
+          llvm::consumeError(run.takeError());
+        else if (run->violations)
+          __builtin_trap(); // the model never breaks a dependency
+      }
+    }
+  }
+  return 0;
+}
