@@ -179,10 +179,10 @@ private:
           j.value(int64_t(v));
       });
       j.attributeArray("edges", [&] {
-        for (auto [from, to] : s.graphEdges())
+        for (const auto &edge : s.graphEdges())
           j.array([&] {
-            j.value(int64_t(from));
-            j.value(int64_t(to));
+            j.value(int64_t(edge.first));
+            j.value(int64_t(edge.second));
           });
       });
       j.attributeArray("node_priorities", [&] {
