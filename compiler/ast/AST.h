@@ -107,6 +107,8 @@ struct File {
   std::string path;
   llvm::SMLoc start; ///< the first byte of the file
   std::vector<Pipeline> pipelines;
+  /// Every comment, in source order (for `pipec fmt`).
+  std::vector<llvm::SMRange> comments;
 };
 
 /// The indented dump behind `pipec compile --emit=ast`: one node per line,

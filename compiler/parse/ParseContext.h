@@ -63,6 +63,8 @@ public:
   DiagnosticEngine &diags;
   /// Where each syntax error was reported, to mark damaged pipelines.
   std::vector<const char *> syntaxErrors;
+  /// Every comment the lexer saw, in order.
+  std::vector<llvm::SMRange> comments;
 
 private:
   static constexpr size_t kInvalidIndex = static_cast<size_t>(-1);

@@ -269,7 +269,9 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned bufferId,
   empty.path = path.str();
   empty.start = ctx.locAt(0);
   try {
-    return FileDriver(ctx, tokens, parser).run(path.str());
+    ast::File file = FileDriver(ctx, tokens, parser).run(path.str());
+    file.comments = std::move(ctx.comments);
+    return file;
   } catch (StopParsing &) {
     return empty;
   } catch (std::exception &e) {

@@ -66,9 +66,11 @@ std::unique_ptr<antlr4::Token> FilteringTokenSource::nextToken() {
                         "unterminated /* comment");
         ctx.stopIfNeeded();
       }
+      ctx.comments.push_back(ctx.rangeOf(tok.get()));
       continue;
     }
     case PipeLexer::LINE_COMMENT:
+      ctx.comments.push_back(ctx.rangeOf(tok.get()));
       continue;
     default:
       return tok;

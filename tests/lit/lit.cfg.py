@@ -6,7 +6,7 @@ import lit.formats
 config.name = "pipec"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".pipe", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "check_emitted.py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "check_emitted.py", "same_schedule.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pipec_obj_root, "tests", "lit")
 

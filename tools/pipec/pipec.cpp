@@ -13,6 +13,7 @@
 #include "compiler/ast/AST.h"
 #include "compiler/diag/Diagnostics.h"
 #include "compiler/emit/Emitters.h"
+#include "compiler/format/Formatter.h"
 #include "compiler/parse/Parser.h"
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/schedule/Lints.h"
@@ -53,6 +54,7 @@ cl::SubCommand compileCmd("compile",
                           "Compile a .pipe file and emit its schedule");
 cl::SubCommand runCmd("run", "Run a .pipe file's schedule and time it, on a "
                              "GPU or on the device model");
+cl::SubCommand fmtCmd("fmt", "Print .pipe files in the canonical layout");
 cl::SubCommand calibrateCmd("calibrate",
                             "Measure the device model's parameters on the GPU "
                             "and write a profile");
@@ -148,6 +150,17 @@ cl::opt<unsigned> replays(
     cl::desc("compile: replays the cost model of --lower=auto assumes; run: "
              "replays to time (default 100)"),
     cl::init(100), cl::sub(compileCmd), cl::sub(runCmd), cl::cat(category));
+
+// pipec fmt
+cl::list<std::string> fmtInputs(cl::Positional, cl::OneOrMore,
+                                cl::desc("<file.pipe>... ('-' reads stdin)"),
+                                cl::sub(fmtCmd), cl::cat(category));
+cl::opt<bool> fmtInPlace("i", cl::desc("Rewrite the files in place"),
+                         cl::sub(fmtCmd), cl::cat(category));
+cl::opt<bool> fmtCheck(
+    "check",
+    cl::desc("Change nothing; exit 1 if a file is not in the canonical layout"),
+    cl::sub(fmtCmd), cl::cat(category));
 
 // pipec run
 cl::opt<std::string> runInput(cl::Positional, cl::Required,
@@ -539,6 +552,50 @@ std::unique_ptr<runtime::Backend> chooseBackend(const DeviceProfile &profile) {
   return runtime::makeSimBackend(profile);
 }
 
+int runFmt() {
+  if (fmtInPlace && fmtCheck) {
+    toolError("-i and --check do not go together");
+    return UsageError;
+  }
+  int status = Success;
+  for (const std::string &path : fmtInputs) {
+    if (fmtInPlace && path == "-") {
+      toolError("-i cannot rewrite standard input");
+      return UsageError;
+    }
+    Source src;
+    if (!load(path, src)) {
+      status = InputErrors;
+      continue;
+    }
+    DiagnosticEngine diags(
+        printingHandler(src.sm, errs(), src.name, useColor()), errorLimit);
+    ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
+    if (diags.hadError()) {
+      status = InputErrors;
+      continue;
+    }
+    StringRef original = src.sm.getMemoryBuffer(src.bufferId)->getBuffer();
+    std::string formatted = formatFile(file, original);
+    if (fmtCheck) {
+      if (formatted != original) {
+        errs() << src.name << ": not in the canonical layout (pipec fmt -i "
+               << "rewrites it)\n";
+        status = InputErrors;
+      }
+      continue;
+    }
+    if (fmtInPlace) {
+      if (formatted != original &&
+          !emitTo(path, [&](raw_ostream &os) { os << formatted; }))
+        status = UsageError;
+      continue;
+    }
+    outs() << formatted;
+  }
+  return status;
+}
+
 int runCalibrate() {
   DeviceProfile defaults;
   Expected<DeviceProfile> measured = runtime::calibrate(defaults, errs());
@@ -639,6 +696,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category, compileCmd);
   cl::HideUnrelatedOptions(category, runCmd);
   cl::HideUnrelatedOptions(category, calibrateCmd);
+  cl::HideUnrelatedOptions(category, fmtCmd);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
@@ -649,7 +707,9 @@ int main(int argc, char **argv) {
           "  pipec run FILE           run it and time it, on a GPU or on the\n"
           "                           device model (--lower=streams|graph|both)\n"
           "  pipec calibrate          measure the GPU, write a profile for "
-          "--profile\n",
+          "--profile\n"
+          "  pipec fmt FILE...        print FILEs in the canonical layout "
+          "(-i, --check)\n",
           &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
     return UsageError;
   applyColorChoice();
@@ -662,6 +722,8 @@ int main(int argc, char **argv) {
     return runRun();
   if (calibrateCmd)
     return runCalibrate();
+  if (fmtCmd)
+    return runFmt();
   if (!strayArgs.empty())
     toolError("unknown command '" + strayArgs.front() +
               "'; see 'pipec --help'");

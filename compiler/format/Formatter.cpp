@@ -1,0 +1,267 @@
+//===- Formatter.cpp ------------------------------------------------------===//
+
+#include "compiler/format/Formatter.h"
+
+#include <algorithm>
+
+using namespace pipec;
+
+namespace {
+
+/// One line of output inside a pipeline, before alignment.
+struct Line {
+  enum Kind { Setting, Stream, Stage, Comment, Blank } kind;
+  std::vector<std::string> columns; ///< Stream/Stage: the aligned columns
+  std::string text;                 ///< Setting, Comment: the whole line
+  std::string trailing;             ///< a comment after the item, same line
+};
+
+class Formatter {
+public:
+  Formatter(const ast::File &file, llvm::StringRef source)
+      : file(file), source(source) {}
+
+  std::string run() {
+    size_t cursor = 0; // the end of what is written, in the source
+    for (size_t i = 0; i < file.pipelines.size(); ++i) {
+      const ast::Pipeline &p = file.pipelines[i];
+      const size_t start = offset(p.range.Start);
+      if (i > 0)
+        out += '\n'; // one blank line between pipelines
+      // Comments before the pipeline, at the top level.
+      bool wrote = false;
+      for (; nextComment < file.comments.size() &&
+             offset(file.comments[nextComment].Start) < start;
+           ++nextComment) {
+        size_t at = offset(file.comments[nextComment].Start);
+        if (wrote && blankBetween(cursor, at))
+          out += '\n';
+        out += commentText(nextComment) + '\n';
+        cursor = offset(file.comments[nextComment].End);
+        wrote = true;
+      }
+      if (wrote && blankBetween(cursor, start))
+        out += '\n';
+      pipeline(p);
+      cursor = offset(p.range.End);
+    }
+    // Comments after the last pipeline.
+    for (; nextComment < file.comments.size(); ++nextComment) {
+      size_t at = offset(file.comments[nextComment].Start);
+      if (!out.empty() && blankBetween(cursor, at))
+        out += '\n';
+      out += commentText(nextComment) + '\n';
+      cursor = offset(file.comments[nextComment].End);
+    }
+    return out;
+  }
+
+private:
+  size_t offset(llvm::SMLoc loc) const {
+    return static_cast<size_t>(loc.getPointer() - source.data());
+  }
+
+  /// Whether the source between two offsets holds an empty line.
+  bool blankBetween(size_t from, size_t to) const {
+    if (to <= from)
+      return false;
+    llvm::StringRef gap = source.slice(from, to);
+    size_t newlines = gap.count('\n');
+    return newlines >= 2;
+  }
+
+  /// Whether offsets a and b are on one line of the source.
+  bool sameLine(size_t a, size_t b) const {
+    if (b < a)
+      std::swap(a, b);
+    return source.slice(a, b).find('\n') == llvm::StringRef::npos;
+  }
+
+  std::string commentText(size_t i) const {
+    const llvm::SMRange &r = file.comments[i];
+    std::string text = source.slice(offset(r.Start), offset(r.End)).str();
+    // Line comments lose trailing spaces (and a CR of a CRLF file).
+    if (llvm::StringRef(text).startswith("//"))
+      text = llvm::StringRef(text).rtrim(" \t\r\f\v").str();
+    return text;
+  }
+
+  /// Each item's text, by kind.
+  static std::vector<std::string> streamColumns(const ast::StreamDecl &s) {
+    std::string priority;
+    switch (s.priority.kind) {
+    case ast::PriorityKind::Default:
+      break;
+    case ast::PriorityKind::High:
+      priority = "priority high";
+      break;
+    case ast::PriorityKind::Normal:
+      priority = "priority normal";
+      break;
+    case ast::PriorityKind::Low:
+      priority = "priority low";
+      break;
+    case ast::PriorityKind::Raw:
+      priority = "priority " + std::to_string(s.priority.raw);
+      break;
+    }
+    return {s.name.text, priority};
+  }
+
+  static std::vector<std::string> stageColumns(const ast::StageDecl &s) {
+    std::string on = s.stream ? "on " + s.stream->text : "";
+    std::string work = spelling(s.kind);
+    if (s.kind == StageKind::Copy)
+      work += std::string(" ") + spelling(s.direction);
+    work += " " + s.amount.number + s.amount.unit;
+    std::string attrs;
+    for (const ast::Attr &a : s.attrs) {
+      attrs += attrs.empty() ? "[" : ", ";
+      attrs += a.name.text;
+      if (a.value)
+        attrs += "=" + std::to_string(a.value->value);
+    }
+    if (!attrs.empty())
+      attrs += "]";
+    std::string deps;
+    for (const ast::Dep &d : s.deps) {
+      deps += deps.empty() ? "depends_on(" : ", ";
+      deps += d.stage.text + (d.qualifier ? d.qualifier->text : "");
+    }
+    if (!deps.empty())
+      deps += ")";
+    return {s.name.text, on, work, attrs, deps};
+  }
+
+  void pipeline(const ast::Pipeline &p) {
+    out += "pipeline " + p.name.text + " {\n";
+    // Items in source order.
+    struct Item {
+      size_t start, end;
+      Line line;
+    };
+    std::vector<Item> items;
+    for (const ast::Setting &s : p.settings)
+      items.push_back({offset(s.range.Start), offset(s.range.End),
+                       {Line::Setting, {}, "iterations " +
+                                               std::to_string(s.iterations.value) + ";", ""}});
+    for (const ast::StreamDecl &s : p.streams)
+      items.push_back({offset(s.range.Start), offset(s.range.End),
+                       {Line::Stream, streamColumns(s), "", ""}});
+    for (const ast::StageDecl &s : p.stages)
+      items.push_back({offset(s.range.Start), offset(s.range.End),
+                       {Line::Stage, stageColumns(s), "", ""}});
+    std::sort(items.begin(), items.end(),
+              [](const Item &a, const Item &b) { return a.start < b.start; });
+
+    std::vector<Line> lines;
+    size_t cursor = offset(p.range.Start); // after the "{" line, roughly
+    size_t bodyStart = cursor;
+    const size_t end = offset(p.range.End);
+    auto comment = [&](size_t i) {
+      lines.push_back({Line::Comment, {}, commentText(i), ""});
+    };
+    for (const Item &item : items) {
+      // Comments before this item (and any inside it, moved before it).
+      for (; nextComment < file.comments.size() &&
+             offset(file.comments[nextComment].Start) < item.end;
+           ++nextComment) {
+        size_t at = offset(file.comments[nextComment].Start);
+        if (!lines.empty() && lines.back().kind != Line::Blank &&
+            blankBetween(cursor, at))
+          lines.push_back({Line::Blank, {}, "", ""});
+        // A comment right after the previous item, on its line, trails it.
+        if (!lines.empty() && cursor != bodyStart &&
+            lines.back().kind != Line::Comment && lines.back().kind != Line::Blank &&
+            lines.back().trailing.empty() && sameLine(cursor, at) &&
+            at >= cursor) {
+          lines.back().trailing = commentText(nextComment);
+        } else {
+          comment(nextComment);
+        }
+        cursor = offset(file.comments[nextComment].End);
+      }
+      if (!lines.empty() && lines.back().kind != Line::Blank &&
+          blankBetween(cursor, item.start))
+        lines.push_back({Line::Blank, {}, "", ""});
+      lines.push_back(item.line);
+      cursor = item.end;
+    }
+    // Comments after the last item, inside the pipeline.
+    for (; nextComment < file.comments.size() &&
+           offset(file.comments[nextComment].Start) < end;
+         ++nextComment) {
+      size_t at = offset(file.comments[nextComment].Start);
+      if (!lines.empty() && lines.back().kind != Line::Comment &&
+          lines.back().kind != Line::Blank && lines.back().trailing.empty() &&
+          sameLine(cursor, at) && cursor != bodyStart) {
+        lines.back().trailing = commentText(nextComment);
+      } else {
+        if (!lines.empty() && lines.back().kind != Line::Blank &&
+            blankBetween(cursor, at))
+          lines.push_back({Line::Blank, {}, "", ""});
+        comment(nextComment);
+      }
+      cursor = offset(file.comments[nextComment].End);
+    }
+    while (!lines.empty() && lines.back().kind == Line::Blank)
+      lines.pop_back();
+    writeAligned(lines);
+    out += "}\n";
+  }
+
+  /// Writes lines, aligning the columns of each run of consecutive streams
+  /// or stages.
+  void writeAligned(const std::vector<Line> &lines) {
+    for (size_t i = 0; i < lines.size();) {
+      const Line &line = lines[i];
+      if (line.kind != Line::Stream && line.kind != Line::Stage) {
+        if (line.kind != Line::Blank)
+          out += "  " + line.text;
+        if (!line.trailing.empty())
+          out += " " + line.trailing;
+        out += '\n';
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < lines.size() && lines[j].kind == line.kind)
+        ++j;
+      std::vector<size_t> width(line.columns.size(), 0);
+      for (size_t k = i; k < j; ++k)
+        for (size_t c = 0; c < width.size(); ++c)
+          width[c] = std::max(width[c], lines[k].columns[c].size());
+      for (size_t k = i; k < j; ++k) {
+        std::string text = line.kind == Line::Stream ? "stream" : "stage";
+        const std::vector<std::string> &cols = lines[k].columns;
+        std::string pending; // padding, written only if more follows
+        for (size_t c = 0; c < cols.size(); ++c) {
+          if (width[c] == 0)
+            continue; // a column no line of the run uses
+          if (!cols[c].empty()) {
+            text += pending + " " + cols[c];
+            pending = std::string(width[c] - cols[c].size(), ' ');
+          } else {
+            pending += std::string(width[c] + 1, ' ');
+          }
+        }
+        out += "  " + text + ";";
+        if (!lines[k].trailing.empty())
+          out += " " + lines[k].trailing;
+        out += '\n';
+      }
+      i = j;
+    }
+  }
+
+  const ast::File &file;
+  llvm::StringRef source;
+  std::string out;
+  size_t nextComment = 0;
+};
+
+} // namespace
+
+std::string pipec::formatFile(const ast::File &file, llvm::StringRef source) {
+  return Formatter(file, source).run();
+}
