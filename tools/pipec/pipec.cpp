@@ -21,6 +21,7 @@
 #include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
 #include "runtime/Backend.h"
+#include "runtime/advise/Advisor.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/report/Reports.h"
 
@@ -54,6 +55,8 @@ cl::SubCommand compileCmd("compile",
                           "Compile a .pipe file and emit its schedule");
 cl::SubCommand runCmd("run", "Run a .pipe file's schedule and time it, on a "
                              "GPU or on the device model");
+cl::SubCommand adviseCmd(
+    "advise", "Answer, with measured numbers, how to schedule a pipeline");
 cl::SubCommand fmtCmd("fmt", "Print .pipe files in the canonical layout");
 cl::SubCommand calibrateCmd("calibrate",
                             "Measure the device model's parameters on the GPU "
@@ -132,7 +135,7 @@ cl::opt<LoweringChoice> lowering(
 cl::opt<std::string> pipelineName(
     "pipeline", cl::desc("Only the pipeline of this name"),
     cl::value_desc("name"), cl::sub(compileCmd), cl::sub(runCmd),
-    cl::cat(category));
+    cl::sub(adviseCmd), cl::cat(category));
 
 cl::opt<unsigned> maxStreams(
     "max-streams",
@@ -149,7 +152,8 @@ cl::opt<unsigned> replays(
     "replays",
     cl::desc("compile: replays the cost model of --lower=auto assumes; run: "
              "replays to time (default 100)"),
-    cl::init(100), cl::sub(compileCmd), cl::sub(runCmd), cl::cat(category));
+    cl::init(100), cl::sub(compileCmd), cl::sub(runCmd), cl::sub(adviseCmd),
+    cl::cat(category));
 
 // pipec fmt
 cl::list<std::string> fmtInputs(cl::Positional, cl::OneOrMore,
@@ -162,10 +166,11 @@ cl::opt<bool> fmtCheck(
     cl::desc("Change nothing; exit 1 if a file is not in the canonical layout"),
     cl::sub(fmtCmd), cl::cat(category));
 
-// pipec run
+// pipec run, pipec advise
 cl::opt<std::string> runInput(cl::Positional, cl::Required,
                               cl::desc("<file.pipe> ('-' reads stdin)"),
-                              cl::sub(runCmd), cl::cat(category));
+                              cl::sub(runCmd), cl::sub(adviseCmd),
+                              cl::cat(category));
 
 enum class BackendChoice { Auto, Sim, Cuda };
 cl::opt<BackendChoice> backendChoice(
@@ -174,7 +179,8 @@ cl::opt<BackendChoice> backendChoice(
                           "the GPU when one answers, else the device model"),
                clEnumValN(BackendChoice::Sim, "sim", "the device model"),
                clEnumValN(BackendChoice::Cuda, "cuda", "the GPU")),
-    cl::init(BackendChoice::Auto), cl::sub(runCmd), cl::cat(category));
+    cl::init(BackendChoice::Auto), cl::sub(runCmd), cl::sub(adviseCmd),
+    cl::cat(category));
 
 enum class RunLowering { Streams, Graph, Both };
 cl::opt<RunLowering> runLowering(
@@ -203,12 +209,13 @@ cl::opt<bool> ignorePriorities(
 cl::opt<std::string> outputPath("o", cl::desc("Write the output to <path>"),
                                 cl::value_desc("path"), cl::init("-"),
                                 cl::sub(compileCmd), cl::sub(runCmd),
-                                cl::sub(calibrateCmd), cl::cat(category));
+                                cl::sub(calibrateCmd), cl::sub(adviseCmd),
+                                cl::cat(category));
 
 cl::opt<std::string> profilePath(
     "profile", cl::desc("Device profile (JSON) instead of the built-in one"),
     cl::value_desc("file"), cl::sub(checkCmd), cl::sub(compileCmd),
-    cl::sub(runCmd), cl::cat(category));
+    cl::sub(runCmd), cl::sub(adviseCmd), cl::cat(category));
 
 // Catches `pipec frobnicate` to say it is no command.
 cl::list<std::string> strayArgs(cl::Positional, cl::ZeroOrMore, cl::Hidden,
@@ -596,6 +603,41 @@ int runFmt() {
   return status;
 }
 
+int runAdvise() {
+  if (replays < 1) {
+    toolError("--replays must be at least 1");
+    return UsageError;
+  }
+  DeviceProfile profile;
+  if (!loadProfile(profile))
+    return UsageError;
+  Compiled c;
+  DiagnosticEngine *diags = nullptr;
+  std::unique_ptr<DiagnosticEngine> owner;
+  ast::File file;
+  if (int status = compileFile(runInput, profile, ScheduleOptions(), false, c,
+                               diags, owner, file))
+    return status;
+  std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
+  if (!backend)
+    return RunFailed;
+  std::string text;
+  raw_string_ostream os(text);
+  for (size_t i = 0; i < c.views.size(); ++i) {
+    if (i)
+      os << '\n';
+    if (Error err = runtime::advise(c.views[i]->pipeline, profile, *backend,
+                                    replays, os)) {
+      toolError("advise failed: " + toString(std::move(err)));
+      return RunFailed;
+    }
+  }
+  os.flush();
+  return emitTo(outputPath, [&](raw_ostream &out) { out << text; })
+             ? Success
+             : UsageError;
+}
+
 int runCalibrate() {
   DeviceProfile defaults;
   Expected<DeviceProfile> measured = runtime::calibrate(defaults, errs());
@@ -697,6 +739,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category, runCmd);
   cl::HideUnrelatedOptions(category, calibrateCmd);
   cl::HideUnrelatedOptions(category, fmtCmd);
+  cl::HideUnrelatedOptions(category, adviseCmd);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
@@ -709,7 +752,9 @@ int main(int argc, char **argv) {
           "  pipec calibrate          measure the GPU, write a profile for "
           "--profile\n"
           "  pipec fmt FILE...        print FILEs in the canonical layout "
-          "(-i, --check)\n",
+          "(-i, --check)\n"
+          "  pipec advise FILE        how to schedule it, with measured "
+          "numbers\n",
           &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
     return UsageError;
   applyColorChoice();
@@ -724,6 +769,8 @@ int main(int argc, char **argv) {
     return runCalibrate();
   if (fmtCmd)
     return runFmt();
+  if (adviseCmd)
+    return runAdvise();
   if (!strayArgs.empty())
     toolError("unknown command '" + strayArgs.front() +
               "'; see 'pipec --help'");
