@@ -17,6 +17,8 @@ config.environment["PATH"] = path
 import sys
 config.substitutions.append(("%python", sys.executable))
 import shutil
+if shutil.which("bash"):
+    config.available_features.add("bash")
 if shutil.which("ldd"):
     config.available_features.add("ldd")
 if shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):

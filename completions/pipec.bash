@@ -1,0 +1,46 @@
+# Bash completion for pipec. Load it with
+#   source completions/pipec.bash
+# (or copy it to /etc/bash_completion.d/pipec).
+
+_pipec() {
+  local cur prev words cword
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  prev="${COMP_WORDS[COMP_CWORD-1]}"
+  local commands="check compile run advise fmt calibrate"
+  local common="--color=auto --color=always --color=never --error-limit= --help"
+
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+    return
+  fi
+
+  local options
+  case "${COMP_WORDS[1]}" in
+  check) options="$common --profile= --split-input-file" ;;
+  compile) options="$common --emit=text --emit=json --emit=dot --emit=cuda --emit=ast
+                    --lower=streams --lower=graph --lower=auto --pipeline= --max-streams=
+                    --replays= --profile= --stats -o" ;;
+  run) options="$common --backend=auto --backend=sim --backend=cuda --lower=streams
+                --lower=graph --lower=both --replays= --json --trace= --timeline
+                --ignore-priorities --pipeline= --max-streams= --profile= --stats -o" ;;
+  advise) options="$common --backend=auto --backend=sim --backend=cuda --replays=
+                   --pipeline= --profile= -o" ;;
+  fmt) options="$common -i --check" ;;
+  calibrate) options="$common -o" ;;
+  *) return ;;
+  esac
+
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$options" -- "$cur"))
+    # Options ending in '=' take a value: no space after them.
+    [[ ${#COMPREPLY[@]} -eq 1 && "${COMPREPLY[0]}" == *= ]] && compopt -o nospace
+    return
+  fi
+  # Files: .pipe sources, and any file after -o or a --profile/--trace.
+  if [[ "$prev" == "-o" ]]; then
+    COMPREPLY=($(compgen -f -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -X '!*.pipe' -- "$cur") $(compgen -d -- "$cur"))
+  fi
+}
+complete -F _pipec pipec
