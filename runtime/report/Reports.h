@@ -5,6 +5,7 @@
 #include "runtime/Backend.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace llvm {
 class raw_ostream;
@@ -24,6 +25,11 @@ void writeRunJSON(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
 /// Chrome trace-event JSON: one process per pipeline and lowering, one
 /// thread per stream (and one for the host's calls).
 void writeTrace(llvm::ArrayRef<LoweringRun> runs, llvm::raw_ostream &os);
+
+/// One self-contained HTML page (no network): the DAG, an SVG timeline per
+/// lowering with the waits as arrows, and the timing table.
+void writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
+               llvm::StringRef source, llvm::raw_ostream &os);
 
 /// A Gantt chart of the streams, drawn in `width` columns of text.
 void printTimeline(const LoweringRun &run, llvm::raw_ostream &os,

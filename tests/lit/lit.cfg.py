@@ -17,6 +17,8 @@ config.environment["PATH"] = path
 import sys
 config.substitutions.append(("%python", sys.executable))
 import shutil
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
 if shutil.which("bash"):
     config.available_features.add("bash")
 if shutil.which("ldd"):

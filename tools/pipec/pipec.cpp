@@ -197,6 +197,11 @@ cl::opt<std::string> tracePath(
     "trace", cl::desc("Write a Chrome trace (Perfetto, chrome://tracing)"),
     cl::value_desc("path"), cl::sub(runCmd), cl::cat(category));
 
+cl::opt<std::string> htmlPath(
+    "html", cl::desc("Write a self-contained HTML report: the DAG, timelines, "
+                     "timings"),
+    cl::value_desc("path"), cl::sub(runCmd), cl::cat(category));
+
 cl::opt<bool> showTimeline("timeline",
                            cl::desc("Draw the streams' timeline in text"),
                            cl::sub(runCmd), cl::cat(category));
@@ -705,6 +710,11 @@ int runRun() {
 
   if (!tracePath.empty() &&
       !emitTo(tracePath, [&](raw_ostream &os) { runtime::writeTrace(runs, os); }))
+    return UsageError;
+  if (!htmlPath.empty() &&
+      !emitTo(htmlPath, [&](raw_ostream &os) {
+        runtime::writeHtml(runs, *backend, c.src.name, os);
+      }))
     return UsageError;
   bool written = emitTo(outputPath, [&](raw_ostream &os) {
     if (runJSON) {

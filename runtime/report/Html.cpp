@@ -1,0 +1,187 @@
+//===- Html.cpp - One self-contained HTML report of a run -----------------===//
+//
+// No network, no script: the DAG, a timeline per lowering (streams as lanes,
+// event waits as arrows) and the timing table are SVG and HTML written here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/report/Reports.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace pipec;
+using namespace pipec::runtime;
+using llvm::formatv;
+
+namespace {
+
+std::string escape(llvm::StringRef text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '&': out += "&amp;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+const char *kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+                         "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"};
+
+const char *colorOf(StageKind kind) {
+  return kind == StageKind::Kernel ? kColors[0]
+         : kind == StageKind::Copy ? kColors[1]
+                                   : kColors[2];
+}
+
+/// The DAG: instances in columns by depth, edges of the reduction.
+void dag(const Schedule &s, llvm::raw_ostream &os) {
+  const size_t n = s.instances.size();
+  if (n > 400) {
+    os << formatv("<p class=\"note\">The graph has {0} nodes: too many to "
+                  "draw.</p>\n", n);
+    return;
+  }
+  std::vector<uint32_t> depth(n, 0), row(n, 0);
+  std::map<uint32_t, uint32_t> perDepth;
+  for (uint32_t v = 0; v < n; ++v) {
+    for (uint32_t u : s.reduction.kept.row(v))
+      depth[v] = std::max(depth[v], depth[u] + 1);
+    row[v] = perDepth[depth[v]]++;
+  }
+  uint32_t columns = 0, rows = 0;
+  for (auto [d, count] : perDepth) {
+    columns = std::max(columns, d + 1);
+    rows = std::max(rows, count);
+  }
+  const int w = 130, h = 44;
+  auto x = [&](uint32_t v) { return 10 + int(depth[v]) * w; };
+  auto y = [&](uint32_t v) { return 10 + int(row[v]) * h; };
+  os << formatv("<svg class=\"dag\" width=\"{0}\" height=\"{1}\" "
+                "xmlns=\"http://www.w3.org/2000/svg\">\n",
+                20 + columns * w, 20 + rows * h);
+  for (uint32_t v = 0; v < n; ++v)
+    for (uint32_t u : s.reduction.kept.row(v)) {
+      bool cross = s.streamOf(u) != s.streamOf(v);
+      os << formatv("<line class=\"edge{0}\" x1=\"{1}\" y1=\"{2}\" x2=\"{3}\" "
+                    "y2=\"{4}\"/>\n",
+                    cross ? " cross" : "", x(u) + 100, y(u) + 15, x(v), y(v) + 15);
+    }
+  for (uint32_t v = 0; v < n; ++v)
+    os << formatv("<g class=\"node\"><rect x=\"{0}\" y=\"{1}\" width=\"100\" "
+                  "height=\"30\" rx=\"5\" fill=\"{2}\"/><text x=\"{3}\" "
+                  "y=\"{4}\">{5}</text><title>{5} on {6}</title></g>\n",
+                  x(v), y(v), colorOf(s.instances.stage(v).kind), x(v) + 6,
+                  y(v) + 19, escape(s.instances.name(v)),
+                  escape(s.stream(s.streamOf(v)).name));
+  os << "</svg>\n";
+}
+
+/// A timeline: one lane per stream, one box per stage, waits as arrows.
+void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
+  const Schedule &s = *r.schedule;
+  const size_t streams = s.streamPlan.streams.size();
+  const int lane = 30, left = 110, width = 900;
+  const double span = std::max(r.makespanUs, 1e-9);
+  auto px = [&](double us) {
+    return left + (us - r.firstStartUs) / span * width;
+  };
+  os << formatv("<svg class=\"timeline\" data-lowering=\"{0}\" width=\"{1}\" "
+                "height=\"{2}\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+                spelling(r.lowering), left + width + 20, streams * lane + 40);
+  os << "<defs><marker id=\"arrow\" markerWidth=\"8\" markerHeight=\"8\" "
+        "refX=\"7\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" "
+        "fill=\"#c00\"/></marker></defs>\n";
+  for (uint32_t st = 0; st < streams; ++st)
+    os << formatv("<text class=\"lane\" x=\"4\" y=\"{0}\">{1}</text>"
+                  "<line class=\"lane\" x1=\"{2}\" y1=\"{3}\" x2=\"{4}\" "
+                  "y2=\"{3}\"/>\n",
+                  st * lane + 20, escape(s.stream(st).name), left,
+                  st * lane + 28, left + width);
+  for (uint32_t v = 0; v < r.start.size(); ++v) {
+    uint32_t st = s.streamOf(v);
+    double x0 = px(r.start[v]), x1 = std::max(px(r.end[v]), x0 + 1);
+    os << formatv("<rect class=\"stage\" x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" "
+                  "height=\"20\" fill=\"{3}\"><title>{4}: {5:f1} to {6:f1} "
+                  "us</title></rect>\n",
+                  x0, st * lane + 6, x1 - x0,
+                  colorOf(s.instances.stage(v).kind),
+                  escape(s.instances.name(v)), r.start[v] - r.firstStartUs,
+                  r.end[v] - r.firstStartUs);
+  }
+  // Cross-stream edges of the reduction: event waits (or graph edges).
+  for (uint32_t v = 0; v < r.start.size(); ++v)
+    for (uint32_t u : s.reduction.kept.row(v))
+      if (s.streamOf(u) != s.streamOf(v))
+        os << formatv("<line class=\"wait\" x1=\"{0:f1}\" y1=\"{1}\" "
+                      "x2=\"{2:f1}\" y2=\"{3}\" marker-end=\"url(#arrow)\"/>\n",
+                      px(r.end[u]), s.streamOf(u) * lane + 16, px(r.start[v]),
+                      s.streamOf(v) * lane + 16);
+  os << formatv("<text x=\"{0}\" y=\"{1}\">0</text><text x=\"{2}\" y=\"{1}\" "
+                "text-anchor=\"end\">{3:f1} us</text>\n",
+                left, streams * lane + 30, left + width, r.makespanUs);
+  os << "</svg>\n";
+}
+
+} // namespace
+
+void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
+                        llvm::StringRef source, llvm::raw_ostream &os) {
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+     << "<title>pipec run: " << escape(source) << "</title>\n"
+     << "<style>\n"
+        "body { font-family: sans-serif; margin: 2em; color: #222; }\n"
+        "table { border-collapse: collapse; margin: 1em 0; }\n"
+        "th, td { border: 1px solid #ccc; padding: 4px 10px; text-align: right; }\n"
+        "th:first-child, td:first-child { text-align: left; }\n"
+        "svg text { font-size: 12px; fill: #fff; }\n"
+        "svg text.lane, svg.timeline text { fill: #222; }\n"
+        "line.edge { stroke: #999; stroke-width: 1.5; }\n"
+        "line.edge.cross, line.wait { stroke: #c00; stroke-width: 1.5; }\n"
+        "line.lane { stroke: #ddd; }\n"
+        ".violations { color: #c00; font-weight: bold; }\n"
+        ".note { color: #666; }\n"
+        "</style>\n</head>\n<body>\n";
+  os << "<h1>pipec run: " << escape(source) << "</h1>\n";
+  os << "<p>Backend <b>" << backend.name() << "</b>, on "
+     << escape(backend.device()) << ".</p>\n";
+  os << "<table id=\"timings\">\n<tr><th>pipeline</th><th>lowering</th>"
+        "<th>makespan µs</th><th>replay median µs</th><th>p95 µs</th>"
+        "<th>host submit µs</th><th>capture µs</th><th>instantiate µs</th>"
+        "<th>lower bound µs</th><th>violations</th></tr>\n";
+  for (const LoweringRun &r : runs)
+    os << formatv("<tr><td>{0}</td><td>{1}</td><td>{2:f1}</td><td>{3:f1}</td>"
+                  "<td>{4:f1}</td><td>{5:f1}</td><td>{6:f1}</td><td>{7:f1}</td>"
+                  "<td>{8:f1}</td><td{9}>{10}</td></tr>\n",
+                  escape(r.schedule->pipeline.name), spelling(r.lowering),
+                  r.makespanUs, r.timings.replayMedian, r.timings.replayP95,
+                  r.timings.submitMedian, r.timings.capture,
+                  r.timings.instantiate, r.schedule->analysis.lowerBoundUs,
+                  r.violations ? " class=\"violations\"" : "", r.violations);
+  os << "</table>\n";
+  const Schedule *shown = nullptr;
+  for (const LoweringRun &r : runs) {
+    if (r.schedule != shown) {
+      shown = r.schedule;
+      os << "<section class=\"pipeline\">\n<h2>pipeline '"
+         << escape(shown->pipeline.name) << "'</h2>\n"
+         << "<h3>Dependency graph (transitive reduction; cross-stream edges "
+            "in red)</h3>\n";
+      dag(*shown, os);
+    }
+    os << "<h3>Timeline, lowered to " << spelling(r.lowering)
+       << " (red arrows: waits)</h3>\n";
+    timeline(r, os);
+    if (&r == &runs.back() || runs[&r - runs.data() + 1].schedule != shown)
+      os << "</section>\n";
+  }
+  os << "</body>\n</html>\n";
+}

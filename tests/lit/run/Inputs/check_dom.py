@@ -1,0 +1,44 @@
+"""Counts what a rendered report's DOM holds (html.parser, no dependencies)."""
+import sys
+from html.parser import HTMLParser
+
+
+class Counter(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows = 0
+        self.nodes = 0
+        self.timelines = []
+        self.stages = []
+        self.waits = []
+        self.in_table = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table" and a.get("id") == "timings":
+            self.in_table = True
+        elif tag == "tr" and self.in_table:
+            self.rows += 1
+        elif tag == "g" and a.get("class") == "node":
+            self.nodes += 1
+        elif tag == "svg" and a.get("class") == "timeline":
+            self.timelines.append(a.get("data-lowering"))
+            self.stages.append(0)
+            self.waits.append(0)
+        elif tag == "rect" and a.get("class") == "stage":
+            self.stages[-1] += 1
+        elif tag == "line" and a.get("class") == "wait":
+            self.waits[-1] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.in_table = False
+
+
+c = Counter()
+c.feed(open(sys.argv[1]).read())
+print("timing rows:", c.rows - 1)  # less the header
+print("dag nodes:", c.nodes)
+print("timelines:", " ".join(c.timelines))
+print("stage boxes per timeline:", " ".join(map(str, c.stages)))
+print("wait arrows per timeline:", " ".join(map(str, c.waits)))
