@@ -51,8 +51,19 @@ public:
       startStreams();
     else
       startGraph();
-    while (!events.empty()) {
-      double now = events.top().time;
+    // Host calls reach the device in order, at known times: they are taken
+    // from submitAt directly rather than through the event heap. At equal
+    // times they come first, as events posted earliest would.
+    while (!events.empty() || nextSubmit < submitAt.size()) {
+      double now = events.empty() ? submitAt[nextSubmit] : events.top().time;
+      if (nextSubmit < submitAt.size())
+        now = std::min(now, submitAt[nextSubmit]);
+      for (; nextSubmit < submitAt.size() && submitAt[nextSubmit] == now;
+           ++nextSubmit) {
+        ++out.simulatedEvents;
+        queues[queueOf(ops()[nextSubmit].stream)].push_back(
+            static_cast<uint32_t>(nextSubmit));
+      }
       while (!events.empty() && events.top().time == now) {
         Event e = events.top();
         events.pop();
@@ -112,6 +123,7 @@ private:
     boundRecord.assign(list.size(), kNone);
     recordDoneAt.assign(list.size(), -1);
     out.host.reserve(list.size());
+    submitAt.reserve(list.size());
     double host = 0;
     for (uint32_t i = 0; i < list.size(); ++i) {
       const Op &op = list[i];
@@ -128,7 +140,7 @@ private:
                                                   : "wait",
                           op.instance});
       host += cost;
-      post(host, Event::Submit, i);
+      submitAt.push_back(host);
     }
     out.submitUs = host;
   }
@@ -283,7 +295,8 @@ private:
   bool pumpBlocks(double now) {
     bool progress = false;
     // Most urgent first (lower CUDA priority value), then oldest.
-    std::vector<Resident *> order;
+    std::vector<Resident *> &order = byUrgency;
+    order.clear();
     for (Resident &r : resident)
       if (r.pending)
         order.push_back(&r);
@@ -379,6 +392,8 @@ private:
   uint64_t seq = 0;
 
   // Streams.
+  std::vector<double> submitAt; ///< when each host call reaches the device
+  size_t nextSubmit = 0;
   std::vector<std::deque<uint32_t>> queues; ///< op indices per hardware queue
   std::vector<double> queueWake;
   std::vector<uint8_t> streamBusy;
@@ -399,6 +414,7 @@ private:
   // Device.
   std::vector<uint32_t> freeThreads, freeBlocks;
   std::vector<Resident> resident;
+  std::vector<Resident *> byUrgency; ///< reused by pumpBlocks
   uint64_t residentOrder = 0;
   std::deque<uint32_t> copyQueues[3];
   uint8_t engineBusy[3] = {0, 0, 0};
