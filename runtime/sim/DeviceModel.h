@@ -21,6 +21,7 @@
 
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/schedule/Schedule.h"
+#include "runtime/Backend.h"
 
 #include <vector>
 
@@ -35,14 +36,9 @@ struct ReplayTrace {
   std::vector<double> start, end; ///< per instance, microseconds
   double submitUs = 0;            ///< host time spent issuing the replay
   double doneUs = 0;              ///< when the last stage ended
-  /// Host calls as [start, end) spans with a label index into Op kinds
-  /// (stream lowering) or one span for the graph launch.
-  struct HostSpan {
-    double start, end;
-    const char *what;
-    uint32_t instance; ///< UINT32_MAX when none
-  };
-  std::vector<HostSpan> host;
+  /// Host calls as [start, end) spans: one per call of the stream lowering,
+  /// or the graph launch.
+  std::vector<runtime::HostCall> host;
   uint64_t simulatedEvents = 0;
 };
 

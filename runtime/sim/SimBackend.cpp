@@ -32,9 +32,7 @@ public:
     r.replays = options.replays;
     r.start = std::move(trace.start);
     r.end = std::move(trace.end);
-    r.host.reserve(trace.host.size());
-    for (const sim::ReplayTrace::HostSpan &h : trace.host)
-      r.host.push_back({h.start, h.end, h.what, h.instance});
+    r.host = std::move(trace.host);
     r.simulatedEvents = trace.simulatedEvents;
     summarise(r);
 
