@@ -103,15 +103,19 @@ void pipec::planEvents(Schedule &s) {
   constexpr uint32_t kNone = UINT32_MAX;
   // The last consumer that waits for each producer.
   std::vector<uint32_t> lastWaiter(n, kNone);
+  size_t waits = 0, producers = 0;
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : kept.row(v))
-      if (s.streamOf(u) != s.streamOf(v))
+      if (s.streamOf(u) != s.streamOf(v)) {
+        producers += lastWaiter[u] == kNone;
         lastWaiter[u] = v;
+        ++waits;
+      }
 
   std::vector<uint32_t> eventOf(n, kNone);
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;
   s.ops.clear();
-  s.ops.reserve(n + 2 * kept.edges() / 3 + 16);
+  s.ops.reserve(n + waits + producers); // exactly: launches, waits, records
   for (uint32_t v = 0; v < n; ++v) {
     const uint32_t stream = s.streamOf(v);
     for (uint32_t u : kept.row(v)) {
