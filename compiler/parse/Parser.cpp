@@ -13,6 +13,7 @@
 #include "compiler/parse/SourceText.h"
 #include "compiler/parse/SyntaxErrors.h"
 #include "compiler/parse/TokenSource.h"
+#include "compiler/parse/Tokens.h"
 
 #include "PipeLexer.h"
 #include "PipeParser.h"
@@ -124,39 +125,18 @@ private:
     }
   }
 
-  static bool isName(size_t t) {
-    switch (t) {
-    case PipeParser::IDENT:
-    case PipeParser::KERNEL:
-    case PipeParser::COPY:
-    case PipeParser::HOST:
-    case PipeParser::H2D:
-    case PipeParser::D2H:
-    case PipeParser::D2D:
-    case PipeParser::HIGH:
-    case PipeParser::NORMAL:
-    case PipeParser::LOW:
-      return true;
-    default:
-      return false;
-    }
-  }
-
   /// pipeline : PIPELINE name LBRACE item* RBRACE ;
   ast::Pipeline pipeline() {
     ast::Pipeline p;
     const size_t errorsBefore = ctx.syntaxErrors.size();
     antlr4::Token *keyword = tokens.LT(1);
     tokens.consume();
-    if (isName(type(1))) {
+    if (isNameToken(type(1))) {
       p.name = {tokens.LT(1)->getText(), ctx.rangeOf(tokens.LT(1))};
       tokens.consume();
     } else {
       std::string what = "expected pipeline name";
-      if (type(1) == PipeParser::STREAM || type(1) == PipeParser::STAGE ||
-          type(1) == PipeParser::PIPELINE || type(1) == PipeParser::ON ||
-          type(1) == PipeParser::DEPENDS_ON || type(1) == PipeParser::PRIORITY ||
-          type(1) == PipeParser::ITERATIONS)
+      if (isReservedWord(type(1)))
         error(tokens.LT(1), what + " after 'pipeline'; '" +
                                 tokens.LT(1)->getText() + "' is a reserved word");
       else

@@ -2,6 +2,8 @@
 
 #include "compiler/parse/SyntaxErrors.h"
 
+#include "compiler/parse/Tokens.h"
+
 #include "PipeParser.h"
 
 #include <algorithm>
@@ -15,39 +17,6 @@ using antlr4::ParserRuleContext;
 using antlr4::Token;
 
 namespace {
-
-bool isNameToken(size_t type) {
-  switch (type) {
-  case PipeParser::IDENT:
-  case PipeParser::KERNEL:
-  case PipeParser::COPY:
-  case PipeParser::HOST:
-  case PipeParser::H2D:
-  case PipeParser::D2H:
-  case PipeParser::D2D:
-  case PipeParser::HIGH:
-  case PipeParser::NORMAL:
-  case PipeParser::LOW:
-    return true;
-  default:
-    return false;
-  }
-}
-
-bool isReservedWord(size_t type) {
-  switch (type) {
-  case PipeParser::PIPELINE:
-  case PipeParser::STREAM:
-  case PipeParser::STAGE:
-  case PipeParser::ON:
-  case PipeParser::DEPENDS_ON:
-  case PipeParser::PRIORITY:
-  case PipeParser::ITERATIONS:
-    return true;
-  default:
-    return false;
-  }
-}
 
 /// Walks up from the rule that failed to the innermost rule that is not
 /// `name` or `amount`, which say nothing of their role by themselves.

@@ -406,6 +406,8 @@ void printStats(const std::vector<const Schedule *> &schedules, double parse,
 /// What compile and run share: the file, checked and scheduled.
 struct Compiled {
   Source src;
+  std::unique_ptr<DiagnosticEngine> diags;
+  ast::File file;
   program::Program program;
   std::vector<std::unique_ptr<Schedule>> schedules;
   std::vector<const Schedule *> views;
@@ -414,45 +416,37 @@ struct Compiled {
 
 int compileFileImpl(StringRef path, const DeviceProfile &profile,
                     const ScheduleOptions &options, bool stopAfterParse,
-                    Compiled &out, DiagnosticEngine *&diagsOut,
-                    std::unique_ptr<DiagnosticEngine> &diagsOwner,
-                    ast::File &file);
+                    Compiled &out);
 
 /// Loads, parses, checks and schedules `path`. Returns an exit status:
 /// Success, or the status to exit with.
 int compileFile(StringRef path, const DeviceProfile &profile,
                 const ScheduleOptions &options, bool stopAfterParse,
-                Compiled &out, DiagnosticEngine *&diagsOut,
-                std::unique_ptr<DiagnosticEngine> &diagsOwner,
-                ast::File &file) {
-  int status = compileFileImpl(path, profile, options, stopAfterParse, out,
-                               diagsOut, diagsOwner, file);
-  if (diagsOwner)
-    diagsOwner->finish();
+                Compiled &out) {
+  int status = compileFileImpl(path, profile, options, stopAfterParse, out);
+  if (out.diags)
+    out.diags->finish();
   return status;
 }
 
 int compileFileImpl(StringRef path, const DeviceProfile &profile,
-                const ScheduleOptions &options, bool stopAfterParse,
-                Compiled &out, DiagnosticEngine *&diagsOut,
-                std::unique_ptr<DiagnosticEngine> &diagsOwner,
-                ast::File &file) {
+                    const ScheduleOptions &options, bool stopAfterParse,
+                    Compiled &out) {
   auto clock = std::chrono::steady_clock::now();
   if (!load(path, out.src))
     return InputErrors;
-  diagsOwner = std::make_unique<DiagnosticEngine>(
+  out.diags = std::make_unique<DiagnosticEngine>(
       printingHandler(out.src.sm, errs(), out.src.name, useColor()),
       errorLimit);
-  DiagnosticEngine &diags = *diagsOwner;
-  diagsOut = &diags;
-  file = parseFile(out.src.sm, out.src.bufferId, out.src.name, diags);
+  DiagnosticEngine &diags = *out.diags;
+  out.file = parseFile(out.src.sm, out.src.bufferId, out.src.name, diags);
   out.parseSeconds = secondsSince(clock);
   if (diags.hadError())
     return InputErrors;
   if (stopAfterParse)
     return Success;
 
-  out.program = analyze(file, profile, diags);
+  out.program = analyze(out.file, profile, diags);
   std::vector<std::unique_ptr<StageGraph>> graphs;
   for (const program::Pipeline &p : out.program.pipelines) {
     graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
@@ -492,28 +486,31 @@ bool emitTo(StringRef path, const std::function<void(raw_ostream &)> &write) {
   return true;
 }
 
-int runCompile() {
+/// What compile, run and advise check first: their counts, and the profile.
+/// Returns Success or the status to exit with.
+int prepare(DeviceProfile &profile) {
   if (maxStreams < 1 || replays < 1) {
     toolError("--max-streams and --replays must be at least 1");
     return UsageError;
   }
+  return loadProfile(profile) ? Success : UsageError;
+}
+
+int runCompile() {
   DeviceProfile profile;
-  if (!loadProfile(profile))
-    return UsageError;
+  if (int status = prepare(profile))
+    return status;
   ScheduleOptions options;
   options.lowering = lowering;
   options.maxStreams = maxStreams;
   options.replays = replays;
   Compiled c;
-  DiagnosticEngine *diags = nullptr;
-  std::unique_ptr<DiagnosticEngine> owner;
-  ast::File file;
-  if (int status = compileFile(compileInput, profile, options,
-                               emit == Emit::AST, c, diags, owner, file))
+  if (int status =
+          compileFile(compileInput, profile, options, emit == Emit::AST, c))
     return status;
   if (emit == Emit::AST)
     return emitTo(outputPath,
-                  [&](raw_ostream &os) { ast::dump(file, c.src.sm, os); })
+                  [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })
                ? Success
                : UsageError;
 
@@ -609,19 +606,11 @@ int runFmt() {
 }
 
 int runAdvise() {
-  if (replays < 1) {
-    toolError("--replays must be at least 1");
-    return UsageError;
-  }
   DeviceProfile profile;
-  if (!loadProfile(profile))
-    return UsageError;
+  if (int status = prepare(profile))
+    return status;
   Compiled c;
-  DiagnosticEngine *diags = nullptr;
-  std::unique_ptr<DiagnosticEngine> owner;
-  ast::File file;
-  if (int status = compileFile(runInput, profile, ScheduleOptions(), false, c,
-                               diags, owner, file))
+  if (int status = compileFile(runInput, profile, ScheduleOptions(), false, c))
     return status;
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
   if (!backend)
@@ -658,24 +647,16 @@ int runCalibrate() {
 }
 
 int runRun() {
-  if (maxStreams < 1 || replays < 1) {
-    toolError("--max-streams and --replays must be at least 1");
-    return UsageError;
-  }
   DeviceProfile profile;
-  if (!loadProfile(profile))
-    return UsageError;
+  if (int status = prepare(profile))
+    return status;
   // The stream lowering's host calls are what capture records, so the
   // schedule is always planned as streams; each lowering then runs from it.
   ScheduleOptions options;
   options.maxStreams = maxStreams;
   options.replays = replays;
   Compiled c;
-  DiagnosticEngine *diags = nullptr;
-  std::unique_ptr<DiagnosticEngine> owner;
-  ast::File file;
-  if (int status = compileFile(runInput, profile, options, false, c, diags,
-                               owner, file))
+  if (int status = compileFile(runInput, profile, options, false, c))
     return status;
 
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
