@@ -263,20 +263,26 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error runStreams(const Schedule &s, Resources &res,
-                         const RunOptions &options, LoweringRun &r) {
+  /// Replays `options.replays` times after one untimed first launch (which
+  /// warms up, or uploads a graph): `launch` issues a replay, `finish` waits
+  /// for it. The last replay's stamps make the timeline.
+  template <typename Launch, typename Finish>
+  llvm::Error timeReplays(const Schedule &s, Resources &res,
+                          const RunOptions &options, LoweringRun &r,
+                          Launch launch, Finish finish) {
     std::vector<double> replay, submit;
-    for (unsigned i = 0; i <= options.replays; ++i) { // the first warms up
+    for (unsigned i = 0; i <= options.replays; ++i) {
       if (llvm::Error e = resetStamps(s, res))
         return e;
       unsigned long long timer = 0;
       PIPEC_CUDA_TRY(readGlobalTimer(&timer), "reading %globaltimer");
       Clock::time_point atTimer = Clock::now();
       Clock::time_point start = Clock::now();
-      if (llvm::Error e = issue(s, res))
+      if (llvm::Error e = launch())
         return e;
       double issued = microsSince(start);
-      PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "the replay");
+      if (llvm::Error e = finish())
+        return e;
       double done = microsSince(start);
       if (i == 0) {
         r.timings.firstLaunch = done;
@@ -284,13 +290,26 @@ private:
       }
       replay.push_back(done);
       submit.push_back(issued);
-      if (i == options.replays)
+      if (i == options.replays) {
+        if (r.lowering == Lowering::Graph)
+          r.host.push_back({0, issued, "graph launch", UINT32_MAX});
         if (llvm::Error e = readStamps(s, res, timer, atTimer, start, r))
           return e;
+      }
     }
     std::tie(r.timings.replayMedian, r.timings.replayP95) = medianAndP95(replay);
     r.timings.submitMedian = medianAndP95(submit).first;
     return llvm::Error::success();
+  }
+
+  llvm::Error runStreams(const Schedule &s, Resources &res,
+                         const RunOptions &options, LoweringRun &r) {
+    return timeReplays(
+        s, res, options, r, [&] { return issue(s, res); },
+        [&]() -> llvm::Error {
+          PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "the replay");
+          return llvm::Error::success();
+        });
   }
 
   /// The graph by stream capture of the stream lowering.
@@ -501,33 +520,17 @@ private:
                    "the explicit graph");
     r.explicitInstantiateUs = microsSince(t);
 
-    std::vector<double> replay, submit;
-    for (unsigned i = 0; i <= options.replays; ++i) { // the first uploads
-      if (llvm::Error e = resetStamps(s, res))
-        return e;
-      unsigned long long timer = 0;
-      PIPEC_CUDA_TRY(readGlobalTimer(&timer), "reading %globaltimer");
-      Clock::time_point atTimer = Clock::now();
-      Clock::time_point start = Clock::now();
-      PIPEC_CUDA_TRY(cudaGraphLaunch(exec.get(), res.setup.get()), "cudaGraphLaunch");
-      double issued = microsSince(start);
-      PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "the replay");
-      double done = microsSince(start);
-      if (i == 0) {
-        r.timings.firstLaunch = done;
-        continue;
-      }
-      replay.push_back(done);
-      submit.push_back(issued);
-      if (i == options.replays) {
-        r.host.push_back({0, issued, "graph launch", UINT32_MAX});
-        if (llvm::Error e = readStamps(s, res, timer, atTimer, start, r))
-          return e;
-      }
-    }
-    std::tie(r.timings.replayMedian, r.timings.replayP95) = medianAndP95(replay);
-    r.timings.submitMedian = medianAndP95(submit).first;
-    return llvm::Error::success();
+    return timeReplays(
+        s, res, options, r,
+        [&]() -> llvm::Error {
+          PIPEC_CUDA_TRY(cudaGraphLaunch(exec.get(), res.setup.get()),
+                         "cudaGraphLaunch");
+          return llvm::Error::success();
+        },
+        [&]() -> llvm::Error {
+          PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "the replay");
+          return llvm::Error::success();
+        });
   }
 
   DeviceProfile profile;
