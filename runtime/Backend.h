@@ -23,6 +23,7 @@ namespace pipec::runtime {
 struct RunOptions {
   unsigned replays = 100;
   bool priorities = true; ///< false: every stream at one priority
+  bool recordHost = true; ///< keep the host's calls (for traces and reports)
 };
 
 /// SCHEDULE.md's `timings_us`.

@@ -122,7 +122,8 @@ private:
     std::vector<uint32_t> latestRecord(s.eventObjects, kNone);
     boundRecord.assign(list.size(), kNone);
     recordDoneAt.assign(list.size(), -1);
-    out.host.reserve(list.size());
+    if (options.recordHost)
+      out.host.reserve(list.size());
     submitAt.reserve(list.size());
     double host = 0;
     for (uint32_t i = 0; i < list.size(); ++i) {
@@ -134,11 +135,12 @@ private:
         latestRecord[op.event] = i;
       if (op.kind == Op::Wait)
         boundRecord[i] = latestRecord[op.event];
-      out.host.push_back({host, host + cost,
-                          op.kind == Op::Launch   ? "launch"
-                          : op.kind == Op::Record ? "record"
-                                                  : "wait",
-                          op.instance});
+      if (options.recordHost)
+        out.host.push_back({host, host + cost,
+                            op.kind == Op::Launch   ? "launch"
+                            : op.kind == Op::Record ? "record"
+                                                    : "wait",
+                            op.instance});
       host += cost;
       submitAt.push_back(host);
     }

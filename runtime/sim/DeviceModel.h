@@ -29,6 +29,7 @@ namespace pipec::sim {
 
 struct ModelOptions {
   bool priorities = true; ///< false: every stream at the same priority
+  bool recordHost = true; ///< keep each host call's span (for traces)
 };
 
 /// One replay, from the host's first call at time 0.

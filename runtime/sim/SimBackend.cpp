@@ -24,6 +24,7 @@ public:
                                   const RunOptions &options) override {
     sim::ModelOptions model;
     model.priorities = options.priorities;
+    model.recordHost = options.recordHost;
     sim::ReplayTrace trace = sim::simulate(s, lowering, profile, model);
 
     LoweringRun r;

@@ -665,6 +665,7 @@ int runRun() {
   runtime::RunOptions runOptions;
   runOptions.replays = replays;
   runOptions.priorities = !ignorePriorities;
+  runOptions.recordHost = !tracePath.empty() || !htmlPath.empty();
   std::vector<Lowering> lowerings;
   if (runLowering != RunLowering::Graph)
     lowerings.push_back(Lowering::Streams);
