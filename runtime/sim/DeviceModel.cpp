@@ -17,7 +17,7 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 struct Event {
   double time;
   uint64_t seq;
-  enum Kind : uint8_t { Submit, BlockDone, ItemDone, HostReady, Wake } kind;
+  enum Kind : uint8_t { BlockDone, ItemDone, HostReady, Wake } kind;
   uint32_t a, b; ///< meaning depends on kind
 
   bool operator>(const Event &o) const {
@@ -85,9 +85,6 @@ private:
 
   void handle(const Event &e, double now) {
     switch (e.kind) {
-    case Event::Submit:
-      queues[queueOf(ops()[e.a].stream)].push_back(e.a);
-      break;
     case Event::BlockDone:
       blockDone(e.a, e.b, now);
       break;
