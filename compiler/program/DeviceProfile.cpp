@@ -5,10 +5,50 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 
 using namespace pipec;
+
+namespace {
+/// Every numeric key of a profile, read and written from this one list.
+struct NumberKey {
+  const char *key;
+  double DeviceProfile::*field;
+  double min, max;
+};
+struct CountKey {
+  const char *key;
+  unsigned DeviceProfile::*field;
+  double min, max;
+};
+const NumberKey kNumberKeys[] = {
+    {"h2d_GBps", &DeviceProfile::h2dGBps, 1e-3, 1e6},
+    {"d2h_GBps", &DeviceProfile::d2hGBps, 1e-3, 1e6},
+    {"d2d_GBps", &DeviceProfile::d2dGBps, 1e-3, 1e6},
+    {"launch_us", &DeviceProfile::launchUs, 0, 1e6},
+    {"record_us", &DeviceProfile::recordUs, 0, 1e6},
+    {"wait_us", &DeviceProfile::waitUs, 0, 1e6},
+    {"graph_launch_us", &DeviceProfile::graphLaunchUs, 0, 1e6},
+    {"graph_node_us", &DeviceProfile::graphNodeUs, 0, 1e6},
+    {"upload_node_us", &DeviceProfile::uploadNodeUs, 0, 1e6},
+    {"instantiate_node_us", &DeviceProfile::instantiateNodeUs, 0, 1e6},
+    {"node_update_us", &DeviceProfile::nodeUpdateUs, 0, 1e6},
+    {"stream_gap_us", &DeviceProfile::streamGapUs, 0, 1e6},
+    {"graph_gap_us", &DeviceProfile::graphGapUs, 0, 1e6},
+    {"wait_latency_us", &DeviceProfile::waitLatencyUs, 0, 1e6},
+    {"host_func_latency_us", &DeviceProfile::hostFuncLatencyUs, 0, 1e6},
+    {"copy_latency_us", &DeviceProfile::copyLatencyUs, 0, 1e6},
+};
+const CountKey kCountKeys[] = {
+    {"sms", &DeviceProfile::sms, 1, 100000},
+    {"max_threads_per_sm", &DeviceProfile::maxThreadsPerSM, 1, 1 << 20},
+    {"max_blocks_per_sm", &DeviceProfile::maxBlocksPerSM, 1, 1 << 16},
+    {"max_resident_kernels", &DeviceProfile::maxResidentKernels, 1, 1 << 16},
+    {"hardware_queues", &DeviceProfile::hardwareQueues, 1, 1024},
+};
+} // namespace
 
 int DeviceProfile::priorityFor(program::PriorityClass cls) const {
   switch (cls) {
@@ -67,34 +107,15 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
   double least = p.priorityLeast, greatest = p.priorityGreatest;
   number("priority_least", least, -1000, 1000);
   number("priority_greatest", greatest, -1000, 1000);
-  number("h2d_GBps", p.h2dGBps, 1e-3, 1e6);
-  number("d2h_GBps", p.d2hGBps, 1e-3, 1e6);
-  number("d2d_GBps", p.d2dGBps, 1e-3, 1e6);
-  number("launch_us", p.launchUs, 0, 1e6);
-  number("record_us", p.recordUs, 0, 1e6);
-  number("wait_us", p.waitUs, 0, 1e6);
-  number("graph_launch_us", p.graphLaunchUs, 0, 1e6);
-  number("graph_node_us", p.graphNodeUs, 0, 1e6);
-  number("upload_node_us", p.uploadNodeUs, 0, 1e6);
-  number("instantiate_node_us", p.instantiateNodeUs, 0, 1e6);
-  number("node_update_us", p.nodeUpdateUs, 0, 1e6);
-  auto count = [&](llvm::StringRef key, unsigned &into, double min, double max) {
-    double value = into;
-    number(key, value, min, max);
+  for (const NumberKey &k : kNumberKeys)
+    number(k.key, p.*k.field, k.min, k.max);
+  for (const CountKey &k : kCountKeys) {
+    double value = p.*k.field;
+    number(k.key, value, k.min, k.max);
     if (problem.empty() && value != static_cast<unsigned>(value))
-      problem = llvm::formatv("profile key '{0}' must be a whole number", key);
-    into = static_cast<unsigned>(value);
-  };
-  count("sms", p.sms, 1, 100000);
-  count("max_threads_per_sm", p.maxThreadsPerSM, 1, 1 << 20);
-  count("max_blocks_per_sm", p.maxBlocksPerSM, 1, 1 << 16);
-  count("max_resident_kernels", p.maxResidentKernels, 1, 1 << 16);
-  count("hardware_queues", p.hardwareQueues, 1, 1024);
-  number("stream_gap_us", p.streamGapUs, 0, 1e6);
-  number("graph_gap_us", p.graphGapUs, 0, 1e6);
-  number("wait_latency_us", p.waitLatencyUs, 0, 1e6);
-  number("host_func_latency_us", p.hostFuncLatencyUs, 0, 1e6);
-  number("copy_latency_us", p.copyLatencyUs, 0, 1e6);
+      problem = llvm::formatv("profile key '{0}' must be a whole number", k.key);
+    p.*k.field = static_cast<unsigned>(value);
+  }
   if (problem.empty() && greatest > least)
     problem = "profile key 'priority_greatest' must be at most "
               "'priority_least'";
@@ -103,4 +124,18 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
   p.priorityLeast = static_cast<int>(least);
   p.priorityGreatest = static_cast<int>(greatest);
   return p;
+}
+
+void pipec::writeDeviceProfile(const DeviceProfile &p, llvm::raw_ostream &os) {
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attribute("name", p.name);
+    j.attribute("priority_least", p.priorityLeast);
+    j.attribute("priority_greatest", p.priorityGreatest);
+    for (const NumberKey &k : kNumberKeys)
+      j.attribute(k.key, p.*k.field);
+    for (const CountKey &k : kCountKeys)
+      j.attribute(k.key, int64_t(p.*k.field));
+  });
+  os << '\n';
 }

@@ -12,6 +12,10 @@
 
 #include "llvm/Support/Error.h"
 
+namespace llvm {
+class raw_ostream;
+}
+
 #include <string>
 
 namespace pipec {
@@ -60,6 +64,9 @@ struct DeviceProfile {
 
 /// Reads a profile from JSON text; keys that are absent keep their defaults.
 llvm::Expected<DeviceProfile> parseDeviceProfile(llvm::StringRef json);
+
+/// Writes every key of a profile as JSON that parseDeviceProfile reads back.
+void writeDeviceProfile(const DeviceProfile &profile, llvm::raw_ostream &os);
 
 } // namespace pipec
 

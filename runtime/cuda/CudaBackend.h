@@ -28,9 +28,6 @@ makeCudaBackend(const DeviceProfile &profile);
 llvm::Expected<DeviceProfile> calibrate(const DeviceProfile &defaults,
                                         llvm::raw_ostream &log);
 
-/// Writes a profile as JSON that parseDeviceProfile reads back.
-void writeProfile(const DeviceProfile &profile, llvm::raw_ostream &os);
-
 } // namespace pipec::runtime
 
 #endif // PIPEC_RUNTIME_CUDA_CUDABACKEND_H

@@ -640,7 +640,7 @@ int runCalibrate() {
     return RunFailed;
   }
   return emitTo(outputPath, [&](raw_ostream &os) {
-           runtime::writeProfile(*measured, os);
+           writeDeviceProfile(*measured, os);
          })
              ? Success
              : UsageError;
