@@ -11,6 +11,7 @@
 
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/schedule/Schedule.h"
+#include "runtime/timing/Timing.h"
 
 #include "llvm/Support/Error.h"
 
@@ -24,6 +25,8 @@ struct RunOptions {
   unsigned replays = 100;
   bool priorities = true; ///< false: every stream at one priority
   bool recordHost = true; ///< keep the host's calls (for traces and reports)
+  /// On a GPU: how the representative replay's timeline is measured.
+  TimingRequest timing = TimingRequest::Auto;
 };
 
 /// SCHEDULE.md's `timings_us`.
@@ -51,6 +54,10 @@ struct LoweringRun {
   double makespanUs = 0;   ///< last end - first start
   uint64_t violations = 0; ///< measured from start and end
   uint64_t simulatedEvents = 0;
+  /// How the timeline was measured; timingNote says why a GPU run fell back
+  /// from CUPTI to events (empty otherwise).
+  TimingMethod timing = TimingMethod::Model;
+  std::string timingNote;
   /// CUDA graph lowering: the explicit graph (exactly the schedule's edges)
   /// is built and instantiated too; replays run it.
   double explicitBuildUs = 0, explicitInstantiateUs = 0;

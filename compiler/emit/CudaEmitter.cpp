@@ -3,7 +3,7 @@
 // The program performs exactly the schedule: the stream lowering as
 // straight-line code, one CUDA call per host call of the schedule; the graph
 // lowering as one explicit graph with exactly the schedule's edges. It needs
-// nothing but the CUDA toolkit: `nvcc pipeline.cu -o pipeline`.
+// nothing but the CUDA toolkit: `nvcc -O2 -arch=sm_90 pipeline.cu -o pipeline`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +26,23 @@ std::string identifier(llvm::StringRef name) {
   std::string out = "pipeline_";
   for (char c : name)
     out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+/// `text` as it may stand in a `//` comment: control bytes (a newline would
+/// end the comment and let the rest be compiled) and backslashes (a final
+/// one would continue it) escaped as C does.
+std::string commentText(llvm::StringRef text) {
+  std::string out;
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (u < 0x20 || u == 0x7f)
+      out += llvm::formatv("\\x{0:x-2}", unsigned(u)).str();
+    else
+      out += c;
+  }
   return out;
 }
 
@@ -345,20 +362,8 @@ private:
                       stageId(k), st.blocks, st.threads, v, deps, preds.size(),
                       s.streamOf(v));
       } else if (st.kind == StageKind::Copy) {
-        int c = copyIndex[k];
-        const char *dst = st.direction == CopyDirection::H2D   ? "b.device"
-                          : st.direction == CopyDirection::D2H ? "b.host"
-                                                               : "b.device2";
-        const char *src = st.direction == CopyDirection::D2H ? "b.device"
-                          : st.direction == CopyDirection::H2D ? "b.host"
-                                                               : "b.device";
-        const char *kind = st.direction == CopyDirection::H2D ? "cudaMemcpyHostToDevice"
-                           : st.direction == CopyDirection::D2H
-                               ? "cudaMemcpyDeviceToHost"
-                               : "cudaMemcpyDeviceToDevice";
-        os << formatv("    CHECK(cudaGraphAddMemcpyNode1D(&node[{0}], graph, {1}, {2}, "
-                      "{3}[{4}], {5}[{4}], k{6}Bytes, {7}));\n",
-                      v, deps, preds.size(), dst, c, src, stageId(k), kind);
+        os << formatv("    CHECK(cudaGraphAddMemcpyNode1D(&node[{0}], graph, {1}, {2}, {3}));\n",
+                      v, deps, preds.size(), copyOperands(v));
       } else {
         os << formatv("    cudaHostNodeParams p{{};\n"
                       "    p.fn = hostSpin;\n"
@@ -369,6 +374,7 @@ private:
       os << "  }\n";
     }
     os << "}\n\n";
+    updateDynamic();
     os << formatv(R"(static void run(int replays) {{
   int least = 0, greatest = 0;
   CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -388,12 +394,14 @@ private:
   CHECK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority));
   double instantiated = microsSince(t);
   t = Clock::now();
+  updateDynamic(exec, node.data(), b);
   CHECK(cudaGraphLaunch(exec, stream));
   CHECK(cudaStreamSynchronize(stream));
   double first = microsSince(t);
   std::vector<double> replay, submit;
   for (int i = 0; i < replays; ++i) {{
     t = Clock::now();
+    updateDynamic(exec, node.data(), b);
     CHECK(cudaGraphLaunch(exec, stream));
     submit.push_back(microsSince(t));
     CHECK(cudaStreamSynchronize(stream));
@@ -416,6 +424,63 @@ private:
                   copies, s.pipeline.name);
   }
 
+  /// The parameters of every `dynamic` stage's node, set again before each
+  /// launch, as a program whose shapes change must.
+  void updateDynamic() {
+    os << "// Before each launch: the nodes of `dynamic` stages get their\n"
+          "// parameters again (a changing shape would be set here).\n";
+    os << "static void updateDynamic(cudaGraphExec_t exec, cudaGraphNode_t *node, "
+          "Buffers &b) {\n";
+    size_t updates = 0;
+    for (uint32_t v = 0; v < s.instances.size(); ++v) {
+      uint32_t k = s.instances.stageOf(v);
+      const program::Stage &st = s.pipeline.stages[k];
+      if (!st.dynamic)
+        continue;
+      ++updates;
+      os << formatv("  {{ // {0}\n", s.instances.name(v));
+      if (st.kind == StageKind::Kernel) {
+        os << formatv("    unsigned long long nanoseconds = k{0}Nanoseconds;\n"
+                      "    void *args[] = {{&nanoseconds};\n"
+                      "    cudaKernelNodeParams p{{};\n"
+                      "    p.func = reinterpret_cast<void *>(&spin);\n"
+                      "    p.gridDim = dim3({1});\n"
+                      "    p.blockDim = dim3({2});\n"
+                      "    p.kernelParams = args;\n"
+                      "    CHECK(cudaGraphExecKernelNodeSetParams(exec, node[{3}], &p));\n",
+                      stageId(k), st.blocks, st.threads, v);
+      } else if (st.kind == StageKind::Copy) {
+        os << formatv("    CHECK(cudaGraphExecMemcpyNodeSetParams1D(exec, node[{0}], {1}));\n",
+                      v, copyOperands(v));
+      } else {
+        os << formatv("    cudaHostNodeParams p{{};\n"
+                      "    p.fn = hostSpin;\n"
+                      "    p.userData = &k{0}Microseconds;\n"
+                      "    CHECK(cudaGraphExecHostNodeSetParams(exec, node[{1}], &p));\n",
+                      stageId(k), v);
+      }
+      os << "  }\n";
+    }
+    if (!updates)
+      os << "  (void)exec, (void)node, (void)b; // no dynamic stage\n";
+    os << "}\n\n";
+  }
+
+  /// dst, src, bytes, kind of instance v's copy, for the 1D memcpy calls.
+  std::string copyOperands(uint32_t v) const {
+    uint32_t k = s.instances.stageOf(v);
+    const program::Stage &st = s.pipeline.stages[k];
+    int c = copyIndex[k];
+    const char *dst = st.direction == CopyDirection::H2D   ? "b.device"
+                      : st.direction == CopyDirection::D2H ? "b.host"
+                                                           : "b.device2";
+    const char *src = st.direction == CopyDirection::H2D ? "b.host" : "b.device";
+    const char *kind = st.direction == CopyDirection::H2D   ? "cudaMemcpyHostToDevice"
+                       : st.direction == CopyDirection::D2H ? "cudaMemcpyDeviceToHost"
+                                                            : "cudaMemcpyDeviceToDevice";
+    return formatv("{0}[{1}], {2}[{1}], k{3}Bytes, {4}", dst, c, src, stageId(k), kind);
+  }
+
   const Schedule &s;
   const DeviceProfile &profile;
   llvm::raw_ostream &os;
@@ -429,7 +494,7 @@ private:
 void pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules,
                      llvm::StringRef source, const DeviceProfile &profile,
                      llvm::raw_ostream &os) {
-  os << "// Generated by pipec from " << source << ": ";
+  os << "// Generated by pipec from " << commentText(source) << ": ";
   for (size_t i = 0; i < schedules.size(); ++i)
     os << (i ? ", " : "") << "pipeline '" << schedules[i]->pipeline.name
        << "' (" << spelling(schedules[i]->lowering) << ")";
@@ -439,7 +504,9 @@ void pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules,
      << "// it. Stages are stand-ins: kernels spin for their time, copies move\n"
      << "// their bytes between pinned host and device memory, host stages spin.\n"
      << "//\n"
-     << "// Build: nvcc -O2 -o pipeline pipeline.cu\n"
+     << "// Build: nvcc -O2 -arch=sm_90 -o pipeline pipeline.cu   (H100/H200;\n"
+     << "//        -arch=native for the GPU of the building machine; without a\n"
+     << "//        target, CUDA 13 builds sm_75 code that the driver JIT-compiles)\n"
      << "// Run:   ./pipeline [replays]        (default 100)\n\n";
   os << kPrelude;
   for (const Schedule *s : schedules)

@@ -40,6 +40,7 @@ const NumberKey kNumberKeys[] = {
     {"wait_latency_us", &DeviceProfile::waitLatencyUs, 0, 1e6},
     {"host_func_latency_us", &DeviceProfile::hostFuncLatencyUs, 0, 1e6},
     {"copy_latency_us", &DeviceProfile::copyLatencyUs, 0, 1e6},
+    {"timer_resolution_ns", &DeviceProfile::timerResolutionNs, 0, 1e6},
 };
 const CountKey kCountKeys[] = {
     {"sms", &DeviceProfile::sms, 1, 100000},

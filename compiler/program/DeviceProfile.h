@@ -51,6 +51,9 @@ struct DeviceProfile {
   double waitLatencyUs = 1.0;       ///< a cross-stream wait resolving
   double hostFuncLatencyUs = 100;   ///< cudaLaunchHostFunc until it runs
   double copyLatencyUs = 1.0;       ///< a copy engine starting a transfer
+  /// The resolution of the device timer calibration read (%globaltimer),
+  /// nanoseconds; 0 where nothing was measured.
+  double timerResolutionNs = 0;
 
   /// Blocks of `threads` threads that fit on one SM at once.
   unsigned blocksPerSM(unsigned threads) const;

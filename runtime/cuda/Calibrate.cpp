@@ -1,12 +1,18 @@
 //===- Calibrate.cpp - Measuring the device model's parameters ------------===//
 //
-// Each measurement is small and repeated; the median is kept. Device-side
-// gaps come from %globaltimer stamps; host-side costs from the host clock.
+// Each parameter is measured as docs/device-model.md says the model uses it,
+// on a warmed-up GPU, repeated, the median kept. Device-side times come from
+// %globaltimer stamps (reset before every round), copy times from timing
+// events, host costs from the host clock; where a parameter spans the two
+// (graph launch to first node, a kernel's end to the host function after
+// it), the clocks are related first (CalibrationMath's clockOffset). The
+// arithmetic lives in runtime/calibrate/CalibrationMath, tested without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaBackend.h"
 
+#include "runtime/calibrate/CalibrationMath.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Kernels.h"
 #include "runtime/cuda/Owners.h"
@@ -15,23 +21,17 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <chrono>
 
 using namespace pipec;
 using namespace pipec::cuda;
+using namespace pipec::runtime::calibration;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double microsSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+double hostMicros() { return double(hostNanoseconds()) / 1000; }
 
-void CUDART_CB nothing(void *) {}
+/// A host function that reads the host clock into *userData (microseconds).
+void CUDART_CB readHostClock(void *out) { *static_cast<double *>(out) = hostMicros(); }
 
 struct Calibrator {
   Calibrator(const DeviceProfile &defaults, llvm::raw_ostream &log)
@@ -42,6 +42,7 @@ struct Calibrator {
   Stream a, b;
   DeviceMemory stampMemory;
   Stamp *stamps = nullptr;
+  ClockOffset offset;
   static constexpr int kStamps = 1024;
 
   llvm::Error setUp() {
@@ -70,82 +71,137 @@ struct Calibrator {
     return llvm::Error::success();
   }
 
-  llvm::Expected<std::vector<Stamp>> readStamps(int n) {
+  llvm::Error resetStamps(int n) {
+    PIPEC_CUDA_TRY(launchResetStamps(a.get(), stamps, n), "resetting stamps");
+    PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "resetting stamps");
+    return llvm::Error::success();
+  }
+
+  /// Stamps 0..n-1 as intervals in microseconds of the device clock.
+  llvm::Expected<std::vector<Interval>> readStamps(int n) {
     std::vector<Stamp> host(n);
     PIPEC_CUDA_TRY(cudaMemcpy(host.data(), stamps, sizeof(Stamp) * n,
                               cudaMemcpyDeviceToHost),
                    "stamps");
-    return host;
+    std::vector<Interval> out(n);
+    for (int i = 0; i < n; ++i)
+      out[i] = {double(host[i].start) / 1000, double(host[i].end) / 1000};
+    return out;
   }
 
   void report(const char *what, double value, const char *unit) {
-    log << llvm::formatv("  {0,-28} {1,10:f3} {2}\n", what, value, unit);
+    log << llvm::formatv("  {0,-34} {1,10:f3} {2}\n", what, value, unit);
   }
 
-  /// Host cost of launches, records and waits; the gap between kernels.
+  /// An idle H200 clocks down (345 MHz): a fifth of a second of work on
+  /// every SM brings the clocks up before anything is measured.
+  llvm::Error warmUp() {
+    PIPEC_CUDA_TRY(launchSpinStamped(dim3(p.sms * 4), dim3(256), a.get(), 200'000'000,
+                                     stamps),
+                   "warm-up");
+    PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "warm-up");
+    log << "  warmed up: 200 ms on every SM\n";
+    return llvm::Error::success();
+  }
+
+  /// %globaltimer's resolution, and its offset from the host clock.
+  llvm::Error clocks() {
+    constexpr unsigned n = 4096;
+    DeviceMemory readings;
+    PIPEC_CUDA_TRY(cudaMalloc(readings.out(), n * sizeof(unsigned long long)), "timer");
+    PIPEC_CUDA_TRY(launchTimerReadings(a.get(), static_cast<unsigned long long *>(
+                                                    readings.get()), n),
+                   "timer");
+    std::vector<uint64_t> host(n);
+    PIPEC_CUDA_TRY(cudaMemcpy(host.data(), readings.get(), n * sizeof(uint64_t),
+                              cudaMemcpyDeviceToHost),
+                   "timer");
+    p.timerResolutionNs = double(timerResolution(host));
+    std::vector<ClockSample> samples;
+    for (int i = 0; i < 50; ++i) {
+      unsigned long long device = 0;
+      double before = hostMicros();
+      PIPEC_CUDA_TRY(readGlobalTimer(&device), "reading %globaltimer");
+      double after = hostMicros();
+      samples.push_back({before, double(device) / 1000, after});
+    }
+    offset = clockOffset(samples);
+    report("device timer resolution", p.timerResolutionNs, "ns");
+    report("host/device clock uncertainty", offset.uncertainty, "us");
+    return llvm::Error::success();
+  }
+
+  /// Host cost of launches, records and waits; the gap between kernels of
+  /// one stream, from the previous one's end to the next one's start.
   llvm::Error streams() {
     constexpr int n = 256;
-    std::vector<double> launch, record, wait;
+    std::vector<double> launch, record, wait, gaps;
     Event event;
     PIPEC_CUDA_TRY(cudaEventCreateWithFlags(event.out(), cudaEventDisableTiming), "event");
     for (int round = 0; round < 5; ++round) {
+      if (llvm::Error e = resetStamps(n + 1))
+        return e;
       // A long kernel first, so that the launches below queue up behind it.
-      PIPEC_CUDA_TRY(launchSpin(dim3(1), dim3(32), a.get(), 2'000'000, stamps + n), "spin");
-      Clock::time_point t = Clock::now();
+      PIPEC_CUDA_TRY(launchSpinStamped(dim3(1), dim3(32), a.get(), 2'000'000, stamps + n),
+                     "spin");
+      double t = hostMicros();
       for (int i = 0; i < n; ++i)
-        PIPEC_CUDA_TRY(launchSpin(dim3(1), dim3(32), a.get(), 0, stamps + i), "spin");
-      launch.push_back(microsSince(t) / n);
-      t = Clock::now();
+        PIPEC_CUDA_TRY(launchSpinStamped(dim3(1), dim3(32), a.get(), 0, stamps + i), "spin");
+      launch.push_back((hostMicros() - t) / n);
+      t = hostMicros();
       for (int i = 0; i < n; ++i)
         PIPEC_CUDA_TRY(cudaEventRecord(event.get(), b.get()), "record");
-      record.push_back(microsSince(t) / n);
-      t = Clock::now();
+      record.push_back((hostMicros() - t) / n);
+      t = hostMicros();
       for (int i = 0; i < n; ++i)
         PIPEC_CUDA_TRY(cudaStreamWaitEvent(b.get(), event.get(), 0), "wait");
-      wait.push_back(microsSince(t) / n);
+      wait.push_back((hostMicros() - t) / n);
       PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "sync");
+      auto items = readStamps(n);
+      if (!items)
+        return items.takeError();
+      gaps.push_back(medianGapUs(*items));
     }
     p.launchUs = median(launch);
     p.recordUs = median(record);
     p.waitUs = median(wait);
-    auto host = readStamps(n);
-    if (!host)
-      return host.takeError();
-    std::vector<double> gaps;
-    for (int i = 1; i < n; ++i)
-      gaps.push_back((double((*host)[i].start) - double((*host)[i - 1].end)) / 1000);
-    p.streamGapUs = std::max(0.0, median(gaps));
+    p.streamGapUs = median(gaps);
     report("kernel launch (host)", p.launchUs, "us");
     report("event record (host)", p.recordUs, "us");
     report("stream wait (host)", p.waitUs, "us");
-    report("gap between kernels", p.streamGapUs, "us");
+    report("gap between kernels of a stream", p.streamGapUs, "us");
     return llvm::Error::success();
   }
 
-  /// A wait resolving across streams: A ends, B's next kernel starts.
+  /// A wait resolving across streams: A's kernel ends, B's next one starts.
   llvm::Error waitLatency() {
     Event event;
     PIPEC_CUDA_TRY(cudaEventCreateWithFlags(event.out(), cudaEventDisableTiming), "event");
     std::vector<double> latency;
     for (int round = 0; round < 20; ++round) {
-      PIPEC_CUDA_TRY(launchSpin(dim3(1), dim3(32), a.get(), 50'000, stamps + 0), "spin");
+      if (llvm::Error e = resetStamps(2))
+        return e;
+      PIPEC_CUDA_TRY(launchSpinStamped(dim3(1), dim3(32), a.get(), 50'000, stamps + 0),
+                     "spin");
       PIPEC_CUDA_TRY(cudaEventRecord(event.get(), a.get()), "record");
       PIPEC_CUDA_TRY(cudaStreamWaitEvent(b.get(), event.get(), 0), "wait");
-      PIPEC_CUDA_TRY(launchStampStart(b.get(), stamps + 1), "stamp");
+      PIPEC_CUDA_TRY(launchSpinStamped(dim3(1), dim3(32), b.get(), 0, stamps + 1), "spin");
       PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "sync");
-      auto host = readStamps(2);
-      if (!host)
-        return host.takeError();
-      latency.push_back((double((*host)[1].start) - double((*host)[0].end)) / 1000);
+      auto items = readStamps(2);
+      if (!items)
+        return items.takeError();
+      latency.push_back(medianGapUs(*items));
     }
-    p.waitLatencyUs = std::max(0.0, median(latency));
+    p.waitLatencyUs = median(latency);
     report("cross-stream wait latency", p.waitLatencyUs, "us");
     return llvm::Error::success();
   }
 
-  /// Straight-line graphs of 16 and 256 nodes: launch, per node, instantiate.
+  /// Straight-line graphs of 16 and 256 nodes: launch call to first node,
+  /// host cost per node, instantiation and first upload per node, the gap
+  /// between dependent nodes.
   llvm::Error graphs() {
-    std::vector<double> launchSmall, launchLarge, instantiate, gaps;
+    std::vector<double> callSmall, callLarge, toFirstNode, instantiate, upload, gaps;
     for (int nodes : {16, 256}) {
       Graph graph;
       PIPEC_CUDA_TRY(cudaGraphCreate(graph.out(), 0), "graph");
@@ -156,7 +212,7 @@ struct Calibrator {
         slots[i] = stamps + i;
         void *args[] = {&zero, &slots[i]};
         cudaKernelNodeParams params{};
-        params.func = const_cast<void *>(spinKernel());
+        params.func = const_cast<void *>(spinStampedKernel());
         params.gridDim = dim3(1);
         params.blockDim = dim3(32);
         params.kernelParams = args;
@@ -167,114 +223,126 @@ struct Calibrator {
         previous = node;
       }
       GraphExec exec;
-      Clock::time_point t = Clock::now();
+      double t = hostMicros();
       PIPEC_CUDA_TRY(cudaGraphInstantiate(exec.out(), graph.get(), 0), "instantiate");
-      if (nodes == 256)
-        instantiate.push_back(microsSince(t) / nodes);
+      instantiate.push_back((hostMicros() - t) / nodes);
+      t = hostMicros();
       PIPEC_CUDA_TRY(cudaGraphLaunch(exec.get(), a.get()), "launch");
       PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "sync");
+      double first = hostMicros() - t;
+      std::vector<double> replays, calls, firstStarts;
       for (int round = 0; round < 20; ++round) {
-        t = Clock::now();
+        if (llvm::Error e = resetStamps(nodes))
+          return e;
+        double call = hostMicros();
         PIPEC_CUDA_TRY(cudaGraphLaunch(exec.get(), a.get()), "launch");
-        double call = microsSince(t);
+        double returned = hostMicros();
         PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "sync");
-        (nodes == 16 ? launchSmall : launchLarge).push_back(call);
+        replays.push_back(hostMicros() - call);
+        (nodes == 16 ? callSmall : callLarge).push_back(returned - call);
+        auto items = readStamps(nodes);
+        if (!items)
+          return items.takeError();
+        calls.push_back(call);
+        firstStarts.push_back((*items)[0].start);
+        if (nodes == 256)
+          gaps.push_back(medianGapUs(*items));
       }
-      if (nodes == 256) {
-        auto host = readStamps(nodes);
-        if (!host)
-          return host.takeError();
-        for (int i = 1; i < nodes; ++i)
-          gaps.push_back((double((*host)[i].start) - double((*host)[i - 1].end)) / 1000);
-      }
+      if (nodes == 16)
+        toFirstNode.push_back(medianHostToDeviceUs(calls, firstStarts, offset));
+      upload.push_back(std::max(0.0, first - median(replays)) / nodes);
     }
-    double small = median(launchSmall), large = median(launchLarge);
+    double small = median(callSmall), large = median(callLarge);
     p.graphNodeUs = std::max(0.0, (large - small) / (256 - 16));
-    p.graphLaunchUs = std::max(0.0, small - 16 * p.graphNodeUs);
+    p.graphLaunchUs = median(toFirstNode);
     p.instantiateNodeUs = median(instantiate);
-    p.graphGapUs = std::max(0.0, median(gaps));
-    report("graph launch (host)", p.graphLaunchUs, "us");
-    report("graph launch per node", p.graphNodeUs, "us");
+    p.uploadNodeUs = median(upload);
+    p.graphGapUs = median(gaps);
+    report("graph launch call to first node", p.graphLaunchUs, "us");
+    report("graph launch per node (host)", p.graphNodeUs, "us");
     report("instantiate per node", p.instantiateNodeUs, "us");
+    report("first launch (upload) per node", p.uploadNodeUs, "us");
     report("gap between graph nodes", p.graphGapUs, "us");
     return llvm::Error::success();
   }
 
-  /// Pinned copy bandwidth per direction, alone and both at once.
+  /// Copy time against size, per direction, from timing events on one
+  /// stream: the intercept is the engine's latency, the slope its bandwidth.
   llvm::Error copies() {
-    constexpr size_t bytes = size_t(256) << 20;
+    constexpr size_t largest = size_t(256) << 20;
     DeviceMemory device, device2;
     PinnedMemory host, host2;
-    PIPEC_CUDA_TRY(cudaMalloc(device.out(), bytes), "copy buffers");
-    PIPEC_CUDA_TRY(cudaMalloc(device2.out(), bytes), "copy buffers");
-    PIPEC_CUDA_TRY(cudaMallocHost(host.out(), bytes), "copy buffers");
-    PIPEC_CUDA_TRY(cudaMallocHost(host2.out(), bytes), "copy buffers");
-    auto time = [&](auto issue) -> llvm::Expected<double> {
-      std::vector<double> t;
-      for (int round = 0; round < 5; ++round) {
-        Clock::time_point start = Clock::now();
-        if (llvm::Error e = issue())
-          return llvm::Error(std::move(e));
-        PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "copy");
-        t.push_back(microsSince(start));
+    PIPEC_CUDA_TRY(cudaMalloc(device.out(), largest), "copy buffers");
+    PIPEC_CUDA_TRY(cudaMalloc(device2.out(), largest), "copy buffers");
+    PIPEC_CUDA_TRY(cudaMallocHost(host.out(), largest), "copy buffers");
+    PIPEC_CUDA_TRY(cudaMallocHost(host2.out(), largest), "copy buffers");
+    Event begin, end;
+    PIPEC_CUDA_TRY(cudaEventCreate(begin.out()), "copy events");
+    PIPEC_CUDA_TRY(cudaEventCreate(end.out()), "copy events");
+    struct Direction {
+      const char *name;
+      void *dst, *src;
+      cudaMemcpyKind kind;
+      double *gbps;
+    } directions[] = {
+        {"h2d", device.get(), host.get(), cudaMemcpyHostToDevice, &p.h2dGBps},
+        {"d2h", host.get(), device.get(), cudaMemcpyDeviceToHost, &p.d2hGBps},
+        {"d2d", device2.get(), device.get(), cudaMemcpyDeviceToDevice, &p.d2dGBps}};
+    std::vector<double> latencies;
+    for (Direction &d : directions) {
+      std::vector<std::pair<double, double>> samples;
+      for (size_t bytes : {size_t(4), size_t(64) << 10, size_t(1) << 20,
+                           size_t(16) << 20, largest}) {
+        std::vector<double> times;
+        for (int round = 0; round < 5; ++round) {
+          PIPEC_CUDA_TRY(cudaEventRecord(begin.get(), a.get()), "copy");
+          PIPEC_CUDA_TRY(cudaMemcpyAsync(d.dst, d.src, bytes, d.kind, a.get()), "copy");
+          PIPEC_CUDA_TRY(cudaEventRecord(end.get(), a.get()), "copy");
+          PIPEC_CUDA_TRY(cudaEventSynchronize(end.get()), "copy");
+          float ms = 0;
+          PIPEC_CUDA_TRY(cudaEventElapsedTime(&ms, begin.get(), end.get()), "copy");
+          times.push_back(double(ms) * 1000);
+        }
+        samples.push_back({double(bytes), median(times)});
       }
-      return median(t);
-    };
-    auto h2d = time([&]() -> llvm::Error {
-      PIPEC_CUDA_TRY(cudaMemcpyAsync(device.get(), host.get(), bytes, cudaMemcpyHostToDevice, a.get()), "h2d");
-      return llvm::Error::success();
-    });
-    if (!h2d)
-      return h2d.takeError();
-    auto d2h = time([&]() -> llvm::Error {
-      PIPEC_CUDA_TRY(cudaMemcpyAsync(host.get(), device.get(), bytes, cudaMemcpyDeviceToHost, a.get()), "d2h");
-      return llvm::Error::success();
-    });
-    if (!d2h)
-      return d2h.takeError();
-    auto d2d = time([&]() -> llvm::Error {
-      PIPEC_CUDA_TRY(cudaMemcpyAsync(device2.get(), device.get(), bytes, cudaMemcpyDeviceToDevice, a.get()), "d2d");
-      return llvm::Error::success();
-    });
-    if (!d2d)
-      return d2d.takeError();
-    auto both = time([&]() -> llvm::Error {
-      PIPEC_CUDA_TRY(cudaMemcpyAsync(device.get(), host.get(), bytes, cudaMemcpyHostToDevice, a.get()), "h2d");
-      PIPEC_CUDA_TRY(cudaMemcpyAsync(host2.get(), device2.get(), bytes, cudaMemcpyDeviceToHost, b.get()), "d2h");
-      return llvm::Error::success();
-    });
-    if (!both)
-      return both.takeError();
-    auto small = time([&]() -> llvm::Error {
-      PIPEC_CUDA_TRY(cudaMemcpyAsync(device.get(), host.get(), 4, cudaMemcpyHostToDevice, a.get()), "h2d");
-      return llvm::Error::success();
-    });
-    if (!small)
-      return small.takeError();
-    p.h2dGBps = double(bytes) / (*h2d * 1e3);
-    p.d2hGBps = double(bytes) / (*d2h * 1e3);
-    p.d2dGBps = double(bytes) / (*d2d * 1e3);
-    p.copyLatencyUs = std::max(0.0, *small - p.launchUs);
-    report("h2d bandwidth", p.h2dGBps, "GB/s");
-    report("d2h bandwidth", p.d2hGBps, "GB/s");
-    report("d2d bandwidth", p.d2dGBps, "GB/s");
-    report("h2d + d2h at once, each", double(bytes) / (*both * 1e3), "GB/s");
-    report("small copy latency", p.copyLatencyUs, "us");
+      CopyFit fit = fitCopies(samples);
+      if (fit.GBps > 0)
+        *d.gbps = fit.GBps;
+      latencies.push_back(fit.latencyUs);
+      log << llvm::formatv("  {0,-34} {1,10:f3} GB/s, latency {2:f3} us\n",
+                           std::string(d.name) + " copies", fit.GBps, fit.latencyUs);
+    }
+    p.copyLatencyUs = median(latencies);
+    // Both directions at once, each on its own stream: do they share PCIe?
+    double t = hostMicros();
+    PIPEC_CUDA_TRY(cudaMemcpyAsync(device.get(), host.get(), largest,
+                                   cudaMemcpyHostToDevice, a.get()), "h2d");
+    PIPEC_CUDA_TRY(cudaMemcpyAsync(host2.get(), device2.get(), largest,
+                                   cudaMemcpyDeviceToHost, b.get()), "d2h");
+    PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "copies");
+    report("h2d + d2h at once, each", double(largest) / ((hostMicros() - t) * 1e3), "GB/s");
+    report("copy engine latency", p.copyLatencyUs, "us");
     return llvm::Error::success();
   }
 
-  /// Back-to-back empty host functions: the latency of each.
+  /// A host function's latency: the kernel before it on its stream ends,
+  /// the host function starts.
   llvm::Error hostFunctions() {
-    constexpr int n = 64;
-    std::vector<double> each;
-    for (int round = 0; round < 5; ++round) {
-      Clock::time_point t = Clock::now();
-      for (int i = 0; i < n; ++i)
-        PIPEC_CUDA_TRY(cudaLaunchHostFunc(a.get(), nothing, nullptr), "host function");
+    std::vector<double> ends, starts;
+    for (int round = 0; round < 20; ++round) {
+      if (llvm::Error e = resetStamps(1))
+        return e;
+      double started = 0;
+      PIPEC_CUDA_TRY(launchSpinStamped(dim3(1), dim3(32), a.get(), 20'000, stamps), "spin");
+      PIPEC_CUDA_TRY(cudaLaunchHostFunc(a.get(), readHostClock, &started), "host function");
       PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "sync");
-      each.push_back(microsSince(t) / n);
+      auto items = readStamps(1);
+      if (!items)
+        return items.takeError();
+      ends.push_back((*items)[0].end);
+      starts.push_back(started);
     }
-    p.hostFuncLatencyUs = median(each);
+    p.hostFuncLatencyUs = medianDeviceToHostUs(ends, starts, offset);
     report("host function latency", p.hostFuncLatencyUs, "us");
     return llvm::Error::success();
   }
@@ -288,8 +356,8 @@ llvm::Expected<DeviceProfile> runtime::calibrate(const DeviceProfile &defaults,
   if (llvm::Error e = c.setUp())
     return llvm::Error(std::move(e));
   log << "calibrating on device 0 (" << c.p.name << ", " << c.p.sms << " SMs):\n";
-  for (auto step : {&Calibrator::streams, &Calibrator::waitLatency,
-                    &Calibrator::graphs, &Calibrator::copies,
+  for (auto step : {&Calibrator::warmUp, &Calibrator::clocks, &Calibrator::streams,
+                    &Calibrator::waitLatency, &Calibrator::graphs, &Calibrator::copies,
                     &Calibrator::hostFunctions})
     if (llvm::Error e = (c.*step)())
       return llvm::Error(std::move(e));

@@ -1,28 +1,33 @@
 //===- CudaBackend.cpp - Streams, events, capture and graphs on a GPU -----===//
 //
 // A kernel stage is a spin kernel with the stage's blocks and threads whose
-// blocks busy-wait the stage's time on %globaltimer and stamp their start
-// and end into a device buffer. Copies move the stage's bytes between pinned
-// host buffers and device buffers, allocated once, outside the timed region;
-// host stages are cudaLaunchHostFunc calls that spin on the host. Copies and
-// host stages cannot stamp themselves: a one-thread kernel on the same stream
-// stamps before and after them, so no synchronisation is added between
-// streams. The timeline comes from those stamps.
+// blocks busy-wait the stage's time on %globaltimer. Copies move the stage's
+// bytes between pinned host buffers and device buffers, allocated once,
+// outside the timed region; host stages are cudaLaunchHostFunc calls (host
+// nodes) that spin on the host.
+//
+// Replays are timed on the host, exactly as issued: nothing is added to
+// them. One more replay, the representative one, gives the timeline: CUPTI
+// records its kernels and copies (host stages read CUPTI's clock), or, where
+// CUPTI cannot be used, timing events are recorded on each stage's own
+// stream around it (event record nodes around it in a graph). Neither adds
+// a kernel or an ordering between stages.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaBackend.h"
 
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/Cupti.h"
 #include "runtime/cuda/Kernels.h"
 #include "runtime/cuda/Owners.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
-#include <bitset>
+#include <array>
 #include <chrono>
-#include <map>
 
 using namespace pipec;
 using namespace pipec::cuda;
@@ -55,19 +60,78 @@ llvm::Error findDevice() {
   return check(cudaSetDevice(0), "cudaSetDevice", "device 0");
 }
 
+/// What a failing call was for; built only when a call fails.
+std::string stageContext(const Schedule &s, uint32_t v) {
+  return "stage '" + s.instances.name(v) + "'";
+}
+
 /// Everything a run allocates, outside the timed region.
 struct Resources {
   std::vector<Stream> streams;
   std::vector<Event> events;
-  Stream setup; ///< resets stamps, launches graphs
-  DeviceMemory stampMemory;
-  Stamp *stamps = nullptr;
-  std::vector<DeviceMemory> deviceBuffers; ///< per stage: source side
+  Stream setup; ///< launches graphs, records the timeline's origin
+  std::vector<DeviceMemory> deviceBuffers;  ///< per stage: source side
   std::vector<DeviceMemory> deviceBuffers2; ///< per stage: d2d destination
-  std::vector<PinnedMemory> pinnedBuffers; ///< per stage
-  std::vector<size_t> bytes;               ///< per stage
-  std::vector<double> hostMicros;          ///< per stage, for hostSpin
+  std::vector<PinnedMemory> pinnedBuffers;  ///< per stage
+  std::vector<size_t> bytes;                ///< per stage
   std::vector<unsigned long long> spinNanos; ///< per stage
+  std::vector<HostWork> hostWork;           ///< per instance
+  std::vector<unsigned long long> tags;     ///< per instance
+};
+
+struct CopyArgs {
+  void *dst, *src;
+  size_t bytes;
+  cudaMemcpyKind kind;
+};
+
+CopyArgs copyArgs(const program::Stage &st, Resources &res, uint32_t k) {
+  void *device = res.deviceBuffers[k].get();
+  if (st.direction == CopyDirection::H2D)
+    return {device, res.pinnedBuffers[k].get(), res.bytes[k], cudaMemcpyHostToDevice};
+  if (st.direction == CopyDirection::D2H)
+    return {res.pinnedBuffers[k].get(), device, res.bytes[k], cudaMemcpyDeviceToHost};
+  return {res.deviceBuffers2[k].get(), device, res.bytes[k], cudaMemcpyDeviceToDevice};
+}
+
+/// The timing events of one timeline replay: an origin recorded as the
+/// replay's first call, and a start and end around each device stage.
+struct TimingEvents {
+  Event origin;
+  std::vector<Event> start, end;
+  uint64_t hostOrigin = 0; ///< hostNanoseconds() when origin was recorded
+};
+
+/// An open stream capture, ended (and its graph destroyed) on every path
+/// that does not end it itself.
+class CaptureGuard {
+public:
+  explicit CaptureGuard(cudaStream_t origin) : origin(origin) {}
+  ~CaptureGuard() {
+    if (!origin)
+      return;
+    cudaGraph_t broken = nullptr;
+    (void)cudaStreamEndCapture(origin, &broken);
+    if (broken)
+      (void)cudaGraphDestroy(broken);
+    (void)cudaGetLastError();
+  }
+  llvm::Error end(Graph &graph) {
+    cudaStream_t stream = std::exchange(origin, nullptr);
+    PIPEC_CUDA_TRY(cudaStreamEndCapture(stream, graph.out()), "capture");
+    return llvm::Error::success();
+  }
+
+private:
+  cudaStream_t origin;
+};
+
+/// One graph with each instance's node, and the node parameters a
+/// `dynamic` stage sets again before every launch.
+struct BuiltGraph {
+  Graph graph;
+  std::vector<cudaGraphNode_t> node;
+  std::vector<std::array<void *, 2>> kernelArgs; ///< per instance
 };
 
 class CudaBackend : public Backend {
@@ -93,13 +157,18 @@ public:
 
   llvm::Expected<LoweringRun> run(const Schedule &s, Lowering lowering,
                                   const RunOptions &options) override {
-    Resources res;
-    if (llvm::Error e = allocate(s, options, res))
-      return llvm::Error(std::move(e));
     LoweringRun r;
     r.schedule = &s;
     r.lowering = lowering;
     r.replays = options.replays;
+    llvm::Expected<TimingMethod> method =
+        chooseTiming(options.timing, cuptiStatus(), r.timingNote);
+    if (!method)
+      return method.takeError();
+    r.timing = *method;
+    Resources res;
+    if (llvm::Error e = allocate(s, options, res))
+      return llvm::Error(std::move(e));
     llvm::Error e = lowering == Lowering::Streams ? runStreams(s, res, options, r)
                                                   : runGraph(s, res, options, r);
     if (e)
@@ -123,14 +192,18 @@ private:
     }
     return least;
   }
+  /// The priority a stream (or its graph nodes) runs at in this run.
+  int priorityFor(const program::Stream &st, const RunOptions &options) const {
+    return options.priorities ? priorityOf(st) : least;
+  }
 
   llvm::Error allocate(const Schedule &s, const RunOptions &options,
                        Resources &res) {
     for (const program::Stream &st : s.streamPlan.streams) {
       res.streams.emplace_back();
-      int priority = options.priorities ? priorityOf(st) : least;
       PIPEC_CUDA_TRY(cudaStreamCreateWithPriority(res.streams.back().out(),
-                                                  cudaStreamNonBlocking, priority),
+                                                  cudaStreamNonBlocking,
+                                                  priorityFor(st, options)),
                      "stream '" + st.name + "'");
     }
     PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(res.setup.out(), cudaStreamNonBlocking),
@@ -141,22 +214,15 @@ private:
                                               cudaEventDisableTiming),
                      "event e" + std::to_string(e));
     }
-    const size_t n = s.instances.size();
-    PIPEC_CUDA_TRY(cudaMalloc(res.stampMemory.out(), sizeof(Stamp) * std::max<size_t>(n, 1)),
-                   "the timeline's stamps");
-    res.stamps = static_cast<Stamp *>(res.stampMemory.get());
     const auto &stages = s.pipeline.stages;
     res.deviceBuffers.resize(stages.size());
     res.deviceBuffers2.resize(stages.size());
     res.pinnedBuffers.resize(stages.size());
     res.bytes.assign(stages.size(), 0);
-    res.hostMicros.assign(stages.size(), 0);
     res.spinNanos.assign(stages.size(), 0);
     for (size_t k = 0; k < stages.size(); ++k) {
       const program::Stage &st = stages[k];
-      std::string what = "stage '" + st.name + "'";
       res.spinNanos[k] = static_cast<unsigned long long>(st.durationUs * 1000);
-      res.hostMicros[k] = st.durationUs;
       if (st.kind != StageKind::Copy)
         continue;
       double gbps = st.direction == CopyDirection::H2D   ? profile.h2dGBps
@@ -166,11 +232,22 @@ private:
                               : static_cast<size_t>(st.durationUs * gbps * 1e3);
       bytes = std::max<size_t>(bytes, 1);
       res.bytes[k] = bytes;
-      PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers[k].out(), bytes), what);
+      PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers[k].out(), bytes),
+                     "stage '" + st.name + "'");
       if (st.direction == CopyDirection::D2D)
-        PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers2[k].out(), bytes), what);
+        PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers2[k].out(), bytes),
+                       "stage '" + st.name + "'");
       else
-        PIPEC_CUDA_TRY(cudaMallocHost(res.pinnedBuffers[k].out(), bytes), what);
+        PIPEC_CUDA_TRY(cudaMallocHost(res.pinnedBuffers[k].out(), bytes),
+                       "stage '" + st.name + "'");
+    }
+    const size_t n = s.instances.size();
+    res.hostWork.assign(n, HostWork{});
+    res.tags.resize(n);
+    for (uint32_t v = 0; v < n; ++v) {
+      res.hostWork[v].us = s.instances.stage(v).durationUs;
+      res.hostWork[v].clock = hostNanoseconds;
+      res.tags[v] = tagFor(v);
     }
     PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "allocation");
     return llvm::Error::success();
@@ -181,48 +258,45 @@ private:
                      cudaStream_t stream) {
     const uint32_t k = s.instances.stageOf(v);
     const program::Stage &st = s.pipeline.stages[k];
-    Stamp *stamp = res.stamps + v;
-    std::string what = "stage '" + s.instances.name(v) + "'";
     switch (st.kind) {
     case StageKind::Kernel:
       PIPEC_CUDA_TRY(launchSpin(dim3(st.blocks), dim3(st.threads), stream,
-                                res.spinNanos[k], stamp),
-                     what);
+                                res.spinNanos[k], res.tags[v]),
+                     stageContext(s, v));
       return llvm::Error::success();
     case StageKind::Copy: {
-      PIPEC_CUDA_TRY(launchStampStart(stream, stamp), what);
-      void *device = res.deviceBuffers[k].get();
-      void *dst, *src;
-      cudaMemcpyKind kind;
-      if (st.direction == CopyDirection::H2D) {
-        dst = device, src = res.pinnedBuffers[k].get(), kind = cudaMemcpyHostToDevice;
-      } else if (st.direction == CopyDirection::D2H) {
-        dst = res.pinnedBuffers[k].get(), src = device, kind = cudaMemcpyDeviceToHost;
-      } else {
-        dst = res.deviceBuffers2[k].get(), src = device, kind = cudaMemcpyDeviceToDevice;
-      }
-      PIPEC_CUDA_TRY(cudaMemcpyAsync(dst, src, res.bytes[k], kind, stream), what);
-      PIPEC_CUDA_TRY(launchStampEnd(stream, stamp), what);
+      CopyArgs c = copyArgs(st, res, k);
+      PIPEC_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, c.kind, stream),
+                     stageContext(s, v));
       return llvm::Error::success();
     }
     case StageKind::Host:
-      PIPEC_CUDA_TRY(launchStampStart(stream, stamp), what);
-      PIPEC_CUDA_TRY(cudaLaunchHostFunc(stream, hostSpin, &res.hostMicros[k]), what);
-      PIPEC_CUDA_TRY(launchStampEnd(stream, stamp), what);
+      PIPEC_CUDA_TRY(cudaLaunchHostFunc(stream, hostSpin, &res.hostWork[v]),
+                     stageContext(s, v));
       return llvm::Error::success();
     }
     return llvm::Error::success();
   }
 
-  /// The schedule's host calls, exactly as emitted.
-  llvm::Error issue(const Schedule &s, Resources &res) {
+  /// The schedule's host calls, exactly as emitted; with `timed`, a timing
+  /// event is recorded on a device stage's own stream before and after it.
+  llvm::Error issue(const Schedule &s, Resources &res, TimingEvents *timed) {
     for (const Op &op : s.ops) {
       cudaStream_t stream = res.streams[op.stream].get();
       switch (op.kind) {
-      case Op::Launch:
-        if (llvm::Error e = launch(s, res, op.instance, stream))
+      case Op::Launch: {
+        const uint32_t v = op.instance;
+        bool bracket = timed && s.instances.stage(v).kind != StageKind::Host;
+        if (bracket)
+          PIPEC_CUDA_TRY(cudaEventRecord(timed->start[v].get(), stream),
+                         stageContext(s, v));
+        if (llvm::Error e = launch(s, res, v, stream))
           return e;
+        if (bracket)
+          PIPEC_CUDA_TRY(cudaEventRecord(timed->end[v].get(), stream),
+                         stageContext(s, v));
         break;
+      }
       case Op::Record:
         PIPEC_CUDA_TRY(cudaEventRecord(res.events[op.event].get(), stream),
                        "event e" + std::to_string(op.event));
@@ -236,47 +310,16 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error resetStamps(const Schedule &s, Resources &res) {
-    PIPEC_CUDA_TRY(launchResetStamps(res.setup.get(), res.stamps,
-                                     s.instances.size()),
-                   "resetting the stamps");
-    PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "resetting the stamps");
-    return llvm::Error::success();
-  }
-
-  /// Reads the stamps into r.start/r.end, in microseconds from `hostStart`,
-  /// given that %globaltimer read `timer` when the host clock read `atTimer`.
-  llvm::Error readStamps(const Schedule &s, Resources &res,
-                         unsigned long long timer, Clock::time_point atTimer,
-                         Clock::time_point hostStart, LoweringRun &r) {
-    std::vector<Stamp> host(s.instances.size());
-    PIPEC_CUDA_TRY(cudaMemcpy(host.data(), res.stamps, sizeof(Stamp) * host.size(),
-                              cudaMemcpyDeviceToHost),
-                   "reading the timeline");
-    double shift = std::chrono::duration<double, std::micro>(hostStart - atTimer).count();
-    r.start.resize(host.size());
-    r.end.resize(host.size());
-    for (size_t v = 0; v < host.size(); ++v) {
-      r.start[v] = (double(host[v].start) - double(timer)) / 1000 - shift;
-      r.end[v] = (double(host[v].end) - double(timer)) / 1000 - shift;
-    }
-    return llvm::Error::success();
-  }
-
-  /// Replays `options.replays` times after one untimed first launch (which
-  /// warms up, or uploads a graph): `launch` issues a replay, `finish` waits
-  /// for it. The last replay's stamps make the timeline.
+  /// Times one untimed first launch (which warms up, or uploads a graph)
+  /// and `options.replays` replays on the host clock: `launch` issues a
+  /// replay, `finish` waits for it. Nothing is added to them for timing.
   template <typename Launch, typename Finish>
-  llvm::Error timeReplays(const Schedule &s, Resources &res,
-                          const RunOptions &options, LoweringRun &r,
+  llvm::Error timeReplays(const RunOptions &options, LoweringRun &r,
                           Launch launch, Finish finish) {
     std::vector<double> replay, submit;
+    replay.reserve(options.replays);
+    submit.reserve(options.replays);
     for (unsigned i = 0; i <= options.replays; ++i) {
-      if (llvm::Error e = resetStamps(s, res))
-        return e;
-      unsigned long long timer = 0;
-      PIPEC_CUDA_TRY(readGlobalTimer(&timer), "reading %globaltimer");
-      Clock::time_point atTimer = Clock::now();
       Clock::time_point start = Clock::now();
       if (llvm::Error e = launch())
         return e;
@@ -290,167 +333,380 @@ private:
       }
       replay.push_back(done);
       submit.push_back(issued);
-      if (i == options.replays) {
-        if (r.lowering == Lowering::Graph)
-          r.host.push_back({0, issued, "graph launch", UINT32_MAX});
-        if (llvm::Error e = readStamps(s, res, timer, atTimer, start, r))
-          return e;
-      }
     }
     std::tie(r.timings.replayMedian, r.timings.replayP95) = medianAndP95(replay);
     r.timings.submitMedian = medianAndP95(submit).first;
+    if (r.lowering == Lowering::Graph)
+      r.host.push_back({0, r.timings.submitMedian, "graph launch", UINT32_MAX});
     return llvm::Error::success();
   }
 
+  // ---- The timeline -------------------------------------------------------
+
+  /// Host stages' intervals (their HostWork stamps) into `out`, on the
+  /// clock they were read with.
+  static void hostIntervals(const Schedule &s, const Resources &res,
+                            InstanceIntervals &out) {
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      if (s.instances.stage(v).kind == StageKind::Host) {
+        out.start[v] = res.hostWork[v].start;
+        out.end[v] = res.hostWork[v].end;
+      }
+  }
+
+  /// Intervals in nanoseconds from `origin` into r.start/r.end (microseconds).
+  static void setTimeline(const InstanceIntervals &iv, uint64_t origin,
+                          LoweringRun &r) {
+    const size_t n = iv.start.size();
+    r.start.resize(n);
+    r.end.resize(n);
+    for (size_t v = 0; v < n; ++v) {
+      r.start[v] = (double(iv.start[v]) - double(origin)) / 1000;
+      r.end[v] = (double(iv.end[v]) - double(origin)) / 1000;
+    }
+  }
+
+  static void useClock(Resources &res, uint64_t (*clock)()) {
+    for (HostWork &w : res.hostWork)
+      w.clock = clock;
+  }
+
+  /// The timeline by CUPTI: `replay` issues one replay and waits for it;
+  /// `match` assigns the records to instances.
+  template <typename Replay, typename Match>
+  llvm::Error cuptiTimeline(const Schedule &s, Resources &res, LoweringRun &r,
+                            Replay replay, Match match) {
+    const size_t n = s.instances.size();
+    useClock(res, cuptiNow);
+    if (llvm::Error e = cuptiStartRecording()) {
+      useClock(res, hostNanoseconds);
+      (void)cuptiStopRecording();
+      return e;
+    }
+    uint64_t origin = cuptiNow();
+    llvm::Error issued = replay();
+    auto records = cuptiStopRecording();
+    useClock(res, hostNanoseconds);
+    if (issued)
+      return issued;
+    if (!records)
+      return records.takeError();
+    InstanceIntervals iv{std::vector<uint64_t>(n, 0), std::vector<uint64_t>(n, 0)};
+    if (llvm::Error e = match(*records, iv))
+      return e;
+    hostIntervals(s, res, iv);
+    setTimeline(iv, origin, r);
+    return llvm::Error::success();
+  }
+
+  /// Creates the timing events of a timeline replay.
+  llvm::Error makeTimingEvents(const Schedule &s, TimingEvents &te) {
+    const size_t n = s.instances.size();
+    PIPEC_CUDA_TRY(cudaEventCreate(te.origin.out()), "the timeline's origin");
+    te.start.resize(n);
+    te.end.resize(n);
+    for (uint32_t v = 0; v < n; ++v) {
+      if (s.instances.stage(v).kind == StageKind::Host)
+        continue;
+      PIPEC_CUDA_TRY(cudaEventCreate(te.start[v].out()), stageContext(s, v));
+      PIPEC_CUDA_TRY(cudaEventCreate(te.end[v].out()), stageContext(s, v));
+    }
+    return llvm::Error::success();
+  }
+
+  /// The timeline from timing events, after their replay has finished.
+  llvm::Error readTimingEvents(const Schedule &s, Resources &res,
+                               TimingEvents &te, LoweringRun &r) {
+    const size_t n = s.instances.size();
+    InstanceIntervals iv{std::vector<uint64_t>(n, 0), std::vector<uint64_t>(n, 0)};
+    // Device stages: nanoseconds after the origin event, shifted onto the
+    // host clock at which the origin was recorded.
+    for (uint32_t v = 0; v < n; ++v) {
+      if (s.instances.stage(v).kind == StageKind::Host)
+        continue;
+      float a = 0, b = 0;
+      PIPEC_CUDA_TRY(cudaEventElapsedTime(&a, te.origin.get(), te.start[v].get()),
+                     stageContext(s, v));
+      PIPEC_CUDA_TRY(cudaEventElapsedTime(&b, te.origin.get(), te.end[v].get()),
+                     stageContext(s, v));
+      iv.start[v] = te.hostOrigin + static_cast<uint64_t>(std::max(0.0f, a) * 1e6);
+      iv.end[v] = te.hostOrigin + static_cast<uint64_t>(std::max(0.0f, b) * 1e6);
+    }
+    hostIntervals(s, res, iv);
+    setTimeline(iv, te.hostOrigin, r);
+    return llvm::Error::success();
+  }
+
+  /// Falls back from CUPTI to events for this run's timeline, saying why.
+  static void fallBack(LoweringRun &r, llvm::Error why) {
+    r.timing = TimingMethod::Events;
+    r.timingNote = "CUPTI's records could not be used (" +
+                   llvm::toString(std::move(why)) + "); timed with CUDA events";
+  }
+
+  // ---- The stream lowering -----------------------------------------------
+
   llvm::Error runStreams(const Schedule &s, Resources &res,
                          const RunOptions &options, LoweringRun &r) {
-    return timeReplays(
-        s, res, options, r, [&] { return issue(s, res); },
+    auto sync = [&]() -> llvm::Error {
+      PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "the replay");
+      return llvm::Error::success();
+    };
+    if (llvm::Error e = timeReplays(
+            options, r, [&] { return issue(s, res, nullptr); }, sync))
+      return e;
+    if (r.timing == TimingMethod::Cupti) {
+      llvm::Error e = cuptiStreamsTimeline(s, res, r, sync);
+      if (!e)
+        return llvm::Error::success();
+      fallBack(r, std::move(e));
+    }
+    TimingEvents te;
+    if (llvm::Error e = makeTimingEvents(s, te))
+      return e;
+    te.hostOrigin = hostNanoseconds();
+    PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()),
+                   "the timeline's origin");
+    if (llvm::Error e = issue(s, res, &te))
+      return e;
+    if (llvm::Error e = sync())
+      return e;
+    return readTimingEvents(s, res, te, r);
+  }
+
+  template <typename Sync>
+  llvm::Error cuptiStreamsTimeline(const Schedule &s, Resources &res,
+                                   LoweringRun &r, Sync sync) {
+    std::vector<uint32_t> ids;
+    for (const Stream &stream : res.streams) {
+      llvm::Expected<uint32_t> id = cuptiStreamId(stream.get());
+      if (!id)
+        return id.takeError();
+      ids.push_back(*id);
+    }
+    std::vector<std::vector<uint32_t>> issued(res.streams.size());
+    for (const Op &op : s.ops)
+      if (op.kind == Op::Launch &&
+          s.instances.stage(op.instance).kind != StageKind::Host)
+        issued[op.stream].push_back(op.instance);
+    return cuptiTimeline(
+        s, res, r,
         [&]() -> llvm::Error {
-          PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "the replay");
-          return llvm::Error::success();
+          if (llvm::Error e = issue(s, res, nullptr))
+            return e;
+          return sync();
+        },
+        [&](std::vector<DeviceRecord> &records, InstanceIntervals &iv) {
+          return matchStreamRecords(ids, issued, std::move(records), iv);
         });
   }
+
+  // ---- The graph lowering ------------------------------------------------
 
   /// The graph by stream capture of the stream lowering.
   llvm::Expected<Graph> capture(const Schedule &s, Resources &res) {
     Graph graph;
     cudaStream_t origin = res.streams[0].get();
-    std::vector<Event> fork(1), joins(res.streams.size());
-    PIPEC_CUDA_TRY(cudaEventCreateWithFlags(fork[0].out(), cudaEventDisableTiming), "capture");
-    PIPEC_CUDA_TRY(cudaStreamBeginCapture(origin, cudaStreamCaptureModeGlobal), "capture");
-    PIPEC_CUDA_TRY(cudaEventRecord(fork[0].get(), origin), "capture");
+    Event fork;
+    std::vector<Event> joins(res.streams.size());
+    PIPEC_CUDA_TRY(cudaEventCreateWithFlags(fork.out(), cudaEventDisableTiming), "capture");
     for (size_t i = 1; i < res.streams.size(); ++i)
-      PIPEC_CUDA_TRY(cudaStreamWaitEvent(res.streams[i].get(), fork[0].get(), 0), "capture");
-    if (llvm::Error e = issue(s, res)) {
-      cudaGraph_t broken = nullptr;
-      (void)cudaStreamEndCapture(origin, &broken);
-      if (broken)
-        cudaGraphDestroy(broken);
+      PIPEC_CUDA_TRY(cudaEventCreateWithFlags(joins[i].out(), cudaEventDisableTiming),
+                     "capture");
+    PIPEC_CUDA_TRY(cudaStreamBeginCapture(origin, cudaStreamCaptureModeGlobal), "capture");
+    CaptureGuard guard(origin);
+    PIPEC_CUDA_TRY(cudaEventRecord(fork.get(), origin), "capture");
+    for (size_t i = 1; i < res.streams.size(); ++i)
+      PIPEC_CUDA_TRY(cudaStreamWaitEvent(res.streams[i].get(), fork.get(), 0), "capture");
+    if (llvm::Error e = issue(s, res, nullptr))
       return llvm::Error(std::move(e));
-    }
     for (size_t i = 1; i < res.streams.size(); ++i) {
-      PIPEC_CUDA_TRY(cudaEventCreateWithFlags(joins[i].out(), cudaEventDisableTiming), "capture");
       PIPEC_CUDA_TRY(cudaEventRecord(joins[i].get(), res.streams[i].get()), "capture");
       PIPEC_CUDA_TRY(cudaStreamWaitEvent(origin, joins[i].get(), 0), "capture");
     }
-    PIPEC_CUDA_TRY(cudaStreamEndCapture(origin, graph.out()), "capture");
+    if (llvm::Error e = guard.end(graph))
+      return llvm::Error(std::move(e));
     return llvm::Expected<Graph>(std::move(graph));
   }
 
-  /// The graph built node by node, with exactly the schedule's edges.
-  llvm::Expected<Graph> build(const Schedule &s, Resources &res) {
-    Graph graph;
-    PIPEC_CUDA_TRY(cudaGraphCreate(graph.out(), 0), "the explicit graph");
+  /// The graph built node by node, with exactly the schedule's edges; with
+  /// `timed`, event record nodes before and after each device stage (the
+  /// stage's successors still hang on the stage itself).
+  llvm::Error build(const Schedule &s, Resources &res, const RunOptions &options,
+                    TimingEvents *timed, BuiltGraph &out) {
+    PIPEC_CUDA_TRY(cudaGraphCreate(out.graph.out(), 0), "the explicit graph");
+    cudaGraph_t graph = out.graph.get();
     const size_t n = s.instances.size();
-    std::vector<cudaGraphNode_t> entry(n), exit(n);
+    out.node.assign(n, nullptr);
+    out.kernelArgs.assign(n, {nullptr, nullptr});
     std::vector<cudaGraphNode_t> deps;
     for (uint32_t v = 0; v < n; ++v) {
       const uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
-      std::string what = "stage '" + s.instances.name(v) + "'";
       deps.clear();
       for (uint32_t u : s.reduction.kept.row(v))
-        deps.push_back(exit[u]);
-      Stamp *stamp = res.stamps + v;
-      cudaKernelNodeAttrValue priority{};
-      priority.priority = priorityOf(s.stream(s.streamOf(v)));
-      auto kernelNode = [&](const void *func, dim3 grid, dim3 block, void **args,
-                            const cudaGraphNode_t *after, size_t count,
-                            cudaGraphNode_t &node) -> llvm::Error {
-        cudaKernelNodeParams p{};
-        p.func = const_cast<void *>(func);
-        p.gridDim = grid;
-        p.blockDim = block;
-        p.kernelParams = args;
-        PIPEC_CUDA_TRY(cudaGraphAddKernelNode(&node, graph.get(), after, count, &p), what);
+        deps.push_back(out.node[u]);
+      bool bracket = timed && st.kind != StageKind::Host;
+      if (bracket) {
+        cudaGraphNode_t before;
+        PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&before, graph, deps.data(),
+                                                   deps.size(), timed->start[v].get()),
+                       stageContext(s, v));
+        deps.assign(1, before);
+      }
+      cudaGraphNode_t &node = out.node[v];
+      if (st.kind == StageKind::Kernel) {
+        out.kernelArgs[v] = {&res.spinNanos[k], &res.tags[v]};
+        cudaKernelNodeParams p = kernelParams(st, out.kernelArgs[v]);
+        PIPEC_CUDA_TRY(cudaGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
+                       stageContext(s, v));
+        cudaKernelNodeAttrValue priority{};
+        priority.priority = priorityFor(s.stream(s.streamOf(v)), options);
         PIPEC_CUDA_TRY(cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributePriority,
                                                        &priority),
-                       what);
-        return llvm::Error::success();
-      };
-      if (st.kind == StageKind::Kernel) {
-        void *args[] = {&res.spinNanos[k], &stamp};
-        if (llvm::Error e = kernelNode(spinKernel(), dim3(st.blocks), dim3(st.threads),
-                                       args, deps.data(), deps.size(), entry[v]))
-          return llvm::Error(std::move(e));
-        exit[v] = entry[v];
-        continue;
-      }
-      void *stampArgs[] = {&stamp};
-      if (llvm::Error e = kernelNode(stampStartKernel(), dim3(1), dim3(1), stampArgs,
-                                     deps.data(), deps.size(), entry[v]))
-        return llvm::Error(std::move(e));
-      cudaGraphNode_t work;
-      if (st.kind == StageKind::Copy) {
-        void *device = res.deviceBuffers[k].get();
-        void *dst = device, *src = res.pinnedBuffers[k].get();
-        cudaMemcpyKind kind = cudaMemcpyHostToDevice;
-        if (st.direction == CopyDirection::D2H)
-          dst = res.pinnedBuffers[k].get(), src = device, kind = cudaMemcpyDeviceToHost;
-        else if (st.direction == CopyDirection::D2D)
-          dst = res.deviceBuffers2[k].get(), src = device, kind = cudaMemcpyDeviceToDevice;
-        PIPEC_CUDA_TRY(cudaGraphAddMemcpyNode1D(&work, graph.get(), &entry[v], 1, dst,
-                                                src, res.bytes[k], kind),
-                       what);
+                       stageContext(s, v));
+      } else if (st.kind == StageKind::Copy) {
+        CopyArgs c = copyArgs(st, res, k);
+        PIPEC_CUDA_TRY(cudaGraphAddMemcpyNode1D(&node, graph, deps.data(), deps.size(),
+                                                c.dst, c.src, c.bytes, c.kind),
+                       stageContext(s, v));
       } else {
         cudaHostNodeParams p{};
         p.fn = hostSpin;
-        p.userData = &res.hostMicros[k];
-        PIPEC_CUDA_TRY(cudaGraphAddHostNode(&work, graph.get(), &entry[v], 1, &p), what);
+        p.userData = &res.hostWork[v];
+        PIPEC_CUDA_TRY(cudaGraphAddHostNode(&node, graph, deps.data(), deps.size(), &p),
+                       stageContext(s, v));
       }
-      if (llvm::Error e = kernelNode(stampEndKernel(), dim3(1), dim3(1), stampArgs,
-                                     &work, 1, exit[v]))
-        return llvm::Error(std::move(e));
+      if (bracket) {
+        cudaGraphNode_t after;
+        PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&after, graph, &node, 1,
+                                                   timed->end[v].get()),
+                       stageContext(s, v));
+      }
     }
-    return llvm::Expected<Graph>(std::move(graph));
+    return llvm::Error::success();
+  }
+
+  static cudaKernelNodeParams kernelParams(const program::Stage &st,
+                                           std::array<void *, 2> &args) {
+    cudaKernelNodeParams p{};
+    p.func = const_cast<void *>(spinKernel());
+    p.gridDim = dim3(st.blocks);
+    p.blockDim = dim3(st.threads);
+    p.kernelParams = args.data();
+    return p;
+  }
+
+  /// Sets the parameters of every `dynamic` stage's node again, as a program
+  /// whose shapes change must before each launch.
+  llvm::Error updateDynamic(const Schedule &s, Resources &res, BuiltGraph &g,
+                            cudaGraphExec_t exec) {
+    for (uint32_t v : dynamicInstances) {
+      const uint32_t k = s.instances.stageOf(v);
+      const program::Stage &st = s.pipeline.stages[k];
+      if (st.kind == StageKind::Kernel) {
+        cudaKernelNodeParams p = kernelParams(st, g.kernelArgs[v]);
+        PIPEC_CUDA_TRY(cudaGraphExecKernelNodeSetParams(exec, g.node[v], &p),
+                       stageContext(s, v));
+      } else if (st.kind == StageKind::Copy) {
+        CopyArgs c = copyArgs(st, res, k);
+        PIPEC_CUDA_TRY(cudaGraphExecMemcpyNodeSetParams1D(exec, g.node[v], c.dst, c.src,
+                                                          c.bytes, c.kind),
+                       stageContext(s, v));
+      } else {
+        cudaHostNodeParams p{};
+        p.fn = hostSpin;
+        p.userData = &res.hostWork[v];
+        PIPEC_CUDA_TRY(cudaGraphExecHostNodeSetParams(exec, g.node[v], &p),
+                       stageContext(s, v));
+      }
+    }
+    return llvm::Error::success();
   }
 
   /// Checks that the captured graph orders the stage instances exactly as
   /// the schedule does (same transitive closure), for up to 4096 instances.
+  /// Each node says which instance it is by its own arguments: a kernel by
+  /// its tag, a host node by its HostWork, a copy by its buffers (the
+  /// instances of one copy stage in the graph's order: one stream runs them).
   llvm::Error verifyCapture(const Schedule &s, Resources &res, cudaGraph_t graph) {
     const size_t n = s.instances.size();
     if (n > 4096)
       return llvm::Error::success();
+    const char *reading = "reading the captured graph";
     size_t numNodes = 0, numEdges = 0;
-    PIPEC_CUDA_TRY(cudaGraphGetNodes(graph, nullptr, &numNodes), "reading the captured graph");
+    PIPEC_CUDA_TRY(cudaGraphGetNodes(graph, nullptr, &numNodes), reading);
     std::vector<cudaGraphNode_t> nodes(numNodes);
-    PIPEC_CUDA_TRY(cudaGraphGetNodes(graph, nodes.data(), &numNodes), "reading the captured graph");
-    PIPEC_CUDA_TRY(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &numEdges),
-                   "reading the captured graph");
+    PIPEC_CUDA_TRY(cudaGraphGetNodes(graph, nodes.data(), &numNodes), reading);
+    PIPEC_CUDA_TRY(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &numEdges), reading);
     std::vector<cudaGraphNode_t> from(numEdges), to(numEdges);
     PIPEC_CUDA_TRY(cudaGraphGetEdges(graph, from.data(), to.data(), nullptr, &numEdges),
-                   "reading the captured graph");
-    // Which instance each kernel node stands for, and whether it begins or
-    // ends it; copies and host nodes lie between their instance's stamps.
-    std::map<cudaGraphNode_t, size_t> index;
+                   reading);
+    llvm::DenseMap<cudaGraphNode_t, size_t> index;
     for (size_t i = 0; i < numNodes; ++i)
       index[nodes[i]] = i;
-    std::vector<int64_t> beginsInstance(numNodes, -1), endsInstance(numNodes, -1);
-    for (size_t i = 0; i < numNodes; ++i) {
-      cudaGraphNodeType type;
-      PIPEC_CUDA_TRY(cudaGraphNodeGetType(nodes[i], &type), "reading the captured graph");
-      if (type != cudaGraphNodeTypeKernel)
-        continue;
-      cudaKernelNodeParams p{};
-      PIPEC_CUDA_TRY(cudaGraphKernelNodeGetParams(nodes[i], &p), "reading the captured graph");
-      int argument = p.func == spinKernel() ? 1 : 0;
-      Stamp *stamp = *static_cast<Stamp **>(p.kernelParams[argument]);
-      int64_t v = stamp - res.stamps;
-      if (v < 0 || size_t(v) >= n)
-        continue;
-      if (p.func == spinKernel() || p.func == stampStartKernel())
-        beginsInstance[i] = v;
-      if (p.func == spinKernel() || p.func == stampEndKernel())
-        endsInstance[i] = v;
-    }
-    // Reachability over the captured graph, node by node (small graphs).
     std::vector<std::vector<size_t>> succ(numNodes);
-    for (size_t e = 0; e < numEdges; ++e)
+    std::vector<size_t> indegree(numNodes, 0);
+    for (size_t e = 0; e < numEdges; ++e) {
       succ[index[from[e]]].push_back(index[to[e]]);
+      ++indegree[index[to[e]]];
+    }
+    // The graph's topological order (Kahn), for copies.
+    std::vector<size_t> order;
+    for (size_t i = 0; i < numNodes; ++i)
+      if (!indegree[i])
+        order.push_back(i);
+    for (size_t head = 0; head < order.size(); ++head)
+      for (size_t x : succ[order[head]])
+        if (!--indegree[x])
+          order.push_back(x);
+    llvm::DenseMap<void *, uint32_t> copyStage; // destination buffer -> stage
+    for (uint32_t k = 0; k < s.pipeline.stages.size(); ++k)
+      if (s.pipeline.stages[k].kind == StageKind::Copy)
+        copyStage[copyArgs(s.pipeline.stages[k], res, k).dst] = k;
+    std::vector<std::vector<uint32_t>> copyInstances(s.pipeline.stages.size());
+    for (uint32_t v = 0; v < n; ++v)
+      if (s.instances.stage(v).kind == StageKind::Copy)
+        copyInstances[s.instances.stageOf(v)].push_back(v);
+    std::vector<size_t> copiesSeen(s.pipeline.stages.size(), 0);
+    std::vector<int64_t> instanceOf(numNodes, -1);
+    for (size_t i : order) {
+      cudaGraphNodeType type;
+      PIPEC_CUDA_TRY(cudaGraphNodeGetType(nodes[i], &type), reading);
+      if (type == cudaGraphNodeTypeKernel) {
+        cudaKernelNodeParams p{};
+        PIPEC_CUDA_TRY(cudaGraphKernelNodeGetParams(nodes[i], &p), reading);
+        if (p.kernelParams)
+          instanceOf[i] = instanceOfTag(*static_cast<unsigned long long *>(p.kernelParams[1]));
+      } else if (type == cudaGraphNodeTypeHost) {
+        cudaHostNodeParams p{};
+        PIPEC_CUDA_TRY(cudaGraphHostNodeGetParams(nodes[i], &p), reading);
+        auto *work = static_cast<HostWork *>(p.userData);
+        if (work >= res.hostWork.data() && work < res.hostWork.data() + n)
+          instanceOf[i] = work - res.hostWork.data();
+      } else if (type == cudaGraphNodeTypeMemcpy) {
+        cudaMemcpy3DParms p{};
+        PIPEC_CUDA_TRY(cudaGraphMemcpyNodeGetParams(nodes[i], &p), reading);
+        auto it = copyStage.find(p.dstPtr.ptr);
+        if (it != copyStage.end() && copiesSeen[it->second] < copyInstances[it->second].size())
+          instanceOf[i] = copyInstances[it->second][copiesSeen[it->second]++];
+      }
+      if (instanceOf[i] >= int64_t(n))
+        instanceOf[i] = -1;
+    }
+    std::vector<uint8_t> found(n, 0);
+    for (int64_t v : instanceOf)
+      if (v >= 0)
+        found[v] = 1;
+    for (uint32_t v = 0; v < n; ++v)
+      if (!found[v])
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "the captured graph has no node for '%s'",
+                                       s.instances.name(v).c_str());
+    // Reachability between instances over the captured graph.
     std::vector<std::vector<uint8_t>> captured(n, std::vector<uint8_t>(n, 0));
     for (size_t i = 0; i < numNodes; ++i) {
-      if (endsInstance[i] < 0)
+      if (instanceOf[i] < 0)
         continue;
       std::vector<uint8_t> seen(numNodes, 0);
       std::vector<size_t> stack(succ[i].begin(), succ[i].end());
@@ -460,13 +716,12 @@ private:
         if (seen[x])
           continue;
         seen[x] = 1;
-        if (beginsInstance[x] >= 0)
-          captured[endsInstance[i]][beginsInstance[x]] = 1;
+        if (instanceOf[x] >= 0)
+          captured[instanceOf[i]][instanceOf[x]] = 1;
         stack.insert(stack.end(), succ[x].begin(), succ[x].end());
       }
     }
-    // The schedule's closure, from its reduced edges: ancestors of each
-    // instance as bitsets, in issue order.
+    // The schedule's closure, from its reduced edges, in issue order.
     const size_t words = (n + 63) / 64;
     std::vector<std::vector<uint64_t>> ancestors(n, std::vector<uint64_t>(words, 0));
     for (uint32_t v = 0; v < n; ++v)
@@ -492,6 +747,11 @@ private:
 
   llvm::Error runGraph(const Schedule &s, Resources &res,
                        const RunOptions &options, LoweringRun &r) {
+    dynamicInstances.clear();
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      if (s.instances.stage(v).dynamic)
+        dynamicInstances.push_back(v);
+
     // Capture, timed; its graph is checked against the schedule.
     Clock::time_point t = Clock::now();
     llvm::Expected<Graph> captured = capture(s, res);
@@ -508,35 +768,90 @@ private:
     r.timings.instantiate = microsSince(t);
 
     // The explicit graph, with exactly the schedule's edges: it is replayed.
+    BuiltGraph built;
     t = Clock::now();
-    llvm::Expected<Graph> built = build(s, res);
-    if (!built)
-      return built.takeError();
+    if (llvm::Error e = build(s, res, options, nullptr, built))
+      return e;
     r.explicitBuildUs = microsSince(t);
     GraphExec exec;
     t = Clock::now();
-    PIPEC_CUDA_TRY(cudaGraphInstantiate(exec.out(), built->get(),
+    PIPEC_CUDA_TRY(cudaGraphInstantiate(exec.out(), built.graph.get(),
                                         cudaGraphInstantiateFlagUseNodePriority),
                    "the explicit graph");
     r.explicitInstantiateUs = microsSince(t);
 
-    return timeReplays(
-        s, res, options, r,
-        [&]() -> llvm::Error {
-          PIPEC_CUDA_TRY(cudaGraphLaunch(exec.get(), res.setup.get()),
-                         "cudaGraphLaunch");
-          return llvm::Error::success();
-        },
-        [&]() -> llvm::Error {
-          PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "the replay");
-          return llvm::Error::success();
-        });
+    auto launchGraph = [&](BuiltGraph &g, cudaGraphExec_t x) -> llvm::Error {
+      if (llvm::Error e = updateDynamic(s, res, g, x))
+        return e;
+      PIPEC_CUDA_TRY(cudaGraphLaunch(x, res.setup.get()), "cudaGraphLaunch");
+      return llvm::Error::success();
+    };
+    auto sync = [&]() -> llvm::Error {
+      PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "the replay");
+      return llvm::Error::success();
+    };
+    if (llvm::Error e = timeReplays(
+            options, r, [&] { return launchGraph(built, exec.get()); }, sync))
+      return e;
+
+    if (r.timing == TimingMethod::Cupti) {
+      llvm::Error e = cuptiGraphTimeline(s, res, r, built, [&]() -> llvm::Error {
+        if (llvm::Error e = launchGraph(built, exec.get()))
+          return e;
+        return sync();
+      });
+      if (!e)
+        return llvm::Error::success();
+      fallBack(r, std::move(e));
+    }
+    // Events: the same graph with event record nodes around each device
+    // stage, instantiated on its own, launched once after the origin.
+    TimingEvents te;
+    if (llvm::Error e = makeTimingEvents(s, te))
+      return e;
+    BuiltGraph timed;
+    if (llvm::Error e = build(s, res, options, &te, timed))
+      return e;
+    GraphExec timedExec;
+    PIPEC_CUDA_TRY(cudaGraphInstantiate(timedExec.out(), timed.graph.get(),
+                                        cudaGraphInstantiateFlagUseNodePriority),
+                   "the timed graph");
+    PIPEC_CUDA_TRY(cudaGraphUpload(timedExec.get(), res.setup.get()), "the timed graph");
+    if (llvm::Error e = sync())
+      return e;
+    te.hostOrigin = hostNanoseconds();
+    PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()),
+                   "the timeline's origin");
+    if (llvm::Error e = launchGraph(timed, timedExec.get()))
+      return e;
+    if (llvm::Error e = sync())
+      return e;
+    return readTimingEvents(s, res, te, r);
+  }
+
+  template <typename Replay>
+  llvm::Error cuptiGraphTimeline(const Schedule &s, Resources &res,
+                                 LoweringRun &r, BuiltGraph &g, Replay replay) {
+    std::vector<uint64_t> nodeIds(s.instances.size(), 0);
+    for (uint32_t v = 0; v < s.instances.size(); ++v) {
+      if (s.instances.stage(v).kind == StageKind::Host)
+        continue;
+      llvm::Expected<uint64_t> id = cuptiNodeId(g.node[v]);
+      if (!id)
+        return id.takeError();
+      nodeIds[v] = *id;
+    }
+    return cuptiTimeline(s, res, r, replay,
+                         [&](std::vector<DeviceRecord> &records, InstanceIntervals &iv) {
+                           return matchGraphRecords(nodeIds, records, iv);
+                         });
   }
 
   DeviceProfile profile;
   cudaDeviceProp props{};
   int least = 0, greatest = 0;
   std::string deviceName;
+  std::vector<uint32_t> dynamicInstances;
 };
 
 } // namespace

@@ -1,7 +1,8 @@
-//===- Kernels.cu - Spin kernels, stamps, the host spin function ----------===//
+//===- Kernels.cu - The spin kernel, the host spin function, stamps -------===//
 
 #include "runtime/cuda/Kernels.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace pipec::cuda {
@@ -12,7 +13,7 @@ __device__ __forceinline__ unsigned long long globalTimer() {
   return t;
 }
 
-__global__ void spin(unsigned long long ns, Stamp *stamp) {
+__device__ __forceinline__ unsigned long long spinFor(unsigned long long ns) {
   __shared__ unsigned long long began;
   if (threadIdx.x == 0)
     began = globalTimer();
@@ -20,6 +21,15 @@ __global__ void spin(unsigned long long ns, Stamp *stamp) {
   while (globalTimer() - began < ns) {
   }
   __syncthreads();
+  return began;
+}
+
+__global__ void spin(unsigned long long ns, unsigned long long /*tag*/) {
+  spinFor(ns);
+}
+
+__global__ void spinStamped(unsigned long long ns, Stamp *stamp) {
+  unsigned long long began = spinFor(ns);
   if (threadIdx.x == 0) {
     atomicMin(&stamp->start, began);
     atomicMax(&stamp->end, globalTimer());
@@ -27,7 +37,6 @@ __global__ void spin(unsigned long long ns, Stamp *stamp) {
 }
 
 __global__ void stampStart(Stamp *stamp) { stamp->start = globalTimer(); }
-__global__ void stampEnd(Stamp *stamp) { stamp->end = globalTimer(); }
 
 __global__ void resetStamps(Stamp *stamps, size_t n) {
   for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -39,25 +48,31 @@ __global__ void resetStamps(Stamp *stamps, size_t n) {
 
 __global__ void readTimer(unsigned long long *out) { *out = globalTimer(); }
 
+__global__ void timerReadings(unsigned long long *out, unsigned n) {
+  for (unsigned i = 0; i < n; ++i)
+    out[i] = globalTimer();
+}
+
 cudaError_t launchSpin(dim3 grid, dim3 block, cudaStream_t stream,
-                       unsigned long long ns, Stamp *stamp) {
-  spin<<<grid, block, 0, stream>>>(ns, stamp);
+                       unsigned long long ns, unsigned long long tag) {
+  spin<<<grid, block, 0, stream>>>(ns, tag);
   return cudaGetLastError();
 }
 const void *spinKernel() { return reinterpret_cast<const void *>(&spin); }
+
+cudaError_t launchSpinStamped(dim3 grid, dim3 block, cudaStream_t stream,
+                              unsigned long long ns, Stamp *stamp) {
+  spinStamped<<<grid, block, 0, stream>>>(ns, stamp);
+  return cudaGetLastError();
+}
+const void *spinStampedKernel() {
+  return reinterpret_cast<const void *>(&spinStamped);
+}
 
 cudaError_t launchStampStart(cudaStream_t stream, Stamp *stamp) {
   stampStart<<<1, 1, 0, stream>>>(stamp);
   return cudaGetLastError();
 }
-cudaError_t launchStampEnd(cudaStream_t stream, Stamp *stamp) {
-  stampEnd<<<1, 1, 0, stream>>>(stamp);
-  return cudaGetLastError();
-}
-const void *stampStartKernel() {
-  return reinterpret_cast<const void *>(&stampStart);
-}
-const void *stampEndKernel() { return reinterpret_cast<const void *>(&stampEnd); }
 
 cudaError_t launchResetStamps(cudaStream_t stream, Stamp *stamps, size_t n) {
   unsigned blocks = static_cast<unsigned>(std::min<size_t>((n + 255) / 256, 1024));
@@ -76,12 +91,28 @@ cudaError_t readGlobalTimer(unsigned long long *out) {
   return status;
 }
 
-void CUDART_CB hostSpin(void *microseconds) {
-  double us = *static_cast<const double *>(microseconds);
+cudaError_t launchTimerReadings(cudaStream_t stream, unsigned long long *out,
+                                unsigned n) {
+  timerReadings<<<1, 1, 0, stream>>>(out, n);
+  return cudaGetLastError();
+}
+
+uint64_t hostNanoseconds() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+void CUDART_CB hostSpin(void *userData) {
+  HostWork &work = *static_cast<HostWork *>(userData);
+  uint64_t (*clock)() = work.clock ? work.clock : hostNanoseconds;
+  work.start = clock();
   auto until = std::chrono::steady_clock::now() +
-               std::chrono::nanoseconds(static_cast<long long>(us * 1000));
+               std::chrono::nanoseconds(static_cast<long long>(work.us * 1000));
   while (std::chrono::steady_clock::now() < until) {
   }
+  work.end = clock();
 }
 
 } // namespace pipec::cuda

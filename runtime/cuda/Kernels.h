@@ -8,35 +8,62 @@
 
 namespace pipec::cuda {
 
-/// Stamps of one stage instance, in %globaltimer nanoseconds: the earliest
-/// block start and the latest block end.
+/// A kernel stage: every block spins for `ns` nanoseconds on %globaltimer.
+/// `tag` is not used by the kernel: it names the stage instance
+/// (tagFor(v)), so that a captured graph's kernel nodes identify themselves
+/// by their own arguments.
+cudaError_t launchSpin(dim3 grid, dim3 block, cudaStream_t stream,
+                       unsigned long long ns, unsigned long long tag);
+/// The spin kernel itself, for explicit graph kernel nodes: arguments
+/// (unsigned long long ns, unsigned long long tag).
+const void *spinKernel();
+
+constexpr unsigned long long kTagMagic = 0x70697065ull << 32; // "pipe"
+inline unsigned long long tagFor(uint32_t instance) { return kTagMagic | instance; }
+/// The instance a tag names, or -1 when it is not one of pipec's.
+inline int64_t instanceOfTag(unsigned long long tag) {
+  return (tag >> 32) == (kTagMagic >> 32) ? int64_t(tag & 0xffffffffu) : -1;
+}
+
+/// A host stage's work: spin for `us` microseconds, and read `clock` (CUPTI's
+/// or the host's, in nanoseconds) at the start and at the end.
+struct HostWork {
+  double us = 0;
+  uint64_t (*clock)() = nullptr;
+  uint64_t start = 0, end = 0;
+};
+/// The host function of a host stage: userData is a HostWork.
+void CUDART_CB hostSpin(void *work);
+/// The host clock in nanoseconds (steady_clock), for HostWork::clock.
+uint64_t hostNanoseconds();
+
+// ---- Calibration only: kernels that stamp %globaltimer -------------------
+
+/// Stamps of one item, in %globaltimer nanoseconds: the earliest block start
+/// and the latest block end.
 struct Stamp {
   unsigned long long start;
   unsigned long long end;
 };
 
-/// A kernel stage: every block spins for `ns` nanoseconds on %globaltimer,
-/// and stamps its start (atomicMin) and end (atomicMax) into `stamp`.
-cudaError_t launchSpin(dim3 grid, dim3 block, cudaStream_t stream,
-                       unsigned long long ns, Stamp *stamp);
-/// The spin kernel itself, for explicit graph kernel nodes.
-const void *spinKernel();
+/// Like launchSpin, and every block stamps its start (atomicMin) and end
+/// (atomicMax) into `stamp`, which must be reset first.
+cudaError_t launchSpinStamped(dim3 grid, dim3 block, cudaStream_t stream,
+                              unsigned long long ns, Stamp *stamp);
+const void *spinStampedKernel();
 
-/// One thread writes %globaltimer into *slot (start or end of a copy or a
-/// host stage, which cannot stamp themselves).
+/// One thread writes %globaltimer into stamp->start.
 cudaError_t launchStampStart(cudaStream_t stream, Stamp *stamp);
-cudaError_t launchStampEnd(cudaStream_t stream, Stamp *stamp);
-const void *stampStartKernel();
-const void *stampEndKernel();
 
-/// Sets every stamp to {max, 0} before a replay.
+/// Sets every stamp to {max, 0}.
 cudaError_t launchResetStamps(cudaStream_t stream, Stamp *stamps, size_t n);
 
 /// Reads %globaltimer once, from a one-thread kernel (synchronously).
 cudaError_t readGlobalTimer(unsigned long long *out);
 
-/// A host stage: spins on the host for the microseconds *userData points to.
-void CUDART_CB hostSpin(void *microseconds);
+/// `n` successive readings of %globaltimer by one thread, into `out` (device).
+cudaError_t launchTimerReadings(cudaStream_t stream, unsigned long long *out,
+                                unsigned n);
 
 } // namespace pipec::cuda
 

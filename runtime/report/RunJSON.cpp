@@ -30,6 +30,7 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
           j.attribute("name", s.pipeline.name);
           j.attribute("lowering", spelling(r.lowering));
           j.attribute("replays", int64_t(r.replays));
+          j.attribute("timing", spelling(r.timing));
           j.attributeObject("timings_us", [&] {
             number("capture", r.timings.capture);
             number("instantiate", r.timings.instantiate);

@@ -32,6 +32,11 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
                   backend.name() == llvm::StringRef("sim") ? "the device model"
                                                            : "the GPU",
                   backend.device(), r.replays, r.replays == 1 ? "" : "s");
+    if (r.timing != TimingMethod::Model)
+      os << "  timeline measured with "
+         << (r.timing == TimingMethod::Cupti ? "CUPTI activity records"
+                                             : "CUDA timing events")
+         << (r.timingNote.empty() ? "" : " (" + r.timingNote + ")") << '\n';
     row(os, "makespan", r.makespanUs, "first stage start to last stage end");
     row(os, "replay", r.timings.replayMedian,
         formatv("median; p95 {0:f1} us; host's first call to last stage end",

@@ -211,6 +211,13 @@ cl::opt<bool> ignorePriorities(
     cl::desc("Run every stream at one priority, to see what priorities do"),
     cl::sub(runCmd), cl::cat(category));
 
+cl::opt<std::string> timingMethod(
+    "timing",
+    cl::desc("On a GPU, how the timeline is measured: auto (CUPTI, else "
+             "events), cupti, events"),
+    cl::value_desc("method"), cl::init("auto"), cl::sub(runCmd),
+    cl::cat(category));
+
 cl::opt<std::string> outputPath("o", cl::desc("Write the output to <path>"),
                                 cl::value_desc("path"), cl::init("-"),
                                 cl::sub(compileCmd), cl::sub(runCmd),
@@ -647,6 +654,11 @@ int runCalibrate() {
 }
 
 int runRun() {
+  runtime::RunOptions runOptions;
+  if (!runtime::parseTimingRequest(timingMethod, runOptions.timing)) {
+    toolError("--timing must be auto, cupti or events");
+    return UsageError;
+  }
   DeviceProfile profile;
   if (int status = prepare(profile))
     return status;
@@ -662,7 +674,6 @@ int runRun() {
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
   if (!backend)
     return RunFailed;
-  runtime::RunOptions runOptions;
   runOptions.replays = replays;
   runOptions.priorities = !ignorePriorities;
   runOptions.recordHost = !tracePath.empty() || !htmlPath.empty();
