@@ -161,8 +161,12 @@ public:
     r.schedule = &s;
     r.lowering = lowering;
     r.replays = options.replays;
-    llvm::Expected<TimingMethod> method =
-        chooseTiming(options.timing, cuptiStatus(), r.timingNote);
+    // CUPTI is loaded only when it may be used.
+    CuptiStatus notAsked{false, "--timing=events"};
+    llvm::Expected<TimingMethod> method = chooseTiming(
+        options.timing,
+        options.timing == TimingRequest::Events ? notAsked : cuptiStatus(),
+        r.timingNote);
     if (!method)
       return method.takeError();
     r.timing = *method;
