@@ -23,7 +23,7 @@ work       : KERNEL amount
 direction  : H2D | D2H | D2D ;
 amount     : QUANTITY | INT | DECIMAL ;
 attrs      : LBRACK attr (COMMA attr)* RBRACK ;
-attr       : name (ASSIGN INT)? ;
+attr       : name (ASSIGN (INT | QUANTITY))? ;
 deps       : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
 dep        : name QUALIFIER? ;
 

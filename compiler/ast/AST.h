@@ -68,7 +68,8 @@ struct Amount {
 /// `NAME [= INT]` inside `[...]`.
 struct Attr {
   Name name;
-  std::optional<IntLit> value;
+  std::optional<IntLit> value;  ///< `blocks=264`
+  std::optional<Amount> amount; ///< `smem=48KiB`: a number with a unit
   llvm::SMRange range;
 };
 

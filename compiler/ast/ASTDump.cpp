@@ -96,6 +96,8 @@ private:
       os << "Attr '" << a.name.text << "'";
       if (a.value)
         os << " = " << a.value->value;
+      if (a.amount)
+        os << " = " << a.amount->number << a.amount->unit;
       loc(a.name.range);
     }
     for (const Dep &d : s.deps) {

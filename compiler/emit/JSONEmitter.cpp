@@ -42,7 +42,7 @@ public:
                 llvm::StringRef source) {
     j.object([&] {
       j.attribute("format", "pipec-schedule");
-      j.attribute("version", 1);
+      j.attribute("version", 2);
       j.attribute("source", source);
       j.attributeArray("pipelines", [&] {
         for (const Schedule *s : schedules)
@@ -121,6 +121,7 @@ private:
       else
         t << "null";
       t << ",\"blocks\":" << st.blocks << ",\"threads\":" << st.threads
+        << ",\"smem\":" << st.smemBytes << ",\"regs\":" << st.regs
         << ",\"dynamic\":" << (st.dynamic ? "true" : "false")
         << ",\"depends_on\":[";
     }
@@ -199,21 +200,31 @@ private:
       number("critical_path_us", a.criticalPathUs);
       number("stream_bound_us", a.streamBoundUs);
       number("lower_bound_us", a.lowerBoundUs);
+      j.attributeObject("bounds", [&] {
+        for (const Bound &b : a.bounds)
+          number(b.key, b.us);
+      });
+      j.attribute("binding", a.bounds.empty() ? "" : a.bounds[a.binding].key);
       number("overlap_ratio", a.overlapRatio);
       j.attribute("cross_stream_dependencies",
                   int64_t(a.crossStreamDependencies));
       j.attribute("redundant_dependencies", int64_t(a.redundantDependencies));
       number("event_density", a.eventDensity);
       j.attributeObject("graph_advice", [&] {
-        j.attribute("suitable", a.graphAdvice.suitable);
+        const GraphAdvice &g = a.graphAdvice;
+        j.attribute("suitable", g.suitable);
+        j.attribute("evaluated", g.evaluated);
         j.attributeArray("reasons", [&] {
-          for (const std::string &r : a.graphAdvice.reasons)
+          for (const std::string &r : g.reasons)
             j.value(r);
         });
-        number("stream_submit_us", a.graphAdvice.streamSubmitUs);
-        number("graph_submit_us", a.graphAdvice.graphSubmitUs);
-        number("instantiate_us", a.graphAdvice.instantiateUs);
-        number("break_even_replays", a.graphAdvice.breakEvenReplays);
+        number("streams_replay_us", g.streamsReplayUs);
+        number("graph_replay_us", g.graphReplayUs);
+        number("one_time_us", g.oneTimeUs);
+        if (g.breakEvenReplays)
+          j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
+        else
+          j.attribute("break_even_replays", nullptr);
       });
       j.attributeArray("critical_path", [&] {
         for (uint32_t v : a.criticalPath)

@@ -2,6 +2,7 @@
 
 #include "compiler/emit/Emitters.h"
 
+#include "compiler/program/TimeFormat.h"
 #include "compiler/schedule/Schedule.h"
 
 #include "llvm/Support/Format.h"
@@ -21,7 +22,7 @@ std::string priorityText(const program::Stream &s) {
   return program::spelling(s.priorityClass);
 }
 
-std::string us(double value) { return formatv("{0:f1} us", value).str(); }
+std::string us(double value) { return formatTime(value); }
 
 void streams(const Schedule &s, llvm::raw_ostream &os) {
   size_t width = 0;
@@ -99,8 +100,7 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
   for (uint32_t i = 0; i < a.streamBusyUs.size(); ++i)
     if (a.streamBusyUs[i] == a.streamBoundUs && busiest.empty())
       busiest = s.stream(i).name;
-  line("per-stream bound", us(a.streamBoundUs),
-       "busiest stream: " + busiest + " (the notebook's pipelined time)");
+  line("per-stream bound", us(a.streamBoundUs), "busiest stream: " + busiest);
   std::string path;
   const size_t shown = 8;
   for (size_t i = 0; i < a.criticalPath.size(); ++i) {
@@ -113,14 +113,17 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
       path += " -> ";
   }
   line("critical path", us(a.criticalPathUs), path);
-  line("lower bound", us(a.lowerBoundUs),
-       "no schedule of this program finishes sooner");
-  line("overlap ratio", formatv("{0:p1}", a.overlapRatio).str(),
-       a.sequentialUs > 0
-           ? formatv("the per-stream bound alone would promise {0:p1}",
-                     1 - a.streamBoundUs / a.sequentialUs)
-                 .str()
-           : "");
+  if (!a.bounds.empty()) {
+    line("lower bound", us(a.lowerBoundUs),
+         "set by " + a.bounds[a.binding].words +
+             "; no run of this program, in any lowering, finishes sooner");
+    std::string all;
+    for (const Bound &b : a.bounds)
+      all += (all.empty() ? "" : ", ") + std::string(b.key) + " " + us(b.us);
+    line("bounds", "", all);
+  }
+  line("overlap ratio", formatPercent(a.overlapRatio, 1),
+       "of the sequential time that the lower bound leaves to overlap");
   line("cross-stream deps", std::to_string(a.crossStreamDependencies));
   line("redundant deps", std::to_string(a.redundantDependencies),
        "declared, already implied by others and stream order");
@@ -142,10 +145,12 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
                            .str()
                      : "")
              .str());
-  line("cuda graph", a.graphAdvice.suitable ? "worth it" : "not worth it",
-       a.graphAdvice.reasons.front());
-  for (size_t i = 1; i < a.graphAdvice.reasons.size(); ++i)
-    os << std::string(36, ' ') << "  " << a.graphAdvice.reasons[i] << '\n';
+  const GraphAdvice &g = a.graphAdvice;
+  line("cuda graph",
+       !g.evaluated ? "-" : g.suitable ? "worth it" : "not worth it",
+       g.reasons.empty() ? "" : g.reasons.front());
+  for (size_t i = 1; i < g.reasons.size(); ++i)
+    os << std::string(36, ' ') << "  " << g.reasons[i] << '\n';
   size_t notes = 0;
   for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
     if (++notes > 5) {
@@ -153,10 +158,11 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
                     a.streamOrderOnCriticalPath.size() - 5);
       break;
     }
-    os << formatv("  note: stream order puts {0} before {1} on stream '{2}'; "
-                  "it delays {1} by {3:f1} us on the critical path\n",
+    os << formatv("  note: stream order puts {0} before {1} on stream '{2}': "
+                  "on the critical path, {1} starts {3} later than its own "
+                  "dependencies allow\n",
                   s.instances.name(d.from), s.instances.name(d.to),
-                  s.stream(d.stream).name, d.delayUs);
+                  s.stream(d.stream).name, us(d.delayUs));
   }
 }
 

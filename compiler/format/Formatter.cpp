@@ -120,6 +120,8 @@ private:
       attrs += a.name.text;
       if (a.value)
         attrs += "=" + std::to_string(a.value->value);
+      if (a.amount)
+        attrs += "=" + a.amount->number + a.amount->unit;
     }
     if (!attrs.empty())
       attrs += "]";

@@ -119,9 +119,20 @@ CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
 
 /// amount : QUANTITY | INT | DECIMAL ;
 ast::Amount ASTBuilder::buildAmount(PipeParser::AmountContext *c) {
-  ast::Amount a;
+  ast::Amount a = splitAmount(textOf(c->getStart()));
   a.range = rangeOf(c);
-  std::string text = textOf(c->getStart());
+  return a;
+}
+
+/// A QUANTITY token as an amount: `48KiB` is {"48", "KiB"}.
+ast::Amount ASTBuilder::buildQuantity(antlr4::tree::TerminalNode *t) {
+  ast::Amount a = splitAmount(textOf(t->getSymbol()));
+  a.range = ctx.rangeOf(t->getSymbol(), t->getSymbol());
+  return a;
+}
+
+ast::Amount ASTBuilder::splitAmount(const std::string &text) {
+  ast::Amount a;
   size_t unitStart = text.find_first_not_of("0123456789.");
   if (unitStart == std::string::npos)
     unitStart = text.size();
@@ -138,7 +149,7 @@ std::vector<ast::Attr> ASTBuilder::buildAttrs(PipeParser::AttrsContext *c) {
   return attrs;
 }
 
-/// attr : name (ASSIGN INT)? ;
+/// attr : name (ASSIGN (INT | QUANTITY))? ;
 ast::Attr ASTBuilder::buildAttr(PipeParser::AttrContext *c) {
   ast::Attr a;
   a.range = rangeOf(c);
@@ -146,6 +157,8 @@ ast::Attr ASTBuilder::buildAttr(PipeParser::AttrContext *c) {
     a.name = buildName(c->name());
   if (c->INT())
     a.value = buildInt(c->INT());
+  if (c->QUANTITY())
+    a.amount = buildQuantity(c->QUANTITY());
   return a;
 }
 

@@ -56,6 +56,8 @@ std::string nameRole(ParserRuleContext *rule) {
 /// What an amount must be where the rule expects one.
 std::string amountRole(ParserRuleContext *rule) {
   ParserRuleContext *role = roleContext(rule);
+  if (rule && rule->getRuleIndex() == PipeParser::RuleAttr)
+    return "an integer or a size";
   if (role && role->getRuleIndex() == PipeParser::RuleWork) {
     auto *work = static_cast<PipeParser::WorkContext *>(role);
     if (work->COPY())

@@ -48,6 +48,9 @@ const CountKey kCountKeys[] = {
     {"max_blocks_per_sm", &DeviceProfile::maxBlocksPerSM, 1, 1 << 16},
     {"max_resident_kernels", &DeviceProfile::maxResidentKernels, 1, 1 << 16},
     {"hardware_queues", &DeviceProfile::hardwareQueues, 1, 1024},
+    {"shared_memory_per_sm", &DeviceProfile::sharedMemoryPerSM, 1024, 1 << 24},
+    {"shared_memory_per_block", &DeviceProfile::sharedMemoryPerBlock, 0, 1 << 24},
+    {"registers_per_sm", &DeviceProfile::registersPerSM, 256, 1 << 24},
 };
 } // namespace
 
@@ -63,9 +66,41 @@ int DeviceProfile::priorityFor(program::PriorityClass cls) const {
   }
 }
 
-unsigned DeviceProfile::blocksPerSM(unsigned threads) const {
-  unsigned byThreads = threads ? maxThreadsPerSM / threads : maxBlocksPerSM;
-  return std::max(1u, std::min(maxBlocksPerSM, byThreads));
+DeviceProfile::BlockUse DeviceProfile::blockUse(uint32_t threads,
+                                                uint64_t smemBytes,
+                                                uint32_t regs) const {
+  BlockUse u;
+  u.threads = threads;
+  u.slots = 1;
+  u.smem = (smemBytes + 127) / 128 * 128 + 1024;
+  uint64_t warps = (uint64_t(threads) + 31) / 32;
+  u.regs = regs ? (uint64_t(regs) * 32 + 255) / 256 * 256 * warps : 0;
+  return u;
+}
+
+DeviceProfile::BlockUse DeviceProfile::smCapacity() const {
+  return {maxThreadsPerSM, maxBlocksPerSM, sharedMemoryPerSM, registersPerSM};
+}
+
+unsigned DeviceProfile::blocksPerSM(uint32_t threads, uint64_t smemBytes,
+                                    uint32_t regs) const {
+  BlockUse use = blockUse(threads, smemBytes, regs), cap = smCapacity();
+  uint64_t fit = cap.slots;
+  auto limit = [&](uint64_t need, uint64_t have) {
+    if (need)
+      fit = std::min(fit, have / need);
+  };
+  limit(use.threads, cap.threads);
+  limit(use.smem, cap.smem);
+  limit(use.regs, cap.regs);
+  return static_cast<unsigned>(fit);
+}
+
+uint64_t DeviceProfile::waves(const program::Stage &k) const {
+  uint64_t perWave = uint64_t(blocksPerSM(k.threads, k.smemBytes, k.regs)) * sms;
+  if (!perWave)
+    return 1;
+  return std::max<uint64_t>(1, (uint64_t(k.blocks) + perWave - 1) / perWave);
 }
 
 double DeviceProfile::copyTimeUs(program::CopyDirection dir,

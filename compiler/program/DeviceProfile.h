@@ -45,6 +45,9 @@ struct DeviceProfile {
   unsigned maxThreadsPerSM = 2048;
   unsigned maxBlocksPerSM = 32;
   unsigned maxResidentKernels = 128; ///< concurrent grids
+  unsigned sharedMemoryPerSM = 233472;    ///< bytes (228 KiB on cc 9.0)
+  unsigned sharedMemoryPerBlock = 232448; ///< the most one block may ask (227 KiB)
+  unsigned registersPerSM = 65536;
   unsigned hardwareQueues = 8;      ///< CUDA_DEVICE_MAX_CONNECTIONS
   double streamGapUs = 0.9;         ///< between back-to-back items of a stream
   double graphGapUs = 0.5;          ///< between dependent nodes of a graph
@@ -55,8 +58,22 @@ struct DeviceProfile {
   /// nanoseconds; 0 where nothing was measured.
   double timerResolutionNs = 0;
 
-  /// Blocks of `threads` threads that fit on one SM at once.
-  unsigned blocksPerSM(unsigned threads) const;
+  /// What one block of a kernel holds of an SM while it runs, as the CUDA
+  /// occupancy calculator counts it: threads, one block slot, shared memory
+  /// (in 128-byte units plus 1 KiB the runtime reserves per block) and
+  /// registers (256 per warp unit).
+  struct BlockUse {
+    uint64_t threads = 0, slots = 1, smem = 0, regs = 0;
+  };
+  BlockUse blockUse(uint32_t threads, uint64_t smemBytes, uint32_t regs) const;
+  /// An SM's capacity in the same units.
+  BlockUse smCapacity() const;
+  /// Blocks of this shape that fit on one SM at once (0: not even one).
+  unsigned blocksPerSM(uint32_t threads, uint64_t smemBytes = 0,
+                       uint32_t regs = 0) const;
+  /// A kernel's waves when it runs alone: its blocks over what the device
+  /// holds at once (at least 1). Each block runs for T / waves.
+  uint64_t waves(const program::Stage &kernel) const;
 
   /// The CUDA priority a `high`/`normal`/`low` stream gets; `normal` is the
   /// midpoint rounded towards `low`.

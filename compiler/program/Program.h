@@ -52,6 +52,8 @@ struct Stage {
   std::optional<uint64_t> bytes; ///< copies given as a size
   uint32_t blocks = 1;
   uint32_t threads = 128;
+  uint64_t smemBytes = 0; ///< shared memory per block (`smem=`)
+  uint32_t regs = 0;      ///< registers per thread (`regs=`), 0: not limiting
   bool dynamic = false;
   std::vector<Dependency> deps; ///< as declared, duplicates removed
   llvm::SMRange range;          ///< the stage's name

@@ -2,6 +2,7 @@
 
 #include "compiler/schedule/Analysis.h"
 
+#include "compiler/program/TimeFormat.h"
 #include "compiler/schedule/Schedule.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -11,47 +12,45 @@
 using namespace pipec;
 using llvm::formatv;
 
-static GraphAdvice adviseGraph(const Schedule &s, const DeviceProfile &profile,
-                               unsigned replays) {
-  GraphAdvice a;
-  const size_t nodes = s.instances.size();
-  uint64_t dynamicNodes = 0;
-  for (uint32_t v = 0; v < nodes; ++v)
-    dynamicNodes += s.instances.stage(v).dynamic;
-  a.streamSubmitUs = double(nodes) * profile.launchUs +
-                     double(s.records) * profile.recordUs +
-                     double(s.waits) * profile.waitUs;
-  a.graphSubmitUs = profile.graphLaunchUs + double(nodes) * profile.graphNodeUs +
-                    double(dynamicNodes) * profile.nodeUpdateUs;
-  a.instantiateUs = double(nodes) * profile.instantiateNodeUs;
-  double saved = a.streamSubmitUs - a.graphSubmitUs;
-  a.breakEvenReplays = saved > 0 ? a.instantiateUs / saved : 0;
-
-  a.reasons.push_back(formatv("one replay costs ~{0:f1} us of host time as "
-                              "stream launches and ~{1:f1} us as a graph launch",
-                              a.streamSubmitUs, a.graphSubmitUs));
-  if (saved > 0)
-    a.reasons.push_back(formatv("instantiating the graph (~{0:f1} us) pays "
-                                "back after {1:f1} replays",
-                                a.instantiateUs, a.breakEvenReplays));
-  else
-    a.reasons.push_back("a graph launch costs more than the stream launches "
-                        "it replaces: it never pays back its instantiation");
-  if (dynamicNodes)
-    a.reasons.push_back(formatv(
-        "{0} dynamic stage instance(s) change every replay: their graph "
-        "nodes must be updated before each launch",
-        dynamicNodes));
-  a.suitable = dynamicNodes == 0 && saved > 0 &&
-               a.breakEvenReplays <= double(replays);
-  if (saved > 0 && a.breakEvenReplays > double(replays))
-    a.reasons.push_back(formatv("that is more than the {0} replays assumed",
-                                replays));
-  return a;
+/// The resource bounds: no run on the device model, in any lowering, can
+/// finish sooner than any of these (docs/scheduling.md has the argument).
+static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
+                              Analysis &a) {
+  const Instances &inst = s.instances;
+  // SM area, per resource: a block holds its share of one SM for T/waves.
+  DeviceProfile::BlockUse cap = p.smCapacity();
+  double area[4] = {0, 0, 0, 0}; // threads, slots, shared memory, registers
+  double copies[3] = {0, 0, 0};
+  double host = 0;
+  for (uint32_t v = 0; v < inst.size(); ++v) {
+    const program::Stage &st = inst.stage(v);
+    switch (st.kind) {
+    case StageKind::Kernel: {
+      DeviceProfile::BlockUse use = p.blockUse(st.threads, st.smemBytes, st.regs);
+      double blockTime = double(st.blocks) * st.durationUs / double(p.waves(st));
+      area[0] += blockTime * double(use.threads) / double(cap.threads);
+      area[1] += blockTime * double(use.slots) / double(cap.slots);
+      area[2] += blockTime * double(use.smem) / double(cap.smem);
+      area[3] += blockTime * double(use.regs) / double(cap.regs);
+      break;
+    }
+    case StageKind::Copy:
+      copies[static_cast<unsigned>(st.direction)] += p.copyLatencyUs + st.durationUs;
+      break;
+    case StageKind::Host:
+      host += st.durationUs;
+      break;
+    }
+  }
+  double sm = *std::max_element(area, area + 4) / double(std::max(1u, p.sms));
+  a.bounds.push_back({"sm_area", "the SMs' capacity (all kernels' block-time)", sm});
+  a.bounds.push_back({"copy_h2d", "the H2D copy engine", copies[0]});
+  a.bounds.push_back({"copy_d2h", "the D2H copy engine", copies[1]});
+  a.bounds.push_back({"copy_d2d", "the D2D copy engine", copies[2]});
+  a.bounds.push_back({"host_functions", "the host-function executor", host});
 }
 
-Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile,
-                        unsigned replays) {
+Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   Analysis a;
   const Instances &inst = s.instances;
   const size_t n = inst.size();
@@ -101,13 +100,50 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile,
       a.streamOrderOnCriticalPath.push_back({u, v, s.streamOf(v), delay});
   }
 
-  a.lowerBoundUs = std::max(a.criticalPathUs, a.streamBoundUs);
+  a.bounds.push_back({"critical_path", "the critical path", a.criticalPathUs});
+  uint32_t busiest = 0;
+  for (uint32_t i = 0; i < a.streamBusyUs.size(); ++i)
+    if (a.streamBusyUs[i] > a.streamBusyUs[busiest])
+      busiest = i;
+  a.bounds.push_back({"streams",
+                      a.streamBusyUs.empty()
+                          ? std::string("the busiest stream")
+                          : "stream '" + s.stream(busiest).name + "'",
+                      a.streamBoundUs});
+  addResourceBounds(s, profile, a);
+  a.binding = 0;
+  for (size_t i = 1; i < a.bounds.size(); ++i)
+    if (a.bounds[i].us > a.bounds[a.binding].us)
+      a.binding = i;
+  a.lowerBoundUs = a.bounds[a.binding].us;
   a.overlapRatio = a.sequentialUs > 0 ? 1 - a.lowerBoundUs / a.sequentialUs : 0;
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : inst.deps().row(v))
       a.crossStreamDependencies += s.streamOf(u) != s.streamOf(v);
   a.redundantDependencies = s.reduction.removedDeclared;
   a.eventDensity = n ? double(s.records) / double(n) : 0;
-  a.graphAdvice = adviseGraph(s, profile, replays);
   return a;
+}
+
+std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g,
+                                                    unsigned replays) {
+  std::vector<std::string> out;
+  if (!g.evaluated) {
+    out.push_back("not evaluated (no cost model was given)");
+    return out;
+  }
+  out.push_back(formatv("one replay takes {0} as stream launches and {1} as a "
+                        "graph launch (host's first call to last stage end)",
+                        formatTime(g.streamsReplayUs), formatTime(g.graphReplayUs)));
+  if (g.breakEvenReplays)
+    out.push_back(formatv("the graph pays back its one-time cost ({0}: "
+                          "instantiation and first upload) after {1} "
+                          "replay(s)",
+                          formatTime(g.oneTimeUs), g.breakEvenReplays));
+  else
+    out.push_back("a graph replay is no faster: the graph never pays back its "
+                  "one-time cost");
+  if (g.breakEvenReplays && g.breakEvenReplays > replays)
+    out.push_back(formatv("that is more than the {0} replays assumed", replays));
+  return out;
 }

@@ -26,13 +26,26 @@ struct StreamOrderDelay {
   double delayUs; ///< how much later `to` starts than its dependencies allow
 };
 
+/// Does a CUDA graph pay? One answer, from the device model simulating both
+/// lowerings (runtime/cost/GraphCost), that compile, run and advise print.
 struct GraphAdvice {
+  bool evaluated = false; ///< false until a cost model answered
   bool suitable = false;
   std::vector<std::string> reasons;
-  double streamSubmitUs = 0;  ///< host time to issue one replay as streams
-  double graphSubmitUs = 0;   ///< ... as one graph launch (+ node updates)
-  double instantiateUs = 0;   ///< one-time
-  double breakEvenReplays = 0; ///< 0 when the graph never pays
+  double streamsReplayUs = 0; ///< host's first call to last end, as streams
+  double graphReplayUs = 0;   ///< ... as one graph launch (+ node updates)
+  double oneTimeUs = 0;       ///< instantiation and first upload, once
+  /// Replays after which the graph has paid back its one-time cost; 0 when
+  /// it never does.
+  uint64_t breakEvenReplays = 0;
+};
+
+/// A lower bound on the makespan that holds in every lowering, and what it
+/// stands for.
+struct Bound {
+  const char *key;   ///< SCHEDULE.md's name: "critical_path", "sm_area", ...
+  std::string words; ///< "the H2D copy engine", "stream 'copy'", ...
+  double us = 0;
 };
 
 struct Analysis {
@@ -47,11 +60,20 @@ struct Analysis {
   std::vector<uint32_t> criticalPath; ///< instances, first to last
   std::vector<StreamOrderDelay> streamOrderOnCriticalPath;
   std::vector<double> streamBusyUs; ///< per stream
+  /// Named lower bounds (critical path, busiest stream, SM area, each copy
+  /// engine, the host-function executor); lowerBoundUs is the largest, the
+  /// binding one.
+  std::vector<Bound> bounds;
+  size_t binding = 0; ///< index into bounds
   GraphAdvice graphAdvice;
 };
 
-Analysis analyze(const Schedule &schedule, const DeviceProfile &profile,
-                 unsigned replays);
+Analysis analyze(const Schedule &schedule, const DeviceProfile &profile);
+
+/// The graph verdict in words, the same in every command: "pays back its
+/// one-time cost of 1.2 ms after 14 replays" or why it never does.
+std::vector<std::string> describeGraphAdvice(const GraphAdvice &advice,
+                                             unsigned replays);
 
 } // namespace pipec
 

@@ -93,3 +93,26 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p,
                                          "pipeline '{1}' are not shown",
                                          reported - kMaxShown, p.name));
 }
+
+void pipec::lintHardwareQueues(const program::Pipeline &p, unsigned queues,
+                               DiagnosticEngine &diags) {
+  if (queues == 0 || p.streams.size() <= queues)
+    return;
+  const program::Stream &extra = p.streams[queues];
+  diags
+      .warning(extra.range,
+               llvm::formatv("pipeline '{0}' declares {1} streams but the device "
+                             "has {2} hardware queues: stream '{3}' shares a "
+                             "queue with stream '{4}', and work of streams that "
+                             "share a queue runs in one FIFO, serialised even "
+                             "where the schedule lets it overlap",
+                             p.name, p.streams.size(), queues, extra.name,
+                             p.streams[0].name)
+                   .str())
+      .attachNote(p.streams[0].range,
+                  llvm::formatv("raise CUDA_DEVICE_MAX_CONNECTIONS (up to 32; "
+                                "'hardware_queues' in the profile) or declare "
+                                "at most {0} streams",
+                                queues)
+                      .str());
+}

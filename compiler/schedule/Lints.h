@@ -16,6 +16,13 @@ void lintRedundantDependencies(const program::Pipeline &pipeline,
                                const StageGraph &graph,
                                DiagnosticEngine &diags);
 
+/// `warning: ... streams share ... hardware queues` when a pipeline declares
+/// more streams than the device has hardware queues: streams i and i+Q then
+/// feed one FIFO, and their work serialises falsely (on the device model as
+/// on CUDA).
+void lintHardwareQueues(const program::Pipeline &pipeline, unsigned queues,
+                        DiagnosticEngine &diags);
+
 } // namespace pipec
 
 #endif // PIPEC_SCHEDULE_LINTS_H

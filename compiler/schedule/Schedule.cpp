@@ -48,6 +48,8 @@ template <typename Make> static auto timed(double &seconds, Make make) {
   return result;
 }
 
+GraphCostModel::~GraphCostModel() = default;
+
 Schedule::Schedule(const program::Pipeline &pipeline,
                    const DeviceProfile &profile, const ScheduleOptions &options,
                    std::unique_ptr<StageGraph> graph)
@@ -74,7 +76,9 @@ Schedule::Schedule(const program::Pipeline &pipeline,
 
   planEvents(*this);
   times.events = watch.lap();
-  analysis = analyze(*this, profile, options.replays);
+  analysis = analyze(*this, profile);
+  if (options.graphCost)
+    analysis.graphAdvice = options.graphCost->advise(*this, options.replays);
   times.analysis = watch.lap();
   switch (options.lowering) {
   case LoweringChoice::Streams:

@@ -26,10 +26,24 @@ enum class LoweringChoice { Streams, Graph, Auto };
 
 const char *spelling(Lowering lowering);
 
+struct Schedule;
+
+/// Answers "does a CUDA graph pay?" for a schedule planned as streams. The
+/// device model implements it (runtime/cost/GraphCost.h): the compiler asks,
+/// so that compile, run and advise give one answer.
+class GraphCostModel {
+public:
+  virtual ~GraphCostModel();
+  virtual GraphAdvice advise(const Schedule &schedule, unsigned replays) const = 0;
+};
+
 struct ScheduleOptions {
   LoweringChoice lowering = LoweringChoice::Streams;
   unsigned maxStreams = 8; ///< the default number of hardware queues
   unsigned replays = 100;  ///< how often the schedule is expected to run
+  /// Fills analysis.graphAdvice and decides --lower=auto; without one the
+  /// advice is "not evaluated" and auto means streams.
+  const GraphCostModel *graphCost = nullptr;
 };
 
 /// One host call of the stream lowering.

@@ -43,6 +43,7 @@ private:
                   Stage &into);
   void checkWork(const ast::StageDecl &s, Stage &into);
   void checkAttrs(const ast::StageDecl &s, Stage &into);
+  void checkSharedMemory(const ast::Attr &a, Stage &into);
   void checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
                  const llvm::StringMap<uint32_t> &stages,
                  const ast::Pipeline &p, Stage &into);
@@ -255,11 +256,12 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
   llvm::StringMap<const ast::Attr *> seen;
   for (const ast::Attr &a : s.attrs) {
     const std::string &name = a.name.text;
-    bool known = name == "blocks" || name == "threads" || name == "dynamic";
+    bool known = name == "blocks" || name == "threads" || name == "smem" ||
+                 name == "regs" || name == "dynamic";
     if (!known) {
       std::vector<llvm::StringRef> valid = {"dynamic"};
       if (isKernel)
-        valid = {"blocks", "threads", "dynamic"};
+        valid = {"blocks", "threads", "smem", "regs", "dynamic"};
       std::optional<size_t> near = sema::suggestName(name, valid);
       diags.error(a.name.range,
                   near ? formatv("unknown attribute '{0}'; did you mean '{1}'?",
@@ -282,9 +284,20 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       continue;
     }
     if (name == "dynamic") {
-      if (a.value)
-        diags.error(a.value->range, "attribute 'dynamic' takes no value");
+      if (a.value || a.amount)
+        diags.error(a.value ? a.value->range : a.amount->range,
+                    "attribute 'dynamic' takes no value");
       into.dynamic = true;
+      continue;
+    }
+    if (name == "smem") {
+      checkSharedMemory(a, into);
+      continue;
+    }
+    if (a.amount) {
+      diags.error(a.amount->range,
+                  formatv("attribute '{0}' takes a whole number, not '{1}{2}'",
+                          name, a.amount->number, a.amount->unit));
       continue;
     }
     if (!a.value) {
@@ -293,15 +306,55 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                           name == "blocks" ? 132 : 256));
       continue;
     }
-    uint64_t max = name == "blocks" ? kMaxBlocks : kMaxThreads;
+    uint64_t max = name == "blocks"    ? kMaxBlocks
+                   : name == "threads" ? kMaxThreads
+                                       : kMaxRegisters;
     if (a.value->value < 1 || a.value->value > max) {
       diags.error(a.value->range,
                   formatv("{0} must be between 1 and {1}", name, max));
       continue;
     }
-    (name == "blocks" ? into.blocks : into.threads) =
-        static_cast<uint32_t>(a.value->value);
+    uint32_t value = static_cast<uint32_t>(a.value->value);
+    (name == "blocks" ? into.blocks : name == "threads" ? into.threads : into.regs) =
+        value;
   }
+  if (isKernel && profile.blocksPerSM(into.threads, into.smemBytes, into.regs) == 0)
+    diags.error(into.range,
+                formatv("one block of kernel '{0}' ({1} threads, {2} registers "
+                        "each, {3} bytes of shared memory) does not fit on one "
+                        "SM: its registers or shared memory must be smaller",
+                        into.name, into.threads, into.regs, into.smemBytes));
+}
+
+/// `smem=N` (bytes) or `smem=48KiB`: shared memory per block.
+void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
+  uint64_t bytes = 0;
+  llvm::SMRange range = a.name.range;
+  if (a.value) {
+    bytes = a.value->value;
+    range = a.value->range;
+  } else if (a.amount) {
+    range = a.amount->range;
+    sema::Quantity q = sema::parseQuantity(a.amount->number, a.amount->unit);
+    if (q.kind != sema::Quantity::Size || q.fractionalBytes) {
+      diags.error(range, formatv("attribute 'smem' expects a size ({0}) or a "
+                                 "number of bytes",
+                                 sema::sizeUnitList()));
+      return;
+    }
+    bytes = q.tooLarge ? UINT64_MAX : q.bytes;
+  } else {
+    diags.error(a.name.range,
+                "attribute 'smem' needs a value, as in 'smem=48KiB'");
+    return;
+  }
+  if (bytes > profile.sharedMemoryPerBlock) {
+    diags.error(range, formatv("smem must be at most {0} bytes (the device's "
+                               "shared memory per block)",
+                               profile.sharedMemoryPerBlock));
+    return;
+  }
+  into.smemBytes = bytes;
 }
 
 void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,

@@ -14,6 +14,7 @@ constexpr uint64_t kMaxStageInstances = 10'000'000;
 constexpr uint64_t kMaxIterations = 10'000'000;
 constexpr uint64_t kMaxBlocks = 2'147'483'647; // CUDA's gridDim.x limit
 constexpr uint64_t kMaxThreads = 1024;
+constexpr uint64_t kMaxRegisters = 255; // per thread, compute capability 9.0
 constexpr size_t kMaxNameLength = 256;
 constexpr size_t kMaxDependencies = 10'000; // of one stage
 

@@ -2,12 +2,16 @@
 
 #include "runtime/advise/Advisor.h"
 
-#include "compiler/schedule/Schedule.h"
-#include "compiler/schedule/StreamAssignment.h"
+#include "compiler/program/TimeFormat.h"
+#include "runtime/report/Reports.h"
+#include "compiler/emit/Emitters.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace pipec;
@@ -16,7 +20,8 @@ using llvm::formatv;
 
 namespace {
 
-/// The same pipeline with other streams: `streamFor` names each stage's.
+/// The same pipeline with other streams: `streamFor` names each stage's
+/// (empty: let pipec assign it). Streams keep their priorities by name.
 template <typename StreamFor>
 program::Pipeline restreamed(const program::Pipeline &p, StreamFor streamFor) {
   program::Pipeline q = p;
@@ -32,6 +37,9 @@ program::Pipeline restreamed(const program::Pipeline &p, StreamFor streamFor) {
     if (inserted) {
       program::Stream st;
       st.name = name;
+      for (const program::Stream &old : p.streams)
+        if (old.name == name)
+          st = old;
       q.streams.push_back(st);
     }
     s.stream = it->second;
@@ -39,191 +47,245 @@ program::Pipeline restreamed(const program::Pipeline &p, StreamFor streamFor) {
   return q;
 }
 
-struct Measured {
-  std::string what;
-  double makespan = 0, replay = 0;
-  uint64_t waits = 0;
-  size_t streams = 0;
-};
+/// A stream name not used in `p`, from `base`.
+std::string freshStream(const program::Pipeline &p, const std::string &base) {
+  llvm::StringSet<> used;
+  for (const program::Stream &s : p.streams)
+    used.insert(s.name);
+  std::string name = base;
+  for (unsigned i = 2; used.count(name); ++i)
+    name = base + std::to_string(i);
+  return name;
+}
+
+bool worthIt(double before, double after) {
+  double gain = before - after;
+  return gain >= kMinGainUs && gain >= kMinGainFraction * before;
+}
 
 } // namespace
 
-llvm::Error runtime::advise(const program::Pipeline &p,
-                            const DeviceProfile &profile, Backend &backend,
-                            unsigned replays, llvm::raw_ostream &os) {
+llvm::Expected<double> runtime::measure(const program::Pipeline &pipeline,
+                                        const DeviceProfile &profile,
+                                        Backend &backend, unsigned replays,
+                                        Lowering lowering, const char *what) {
+  Schedule s(pipeline, profile, ScheduleOptions());
   RunOptions options;
   options.replays = replays;
-  auto measure = [&](const program::Pipeline &variant, const std::string &what,
-                     Lowering lowering,
-                     bool priorities) -> llvm::Expected<std::pair<Measured, LoweringRun>> {
-    Schedule s(variant, profile, ScheduleOptions());
-    RunOptions o = options;
-    o.priorities = priorities;
-    llvm::Expected<LoweringRun> r = backend.run(s, lowering, o);
-    if (!r)
-      return r.takeError();
-    r->schedule = nullptr; // the schedule dies here
-    Measured m{what, r->makespanUs, r->timings.replayMedian, s.waits,
-               s.streamPlan.streams.size()};
-    return std::make_pair(m, std::move(*r));
-  };
+  options.recordHost = false;
+  llvm::Expected<LoweringRun> r = backend.run(s, lowering, options);
+  if (!r)
+    return r.takeError();
+  return std::string(what) == "replay" ? r->timings.replayMedian : r->makespanUs;
+}
 
-  Schedule written(p, profile, ScheduleOptions());
-  os << formatv("pipeline '{0}' ({1} stage instances; measured on {2})\n",
-                p.name, written.instances.size(), backend.device());
-
-  // 1. Streams: the split as written against the alternatives.
-  std::vector<std::pair<std::string, program::Pipeline>> variants;
-  variants.push_back({"as written", p});
-  variants.push_back({"one stream", restreamed(p, [](const program::Stage &) {
-                        return std::string("single");
-                      })});
-  variants.push_back({"automatic streams", restreamed(p, [](const program::Stage &) {
-                        return std::string();
-                      })});
-  variants.push_back({"copies by direction, compute, host",
-                      restreamed(p, [](const program::Stage &s) {
-                        if (s.kind == StageKind::Copy)
-                          return std::string(spelling(s.direction));
-                        return std::string(s.kind == StageKind::Host ? "host"
-                                                                     : "compute");
-                      })});
-  std::vector<Measured> split;
-  for (auto &[what, variant] : variants) {
-    auto m = measure(variant, what, Lowering::Streams, true);
-    if (!m)
-      return m.takeError();
-    split.push_back(m->first);
-  }
-  const Measured *best = &split[0];
-  for (const Measured &m : split)
-    if (m.makespan < best->makespan - 1e-6)
-      best = &m;
-  const Measured &one = split[1];
-  std::string evidence;
-  for (const Measured &m : split)
-    evidence += formatv("{0}{1} {2:f1} us ({3} stream(s), {4} wait(s))",
-                        evidence.empty() ? "" : "; ", m.what, m.makespan,
-                        m.streams, m.waits)
-                    .str();
-  if (best == &split[0])
-    os << formatv("  1. Streams: keep the split as written; it is {0:p0} faster "
-                  "than one stream.\n",
-                  one.makespan > 0 ? 1 - split[0].makespan / one.makespan : 0.0);
-  else if (best == &one)
-    os << "  1. Streams: splitting does not pay here; one stream is as fast.\n";
-  else
-    os << formatv("  1. Streams: use {0}: {1:f1} us instead of {2:f1} us as "
-                  "written.\n",
-                  best->what, best->makespan, split[0].makespan);
-  os << "     Evidence: makespan " << evidence << ".\n";
-
-  // 2. Stream order on the critical path.
+llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
+                                               const DeviceProfile &profile,
+                                               Backend &backend, unsigned replays,
+                                               const GraphCostModel &cost) {
+  PipelineAdvice out;
+  out.name = p.name;
+  ScheduleOptions options;
+  options.replays = replays;
+  options.graphCost = &cost;
+  Schedule written(p, profile, options);
   const Analysis &a = written.analysis;
-  if (a.streamOrderOnCriticalPath.empty()) {
-    os << formatv("  2. Critical path: only dependencies lie on it; stream "
-                  "order costs nothing.\n     Evidence: critical path {0:f1} "
-                  "us through {1} stage instance(s).\n",
-                  a.criticalPathUs, a.criticalPath.size());
-  } else {
-    double total = 0;
-    for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath)
-      total += d.delayUs;
-    const StreamOrderDelay &d = a.streamOrderOnCriticalPath.front();
-    os << formatv("  2. Critical path: {0} stream-order edge(s) on it delay "
-                  "their stages by {1:f1} us in all; the first: {2} before {3} "
-                  "on stream '{4}' ({5:f1} us). Put one of them on another "
-                  "stream.\n",
-                  a.streamOrderOnCriticalPath.size(), total,
-                  written.instances.name(d.from), written.instances.name(d.to),
-                  written.stream(d.stream).name, d.delayUs);
-    os << formatv("     Evidence: critical path {0:f1} us; per-stream bound "
-                  "{1:f1} us.\n",
-                  a.criticalPathUs, a.streamBoundUs);
+  out.instances = written.instances.size();
+  out.lowerBoundUs = a.lowerBoundUs;
+  out.binding = a.bounds[a.binding].key;
+  out.bindingWords = a.bounds[a.binding].words;
+  out.graph = a.graphAdvice;
+  llvm::Expected<double> base =
+      measure(p, profile, backend, replays, Lowering::Streams, "makespan");
+  if (!base)
+    return base.takeError();
+  out.makespanUs = *base;
+
+  // Candidate changes, each a program; measured alone against `base`.
+  std::vector<std::pair<std::string, program::Pipeline>> candidates;
+  // Stages that stream order holds back on the critical path: to each other
+  // declared stream, and to a stream of their own.
+  llvm::StringSet<> tried;
+  for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
+    const uint32_t k = written.instances.stageOf(d.to);
+    const std::string &stage = p.stages[k].name;
+    if (!tried.insert(stage).second || tried.size() > 8)
+      continue;
+    std::vector<std::string> targets;
+    for (const program::Stream &st : p.streams)
+      if (p.stages[k].stream < 0 || st.name != p.streams[p.stages[k].stream].name)
+        targets.push_back(st.name);
+    targets.push_back(freshStream(p, stage + "_stream"));
+    for (const std::string &target : targets) {
+      bool fresh = target == targets.back();
+      candidates.push_back(
+          {formatv("move stage '{0}' to {1} '{2}'", stage,
+                   fresh ? "a new stream" : "stream", target),
+           restreamed(p, [&](const program::Stage &s) {
+             if (&s - p.stages.data() == std::ptrdiff_t(k) || s.name == stage)
+               return target;
+             return s.stream < 0 ? std::string() : p.streams[s.stream].name;
+           })});
+    }
+  }
+  candidates.push_back(
+      {"give copies a stream per direction ('h2d', 'd2h', 'd2d'), kernels "
+       "'compute' and host stages 'host'",
+       restreamed(p, [](const program::Stage &s) {
+         if (s.kind == StageKind::Copy)
+           return std::string(spelling(s.direction));
+         return std::string(s.kind == StageKind::Host ? "host" : "compute");
+       })});
+  candidates.push_back({"let pipec assign every stage's stream (drop the 'on' clauses)",
+                        restreamed(p, [](const program::Stage &) { return std::string(); })});
+  int greatest = profile.priorityGreatest;
+  for (size_t i = 0; i < p.streams.size(); ++i)
+    if (written.stream(i).cudaPriority != greatest) {
+      program::Pipeline q = p;
+      q.streams[i].priorityClass = program::PriorityClass::High;
+      candidates.push_back(
+          {formatv("raise stream '{0}' to priority high", p.streams[i].name), q});
+    }
+
+  // Measured; the best move per stage and the best priority raise are kept,
+  // so that no two suggestions change the same thing two ways.
+  std::map<std::string, size_t> slot; // key -> index in out.suggestions
+  for (auto &[change, variant] : candidates) {
+    llvm::Expected<double> after =
+        measure(variant, profile, backend, replays, Lowering::Streams, "makespan");
+    if (!after)
+      return after.takeError();
+    if (!worthIt(*base, *after))
+      continue;
+    std::string key = change.rfind("move stage", 0) == 0
+                          ? change.substr(0, change.find(" to "))
+                      : change.rfind("raise stream", 0) == 0 ? "priority"
+                                                              : change;
+    Suggestion s{change, "makespan", *base, *after, variant, false};
+    auto [it, inserted] = slot.try_emplace(key, out.suggestions.size());
+    if (inserted)
+      out.suggestions.push_back(std::move(s));
+    else if (*after < out.suggestions[it->second].afterUs)
+      out.suggestions[it->second] = std::move(s);
   }
 
-  // 3. Graph or stream launches.
-  auto streams = measure(p, "streams", Lowering::Streams, true);
-  if (!streams)
-    return streams.takeError();
-  auto graph = measure(p, "graph", Lowering::Graph, true);
-  if (!graph)
-    return graph.takeError();
-  const Timings &ts = streams->second.timings, &tg = graph->second.timings;
-  double saved = ts.replayMedian - tg.replayMedian;
-  double once = tg.capture + tg.instantiate;
-  if (saved > 0)
-    os << formatv("  3. CUDA graph: worth it after {0:f0} replay(s); each replay "
-                  "saves {1:f1} us.\n",
-                  std::ceil(once / saved), saved);
-  else
-    os << "  3. CUDA graph: not worth it; stream launches are as fast per "
-          "replay.\n";
-  os << formatv("     Evidence: replay {0:f1} us as streams, {1:f1} us as a "
-                "graph; capture {2:f1} us and instantiation {3:f1} us once.\n",
-                ts.replayMedian, tg.replayMedian, tg.capture, tg.instantiate);
+  // The graph: per replay, host's first call to last end.
+  const GraphAdvice &g = out.graph;
+  if (g.evaluated && worthIt(g.streamsReplayUs, g.graphReplayUs) && g.suitable) {
+    llvm::Expected<double> streams =
+        measure(p, profile, backend, replays, Lowering::Streams, "replay");
+    llvm::Expected<double> graph =
+        measure(p, profile, backend, replays, Lowering::Graph, "replay");
+    if (!streams)
+      return streams.takeError();
+    if (!graph)
+      return graph.takeError();
+    if (worthIt(*streams, *graph))
+      out.suggestions.push_back(
+          {formatv("lower to a CUDA graph (--lower=graph); it pays back its "
+                   "one-time cost after {0} replay(s)",
+                   g.breakEvenReplays),
+           "replay", *streams, *graph, p, true});
+  }
+  std::stable_sort(out.suggestions.begin(), out.suggestions.end(),
+                   [](const Suggestion &x, const Suggestion &y) {
+                     return x.beforeUs - x.afterUs > y.beforeUs - y.afterUs;
+                   });
 
-  // 4. Priorities: the stages on the most urgent streams.
-  int urgent = profile.priorityLeast;
-  for (const program::Stream &st : written.streamPlan.streams)
-    urgent = std::min(urgent, st.cudaPriority);
-  bool distinct = false;
-  for (const program::Stream &st : written.streamPlan.streams)
-    distinct |= st.cudaPriority != urgent;
-  if (!distinct) {
-    os << "  4. Priorities: every stream has the same priority; there is "
-          "nothing for them to change.\n"
-       << "     Evidence: no stream is more urgent than another.\n";
-  } else {
-    auto without = measure(p, "without", Lowering::Streams, false);
-    if (!without)
-      return without.takeError();
-    const LoweringRun &with = streams->second, &plain = without->second;
-    double lastWith = 0, lastWithout = 0;
-    size_t counted = 0;
-    for (uint32_t v = 0; v < written.instances.size(); ++v)
-      if (written.stream(written.streamOf(v)).cudaPriority == urgent) {
-        lastWith = std::max(lastWith, with.end[v] - with.firstStartUs);
-        lastWithout = std::max(lastWithout, plain.end[v] - plain.firstStartUs);
-        ++counted;
-      }
-    if (lastWithout > lastWith + 1e-6)
-      os << formatv("  4. Priorities: they help; the urgent stages finish "
-                    "{0:f1} us sooner.\n",
-                    lastWithout - lastWith);
-    else
-      os << "  4. Priorities: they change nothing here; the urgent stages "
-            "never wait for SMs.\n";
-    os << formatv("     Evidence: the last of {0} stage instance(s) on the most "
-                  "urgent stream(s) ends at {1:f1} us with priorities and "
-                  "{2:f1} us without.\n",
-                  counted, lastWith, lastWithout);
+  // What holds it back.
+  for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
+    if (out.notes.size() == 5) {
+      out.notes.push_back(formatv("{0} more stream-order edge(s) on the critical path",
+                                  a.streamOrderOnCriticalPath.size() - 5));
+      break;
+    }
+    out.notes.push_back(formatv("stream order puts '{0}' before '{1}' on stream "
+                                "'{2}': on the critical path, '{1}' starts {3} "
+                                "later than its own dependencies allow",
+                                written.instances.name(d.from),
+                                written.instances.name(d.to),
+                                written.stream(d.stream).name, formatTime(d.delayUs)));
   }
+  if (a.redundantDependencies)
+    out.notes.push_back(formatv("{0} declared dependency instance(s) are implied "
+                                "by other dependencies and stream order: "
+                                "dropping them changes no time (compile "
+                                "warns of each)",
+                                a.redundantDependencies));
+  return out;
+}
 
-  // 5. Redundant dependencies.
-  StageGraph stageGraph(p, issueOrder(p));
-  std::vector<std::string> redundant;
-  if (stageGraph.exact) {
-    uint64_t e = 0;
-    for (uint32_t pos = 0; pos < stageGraph.order.size(); ++pos)
-      for (uint32_t target : stageGraph.deps.row(pos))
-        if (!stageGraph.declaredKept[e++])
-          redundant.push_back(p.stages[stageGraph.order[pos]].name + " on " +
-                              p.stages[stageGraph.order[target]].name);
-  }
-  if (redundant.empty()) {
-    os << "  5. Dependencies: none is redundant.\n";
+void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
+                          unsigned replays, llvm::raw_ostream &os) {
+  os << formatv("pipeline '{0}' ({1} stage instances; measured on {2})\n",
+                adv.name, adv.instances, device);
+  os << formatv("  makespan {0}; lower bound {1}, set by {2} ({3} of the "
+                "makespan)\n",
+                formatTime(adv.makespanUs), formatTime(adv.lowerBoundUs),
+                adv.bindingWords,
+                formatPercent(adv.makespanUs > 0 ? adv.lowerBoundUs / adv.makespanUs : 1));
+  os << "  CUDA graph: " << (adv.graph.suitable ? "worth it" : "not worth it")
+     << '\n';
+  for (const std::string &r : adv.graph.reasons)
+    os << "    " << r << '\n';
+  (void)replays;
+  if (adv.suggestions.empty()) {
+    os << formatv("  suggestions: none; no change tried gains {0} of the "
+                  "makespan (and {1})\n",
+                  formatPercent(kMinGainFraction), formatTime(kMinGainUs));
   } else {
-    os << formatv("  5. Dependencies: {0} can go; others imply them.\n",
-                  redundant.size());
+    os << "  suggestions, each applied alone to the program and measured:\n";
+    for (size_t i = 0; i < adv.suggestions.size(); ++i) {
+      const Suggestion &s = adv.suggestions[i];
+      os << formatv("    {0}. {1}: {2} {3} -> {4} ({5})\n", i + 1, s.change,
+                    s.measure, formatTime(s.beforeUs), formatTime(s.afterUs),
+                    formatPercent(s.afterUs / s.beforeUs - 1));
+    }
   }
-  std::string list;
-  for (size_t i = 0; i < redundant.size() && i < 5; ++i)
-    list += (i ? ", " : "") + redundant[i];
-  os << formatv("     Evidence: {0} of {1} declared dependencies are already "
-                "implied by other dependencies and stream order{2}{3}.\n",
-                a.redundantDependencies, written.instances.deps().edges(),
-                redundant.empty() ? "" : "; implied by other dependencies: ",
-                list);
-  return llvm::Error::success();
+  for (const std::string &n : adv.notes)
+    os << "  note: " << n << '\n';
+}
+
+void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice,
+                              llvm::raw_ostream &os) {
+  llvm::json::OStream j(os, 0);
+  auto number = [&](llvm::StringRef key, double value) {
+    j.attributeBegin(key);
+    j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
+    j.attributeEnd();
+  };
+  j.object([&] {
+    j.attribute("format", "pipec-advice");
+    j.attribute("version", 2);
+    j.attributeArray("pipelines", [&] {
+      for (const PipelineAdvice &a : advice)
+        j.object([&] {
+          j.attribute("name", a.name);
+          number("makespan_us", a.makespanUs);
+          number("lower_bound_us", a.lowerBoundUs);
+          j.attribute("binding", a.binding);
+          j.attributeObject("graph", [&] {
+            if (a.graph.breakEvenReplays)
+              j.attribute("break_even_replays", int64_t(a.graph.breakEvenReplays));
+            else
+              j.attribute("break_even_replays", nullptr);
+            j.attribute("suitable", a.graph.suitable);
+          });
+          j.attributeArray("suggestions", [&] {
+            for (const Suggestion &s : a.suggestions)
+              j.object([&] {
+                j.attribute("change", s.change);
+                j.attribute("measure", s.measure);
+                number("before_us", s.beforeUs);
+                number("after_us", s.afterUs);
+              });
+          });
+          j.attributeArray("notes", [&] {
+            for (const std::string &n : a.notes)
+              j.value(n);
+          });
+        });
+    });
+  });
+  os << '\n';
 }

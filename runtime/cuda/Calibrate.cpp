@@ -62,6 +62,9 @@ struct Calibrator {
     p.sms = props.multiProcessorCount;
     p.maxThreadsPerSM = props.maxThreadsPerMultiProcessor;
     p.maxBlocksPerSM = props.maxBlocksPerMultiProcessor;
+    p.sharedMemoryPerSM = static_cast<unsigned>(props.sharedMemPerMultiprocessor);
+    p.sharedMemoryPerBlock = static_cast<unsigned>(props.sharedMemPerBlockOptin);
+    p.registersPerSM = static_cast<unsigned>(props.regsPerMultiprocessor);
     PIPEC_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&p.priorityLeast, &p.priorityGreatest),
                    "device 0");
     PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(a.out(), cudaStreamNonBlocking), "stream");

@@ -3,6 +3,7 @@
 #include "runtime/report/Reports.h"
 
 #include "compiler/emit/Emitters.h"
+#include "runtime/cost/GraphCost.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,7 +21,7 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
   };
   j.object([&] {
     j.attribute("format", "pipec-run");
-    j.attribute("version", 1);
+    j.attribute("version", 2);
     j.attribute("backend", backend.name());
     j.attribute("device", backend.device());
     j.attributeArray("pipelines", [&] {
@@ -51,6 +52,22 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
               });
           });
           j.attribute("dependency_violations", int64_t(r.violations));
+          // --lower=both: the one graph verdict, from this pair of runs.
+          for (const LoweringRun &other : runs)
+            if (other.schedule == r.schedule && other.lowering != r.lowering) {
+              const LoweringRun &st = r.lowering == Lowering::Streams ? r : other;
+              const LoweringRun &gr = r.lowering == Lowering::Streams ? other : r;
+              GraphAdvice g = compareLowerings(st, gr, r.replays);
+              j.attributeObject("comparison", [&] {
+                number("streams_replay_us", g.streamsReplayUs);
+                number("graph_replay_us", g.graphReplayUs);
+                number("one_time_us", g.oneTimeUs);
+                if (g.breakEvenReplays)
+                  j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
+                else
+                  j.attribute("break_even_replays", nullptr);
+              });
+            }
           number("lower_bound_us", s.analysis.lowerBoundUs);
           number("sequential_us", s.analysis.sequentialUs);
         });

@@ -2,6 +2,9 @@
 
 #include "runtime/report/Reports.h"
 
+#include "compiler/program/TimeFormat.h"
+#include "runtime/cost/GraphCost.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -12,11 +15,28 @@ using llvm::formatv;
 static void row(llvm::raw_ostream &os, llvm::StringRef label, double us,
                 llvm::StringRef note = "") {
   os << "  " << llvm::left_justify(label, 16)
-     << llvm::right_justify(formatv("{0:f1} us", us).str(), 12);
+     << llvm::right_justify(formatTime(us), 12);
   if (!note.empty())
     os << "   " << note;
   os << '\n';
 }
+/// How much of the overlap the program allows this run achieved: the
+/// sequential time less the lower bound is what can overlap at most; the
+/// sequential time less the makespan is what did.
+static std::string overlap(const Analysis &a, const LoweringRun &r) {
+  double possible = a.sequentialUs - a.lowerBoundUs;
+  double achieved = a.sequentialUs - r.makespanUs;
+  if (possible <= 1e-9)
+    return "none possible: the lower bound is the sequential time";
+  if (achieved <= 0)
+    return formatv("none achieved: the makespan exceeds the sequential time "
+                   "({0}) by {1} of overheads",
+                   formatTime(a.sequentialUs), formatTime(-achieved));
+  return formatv("achieved {0} of the possible overlap ({1} of {2})",
+                 formatPercent(std::min(1.0, achieved / possible)),
+                 formatTime(achieved), formatTime(possible));
+}
+
 
 void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
                             const Backend &backend, llvm::raw_ostream &os) {
@@ -39,8 +59,8 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
          << (r.timingNote.empty() ? "" : " (" + r.timingNote + ")") << '\n';
     row(os, "makespan", r.makespanUs, "first stage start to last stage end");
     row(os, "replay", r.timings.replayMedian,
-        formatv("median; p95 {0:f1} us; host's first call to last stage end",
-                r.timings.replayP95)
+        formatv("median; p95 {0}; host's first call to last stage end",
+                formatTime(r.timings.replayP95))
             .str());
     row(os, "host submit", r.timings.submitMedian, "host time to issue one replay");
     if (r.lowering == Lowering::Graph) {
@@ -54,13 +74,13 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
             "its instantiation; replays run this graph");
       }
     }
-    double achieved = a.sequentialUs > 0 ? 1 - r.makespanUs / a.sequentialUs : 0;
-    os << "  " << llvm::left_justify("overlap", 16)
-       << llvm::right_justify(formatv("{0:p1}", achieved).str(), 12)
-       << formatv("   achieved; the analysis allows {0:p1} (lower bound "
-                  "{1:f1} us, {2:p0} of it reached)\n",
-                  a.overlapRatio, a.lowerBoundUs,
-                  r.makespanUs > 0 ? a.lowerBoundUs / r.makespanUs : 1.0);
+    if (!a.bounds.empty())
+      row(os, "lower bound", a.lowerBoundUs,
+          formatv("set by {0}: {1} of the makespan", a.bounds[a.binding].words,
+                  formatPercent(r.makespanUs > 0 ? a.lowerBoundUs / r.makespanUs : 1))
+              .str());
+    os << "  " << llvm::left_justify("overlap", 16) << llvm::right_justify("", 12)
+       << "   " << overlap(a, r) << '\n';
     if (r.violations)
       os << formatv("  DEPENDENCY VIOLATIONS: {0} stage pair(s) started before "
                     "what they depend on had ended\n",
@@ -76,17 +96,10 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
     if (a.schedule != b.schedule || a.lowering != Lowering::Streams ||
         b.lowering != Lowering::Graph)
       continue;
-    double saved = a.timings.replayMedian - b.timings.replayMedian;
-    os << formatv("\n'{0}': graph replay {1:f1} us vs streams {2:f1} us: ",
-                  a.schedule->pipeline.name, b.timings.replayMedian,
-                  a.timings.replayMedian);
-    if (saved > 0)
-      os << formatv("the graph saves {0:f1} us per replay and pays back its "
-                    "capture and instantiation ({1:f1} us) after {2:f1} "
-                    "replays\n",
-                    saved, b.timings.capture + b.timings.instantiate,
-                    (b.timings.capture + b.timings.instantiate) / saved);
-    else
-      os << "streams are as fast or faster; a graph does not pay here\n";
+    GraphAdvice g = compareLowerings(a, b, a.replays);
+    os << formatv("\n'{0}': a CUDA graph is {1}:\n", a.schedule->pipeline.name,
+                  g.suitable ? "worth it" : "not worth it");
+    for (const std::string &reason : g.reasons)
+      os << "  " << reason << '\n';
   }
 }

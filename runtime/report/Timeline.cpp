@@ -2,6 +2,8 @@
 
 #include "runtime/report/Reports.h"
 
+#include "compiler/program/TimeFormat.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,36 +28,50 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
   for (const program::Stream &st : s.streamPlan.streams)
     nameWidth = std::max(nameWidth, st.name.size());
 
-  os << llvm::formatv("timeline of '{0}' ({1}), {2:f1} us across, one column "
-                      "= {3:f2} us:\n",
-                      s.pipeline.name, spelling(r.lowering), r.makespanUs,
-                      span / width);
+  os << llvm::formatv("timeline of '{0}' ({1}), {2} across, one column "
+                      "= {3}; a letter where a stage covers at least half a "
+                      "column (a shorter stage keeps its best one):\n",
+                      s.pipeline.name, spelling(r.lowering),
+                      formatTime(r.makespanUs), formatTime(span / width));
   for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st) {
-    // Each column shows the stage that covers most of it.
     std::string cells(width, ' ');
     std::vector<double> covered(width, 0);
+    double busy = 0;
+    // Columns a stage covers at least half of; then short stages, each in
+    // the column it covers most, where that column is still free.
+    std::vector<std::pair<uint32_t, unsigned>> shortStages;
     for (uint32_t v = 0; v < r.start.size(); ++v) {
       if (s.streamOf(v) != st)
         continue;
+      busy += std::max(0.0, r.end[v] - r.start[v]);
       double a = (r.start[v] - origin) / span * width;
       double b = (r.end[v] - origin) / span * width;
       unsigned first = static_cast<unsigned>(std::max(0.0, a));
       unsigned last = std::min<unsigned>(width - 1, static_cast<unsigned>(b));
+      bool drawn = false;
+      unsigned best = first;
+      double bestOverlap = -1;
       for (unsigned c = first; c <= last && c < width; ++c) {
         double overlap = std::min<double>(b, c + 1) - std::max<double>(a, c);
-        if (overlap > covered[c] || (b == a && cells[c] == ' ')) {
+        if (overlap > bestOverlap)
+          bestOverlap = overlap, best = c;
+        if (overlap >= 0.5 && overlap > covered[c]) {
           covered[c] = overlap;
           cells[c] = symbolFor(s.instances.stageOf(v));
+          drawn = true;
         }
       }
+      if (!drawn && best < width)
+        shortStages.push_back({v, best});
     }
+    for (auto [v, c] : shortStages)
+      if (cells[c] == ' ')
+        cells[c] = symbolFor(s.instances.stageOf(v));
     os << "  " << llvm::left_justify(s.stream(st).name, nameWidth) << " |"
-       << cells << "|\n";
+       << cells << "| " << formatPercent(std::min(1.0, busy / span)) << " busy\n";
   }
   os << "  " << std::string(nameWidth, ' ') << " 0"
-     << llvm::right_justify(llvm::formatv("{0:f1} us", r.makespanUs).str(),
-                            width + 1)
-     << '\n';
+     << llvm::right_justify(formatTime(r.makespanUs), width + 1) << '\n';
   os << "  ";
   for (uint32_t i = 0; i < s.pipeline.stages.size(); ++i)
     os << (i ? ", " : "") << symbolFor(i) << " = " << s.pipeline.stages[i].name;

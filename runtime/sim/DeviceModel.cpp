@@ -29,10 +29,10 @@ struct Event {
 struct Resident {
   uint32_t instance;
   int priority;
-  uint64_t order; ///< when it became resident
+  uint64_t order; ///< launch order: the instance's place in issue order
   uint32_t pending, running;
-  uint32_t threads;
-  double blockUs;
+  DeviceProfile::BlockUse use; ///< what one block holds of its SM
+  double blockUs;              ///< the kernel's time over its waves
 };
 
 class Model {
@@ -40,8 +40,7 @@ public:
   Model(const Schedule &s, Lowering lowering, const DeviceProfile &profile,
         const ModelOptions &options)
       : s(s), lowering(lowering), p(profile), options(options),
-        n(s.instances.size()), freeThreads(profile.sms, profile.maxThreadsPerSM),
-        freeBlocks(profile.sms, profile.maxBlocksPerSM) {
+        n(s.instances.size()), freeSM(profile.sms, profile.smCapacity()) {
     out.start.assign(n, -1);
     out.end.assign(n, -1);
   }
@@ -253,8 +252,11 @@ private:
     case StageKind::Kernel:
       if (resident.size() >= p.maxResidentKernels)
         return false;
-      resident.push_back({v, priorityOf(v), residentOrder++, stage.blocks, 0,
-                          stage.threads, stage.durationUs});
+      // Equal priorities: the oldest launch first, in both lowerings.
+      resident.push_back(
+          {v, priorityOf(v), v, stage.blocks, 0,
+           p.blockUse(stage.threads, stage.smemBytes, stage.regs),
+           stage.durationUs / double(p.waves(stage))});
       return true;
     case StageKind::Copy: {
       unsigned engine = static_cast<unsigned>(stage.direction);
@@ -307,11 +309,10 @@ private:
     });
     for (Resident *r : order) {
       while (r->pending) {
-        uint32_t sm = findSM(r->threads);
+        uint32_t sm = findSM(r->use);
         if (sm == kNone)
           break; // try smaller blocks of other kernels (backfill)
-        freeThreads[sm] -= r->threads;
-        freeBlocks[sm] -= 1;
+        take(freeSM[sm], r->use);
         --r->pending;
         ++r->running;
         if (out.start[r->instance] < 0)
@@ -323,18 +324,28 @@ private:
     return progress;
   }
 
-  uint32_t findSM(uint32_t threads) const {
-    for (uint32_t sm = 0; sm < freeThreads.size(); ++sm)
-      if (freeBlocks[sm] > 0 && freeThreads[sm] >= threads)
+  uint32_t findSM(const DeviceProfile::BlockUse &use) const {
+    for (uint32_t sm = 0; sm < freeSM.size(); ++sm) {
+      const DeviceProfile::BlockUse &f = freeSM[sm];
+      if (f.slots >= use.slots && f.threads >= use.threads && f.smem >= use.smem &&
+          f.regs >= use.regs)
         return sm;
+    }
     return kNone;
+  }
+  static void take(DeviceProfile::BlockUse &free, const DeviceProfile::BlockUse &use) {
+    free.threads -= use.threads, free.slots -= use.slots, free.smem -= use.smem,
+        free.regs -= use.regs;
+  }
+  static void give(DeviceProfile::BlockUse &free, const DeviceProfile::BlockUse &use) {
+    free.threads += use.threads, free.slots += use.slots, free.smem += use.smem,
+        free.regs += use.regs;
   }
 
   void blockDone(uint32_t v, uint32_t sm, double now) {
     auto it = std::find_if(resident.begin(), resident.end(),
                            [&](const Resident &r) { return r.instance == v; });
-    freeThreads[sm] += it->threads;
-    freeBlocks[sm] += 1;
+    give(freeSM[sm], it->use);
     if (--it->running == 0 && it->pending == 0) {
       resident.erase(it);
       finish(v, now);
@@ -411,10 +422,9 @@ private:
   double graphStart = 0;
 
   // Device.
-  std::vector<uint32_t> freeThreads, freeBlocks;
+  std::vector<DeviceProfile::BlockUse> freeSM; ///< what each SM has free
   std::vector<Resident> resident;
   std::vector<Resident *> byUrgency; ///< reused by pumpBlocks
-  uint64_t residentOrder = 0;
   std::deque<uint32_t> copyQueues[3];
   uint8_t engineBusy[3] = {0, 0, 0};
   std::deque<uint32_t> hostQueue;

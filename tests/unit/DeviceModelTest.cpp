@@ -71,15 +71,21 @@ TEST_CASE("model: same-direction copies share an engine, opposite ones do not") 
   CHECK(opposite.start("Y") < opposite.end("X"));
 }
 
-TEST_CASE("model: waves of blocks add up") {
+TEST_CASE("model: a kernel's time is the whole kernel's, its blocks in waves") {
   DeviceProfile profile; // 132 SMs, 2048 threads per SM
   // 1024 threads a block: two fit on an SM, so 264 blocks make one wave.
+  // Alone, every kernel takes its T; its blocks take T / waves each.
   Ran one("pipeline p { stage K kernel 10us [blocks=264, threads=1024]; }");
   CHECK(one.run.makespanUs == doctest::Approx(10));
   Ran two("pipeline p { stage K kernel 10us [blocks=265, threads=1024]; }");
-  CHECK(two.run.makespanUs == doctest::Approx(20));
-  Ran four("pipeline p { stage K kernel 10us [blocks=1056, threads=1024]; }");
+  CHECK(two.run.makespanUs == doctest::Approx(10));
+  Ran four("pipeline p { stage K kernel 40us [blocks=1056, threads=1024]; }");
   CHECK(four.run.makespanUs == doctest::Approx(40));
+  // Beside another kernel that holds half the SMs, the waves take longer.
+  Ran shared("pipeline p { stream a; stream b;"
+             " stage Half on a kernel 40us [blocks=132, threads=1024];"
+             " stage K on b kernel 40us [blocks=1056, threads=1024]; }");
+  CHECK(shared.end("K") - shared.start("K") > 40);
   // Small blocks: 32 per SM at most.
   Ran small("pipeline p { stage K kernel 10us [blocks=4224, threads=64]; }");
   CHECK(small.run.makespanUs == doctest::Approx(10));
@@ -88,13 +94,13 @@ TEST_CASE("model: waves of blocks add up") {
 TEST_CASE("model: priority lets an urgent kernel through sooner") {
   const char *text =
       "pipeline p { stream bg priority low; stream fg priority high;"
-      " stage Wide on bg kernel 100us [blocks=1056, threads=1024];"
+      " stage Wide on bg kernel 400us [blocks=1056, threads=1024];"
       " stage Wait on fg kernel 5us;"
       " stage Urgent on fg kernel 10us [blocks=132] depends_on(Wait); }";
   Ran with(text, Lowering::Streams, true);
   Ran without(text, Lowering::Streams, false);
-  // With priorities it takes the first SMs the wide kernel's first wave
-  // frees; without, it waits behind all four waves.
+  // Wide runs four waves of 100 us. With priorities Urgent takes the first
+  // SMs the first wave frees; without, it waits behind all four waves.
   CHECK(with.end("Urgent") < without.end("Urgent") - 200);
   // Running blocks are never preempted: it cannot start before one ends.
   CHECK(with.start("Urgent") >= with.start("Wide") + 100 - 1e-9);
@@ -188,4 +194,17 @@ TEST_CASE("model: violations are measured, not assumed") {
   // A made-up timeline where B starts before A ends.
   CHECK(runtime::countViolations(s, {0, 5}, {10, 15}) == 1);
   CHECK(runtime::countViolations(s, {0, 10}, {10, 20}) == 0);
+}
+
+TEST_CASE("model: equal priorities dispatch the oldest launch first, in both lowerings") {
+  // A is launched before B, but B's stream feeds hardware queue 0. When P
+  // frees the SMs, A's blocks go first.
+  const char *text = "pipeline p { stream a; stream b; stream c;"
+                     " stage P on c kernel 10us [blocks=264, threads=1024];"
+                     " stage A on b kernel 10us [blocks=264, threads=1024];"
+                     " stage B on a kernel 10us [blocks=264, threads=1024]; }";
+  for (Lowering l : {Lowering::Streams, Lowering::Graph}) {
+    Ran r(text, l);
+    CHECK(r.start("A") < r.start("B"));
+  }
 }

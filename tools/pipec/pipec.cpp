@@ -22,6 +22,7 @@
 #include "compiler/sema/Sema.h"
 #include "runtime/Backend.h"
 #include "runtime/advise/Advisor.h"
+#include "runtime/cost/GraphCost.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/report/Reports.h"
 
@@ -190,8 +191,10 @@ cl::opt<RunLowering> runLowering(
                clEnumValN(RunLowering::Both, "both", "both, side by side")),
     cl::init(RunLowering::Streams), cl::sub(runCmd), cl::cat(category));
 
-cl::opt<bool> runJSON("json", cl::desc("Write the run result as JSON"),
-                      cl::sub(runCmd), cl::cat(category));
+cl::opt<bool> runJSON("json",
+                      cl::desc("Write the run result (run) or the advice "
+                               "(advise) as JSON"),
+                      cl::sub(runCmd), cl::sub(adviseCmd), cl::cat(category));
 
 cl::opt<std::string> tracePath(
     "trace", cl::desc("Write a Chrome trace (Perfetto, chrome://tracing)"),
@@ -335,6 +338,15 @@ std::vector<std::string> splitParts(StringRef text) {
   return parts;
 }
 
+/// The warnings that need more than sema: check and compile give the same.
+void lint(const program::Pipeline &p, const StageGraph &graph,
+          const DeviceProfile &profile, DiagnosticEngine &diags) {
+  if (!diags.shouldStop())
+    lintRedundantDependencies(p, graph, diags);
+  if (!diags.shouldStop())
+    lintHardwareQueues(p, profile.hardwareQueues, diags);
+}
+
 /// Parses and checks one buffer; true when it has no error.
 bool checkBuffer(Source &src, const DeviceProfile &profile) {
   DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
@@ -348,8 +360,7 @@ bool checkBuffer(Source &src, const DeviceProfile &profile) {
   }
   program::Program program = analyze(file, profile, diags);
   for (const program::Pipeline &p : program.pipelines)
-    if (!diags.shouldStop())
-      lintRedundantDependencies(p, StageGraph(p, issueOrder(p)), diags);
+    lint(p, StageGraph(p, issueOrder(p)), profile, diags);
   diags.finish();
   return !diags.hadError();
 }
@@ -457,11 +468,20 @@ int compileFileImpl(StringRef path, const DeviceProfile &profile,
   std::vector<std::unique_ptr<StageGraph>> graphs;
   for (const program::Pipeline &p : out.program.pipelines) {
     graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
-    if (!diags.shouldStop())
-      lintRedundantDependencies(p, *graphs.back(), diags);
+    lint(p, *graphs.back(), profile, diags);
   }
   if (diags.hadError())
     return InputErrors;
+  // --max-streams caps the streams pipec creates; declared ones are never
+  // merged, so a cap below them is a mistake to say, not to ignore.
+  if (maxStreams.getNumOccurrences())
+    for (const program::Pipeline &p : out.program.pipelines)
+      if (p.streams.size() > maxStreams) {
+        toolError(formatv("--max-streams={0} is below the {1} streams pipeline "
+                          "'{2}' declares; pipec never merges declared streams",
+                          unsigned(maxStreams), p.streams.size(), p.name));
+        return UsageError;
+      }
   out.checkSeconds = secondsSince(clock);
 
   std::vector<size_t> chosen;
@@ -476,9 +496,14 @@ int compileFileImpl(StringRef path, const DeviceProfile &profile,
               "'; it has " + names);
     return UsageError;
   }
+  // The graph verdict comes from the device model, for every command.
+  runtime::SimGraphCost cost(profile);
+  ScheduleOptions withCost = options;
+  if (!withCost.graphCost)
+    withCost.graphCost = &cost;
   for (size_t i : chosen) {
     out.schedules.push_back(std::make_unique<Schedule>(
-        out.program.pipelines[i], profile, options, std::move(graphs[i])));
+        out.program.pipelines[i], profile, withCost, std::move(graphs[i])));
     out.views.push_back(out.schedules.back().get());
   }
   return Success;
@@ -622,19 +647,29 @@ int runAdvise() {
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
   if (!backend)
     return RunFailed;
-  std::string text;
-  raw_string_ostream os(text);
-  for (size_t i = 0; i < c.views.size(); ++i) {
-    if (i)
-      os << '\n';
-    if (Error err = runtime::advise(c.views[i]->pipeline, profile, *backend,
-                                    replays, os)) {
-      toolError("advise failed: " + toString(std::move(err)));
+  runtime::SimGraphCost cost(profile);
+  std::vector<runtime::PipelineAdvice> advice;
+  for (const Schedule *s : c.views) {
+    Expected<runtime::PipelineAdvice> a =
+        runtime::advise(s->pipeline, profile, *backend, replays, cost);
+    if (!a) {
+      toolError("advise failed: " + toString(a.takeError()));
       return RunFailed;
     }
+    advice.push_back(std::move(*a));
   }
-  os.flush();
-  return emitTo(outputPath, [&](raw_ostream &out) { out << text; })
+  return emitTo(outputPath,
+                [&](raw_ostream &out) {
+                  if (runJSON) {
+                    runtime::writeAdviceJSON(advice, out);
+                    return;
+                  }
+                  for (size_t i = 0; i < advice.size(); ++i) {
+                    if (i)
+                      out << '\n';
+                    runtime::printAdvice(advice[i], backend->device(), replays, out);
+                  }
+                })
              ? Success
              : UsageError;
 }

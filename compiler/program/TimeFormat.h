@@ -1,0 +1,23 @@
+//===- TimeFormat.h - Times and shares as people read them ----------------===//
+//
+// Every time pipec prints for people goes through formatTime: nanoseconds
+// below a microsecond, microseconds below a millisecond, then milliseconds
+// and seconds, and never a negative zero. JSON keeps raw microseconds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_PROGRAM_TIMEFORMAT_H
+#define PIPEC_PROGRAM_TIMEFORMAT_H
+
+#include <string>
+
+namespace pipec {
+
+/// "850 ns", "12.5 us", "3.91 ms", "1.25 s".
+std::string formatTime(double us);
+
+/// A share as a percentage with `decimals` decimals, never "-0%".
+std::string formatPercent(double fraction, int decimals = 0);
+
+} // namespace pipec
+
+#endif // PIPEC_PROGRAM_TIMEFORMAT_H

@@ -1,0 +1,36 @@
+//===- GraphCost.h - "Does a CUDA graph pay?", answered once --------------===//
+//
+// One replay as stream launches against one as a graph launch, both from
+// the host's first call to the last stage's end, and the one-time cost of
+// the graph (instantiation and first upload): the graph pays back after
+// ceil(one-time / saving) replays. compile (through the GraphCostModel it is
+// given), run --lower=both and advise all take this number from here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_RUNTIME_COST_GRAPHCOST_H
+#define PIPEC_RUNTIME_COST_GRAPHCOST_H
+
+#include "compiler/schedule/Schedule.h"
+#include "runtime/Backend.h"
+
+namespace pipec::runtime {
+
+/// The verdict from two runs of one schedule, one per lowering (measured on
+/// a GPU or simulated): the same arithmetic for every command.
+GraphAdvice compareLowerings(const LoweringRun &streams, const LoweringRun &graph,
+                             unsigned replays);
+
+/// The device model as the compiler's graph cost model: it simulates both
+/// lowerings of the schedule.
+class SimGraphCost : public GraphCostModel {
+public:
+  explicit SimGraphCost(const DeviceProfile &profile) : profile(profile) {}
+  GraphAdvice advise(const Schedule &schedule, unsigned replays) const override;
+
+private:
+  DeviceProfile profile;
+};
+
+} // namespace pipec::runtime
+
+#endif // PIPEC_RUNTIME_COST_GRAPHCOST_H
