@@ -16,3 +16,9 @@ python3 "$here/gen.py" random --stages 100 --streams 8 --iterations 100 -o "$wor
 for f in random layered transformer unrolled; do
   "$build/bench/pipec-bench-sync" "$work/$f.pipe" "$f"
 done
+
+echo
+echo "Automatic stream assignment (stages without 'on'): simulated makespan and"
+echo "waits of each --assign method."
+echo
+python3 "$here/assign.py" "$build"

@@ -242,6 +242,10 @@ private:
       const StreamPlan &p = s.streamPlan;
       j.attributeObject("auto_streams", [&] {
         j.attribute("stages", int64_t(p.autoStages));
+        j.attribute("method", spelling(p.method));
+        j.attribute("chosen_from", p.chosenFrom);
+        j.attribute("evaluations", int64_t(p.evaluations));
+        number("model_makespan_us", p.modelMakespanUs);
         j.attribute("matching_chains", int64_t(p.matchingChains));
         j.attribute("matching_bound", int64_t(p.matchingBound));
         j.attribute("cross_stream_edges", int64_t(p.crossStreamAutoEdges));

@@ -130,21 +130,30 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
   line("event density", formatv("{0:f2}", a.eventDensity).str(),
        "records per stage instance");
   const StreamPlan &p = s.streamPlan;
-  if (p.autoStages)
-    line("automatic streams",
-         std::to_string(p.streams.size() - s.pipeline.streams.size()),
-         formatv("for {0} stage(s): the matching makes {1} chain(s) and "
-                 "needs >= {2} cross-chain sync(s); this assignment has {3}"
-                 "{4}",
-                 p.autoStages, p.matchingChains, p.matchingBound,
-                 p.crossStreamAutoEdges,
+  if (p.autoStages) {
+    uint64_t autoStreams = p.streams.size() - s.pipeline.streams.size();
+    std::string how = formatv("for {0} stage(s), by {1}", p.autoStages,
+                              spelling(p.method))
+                          .str();
+    if (p.evaluations)
+      how += formatv(" ({0}; {1} assignment(s) run on the device model, "
+                     "makespan {2})",
+                     p.chosenFrom, p.evaluations, us(p.modelMakespanUs))
+                 .str();
+    line("automatic streams", std::to_string(autoStreams), how);
+    line("", "",
+         formatv("{0} reduced edge(s) between them cross streams; an "
+                 "assignment that adds no ordering needs at least {1} "
+                 "(Nimble's matching){2}",
+                 p.crossStreamAutoEdges, p.matchingBound,
                  p.forcedOrderings
-                     ? formatv(", {0} chain(s) queued behind unordered ones "
+                     ? formatv("; {0} chain(s) queued behind unordered ones "
                                "to respect --max-streams",
                                p.forcedOrderings)
                            .str()
                      : "")
              .str());
+  }
   const GraphAdvice &g = a.graphAdvice;
   line("cuda graph",
        !g.evaluated ? "-" : g.suitable ? "worth it" : "not worth it",

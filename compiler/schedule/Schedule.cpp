@@ -36,8 +36,19 @@ static StreamPlan planStreams(const Instances &instances,
                               std::unique_ptr<StageGraph> &graph) {
   if (!graph)
     graph = std::make_unique<StageGraph>(instances.pipeline(), instances.order());
-  return assignStreams(instances, *graph, options.maxStreams,
-                       profile.priorityFor(program::PriorityClass::Normal));
+  const program::Pipeline &p = instances.pipeline();
+  std::vector<uint8_t> used(p.streams.size(), 0);
+  for (const program::Stage &s : p.stages)
+    if (s.stream != program::kNoStream)
+      used[s.stream] = 1;
+  unsigned declaredUsed = static_cast<unsigned>(std::count(used.begin(), used.end(), 1));
+  unsigned cap = std::min(options.maxStreams, profile.hardwareQueues);
+  AssignOptions assign;
+  assign.method = options.assign;
+  assign.maxStreams = options.maxStreams;
+  assign.autoStreams = cap > declaredUsed ? cap - declaredUsed : 1;
+  assign.evaluator = options.assignEvaluator;
+  return assignStreams(instances, *graph, profile, assign);
 }
 
 /// Runs `make`, adding its wall time to `seconds`.

@@ -44,6 +44,10 @@ struct ScheduleOptions {
   /// Fills analysis.graphAdvice and decides --lower=auto; without one the
   /// advice is "not evaluated" and auto means streams.
   const GraphCostModel *graphCost = nullptr;
+  /// Streams for stages without `on`; the evaluator (the device model) lets
+  /// the makespan method compare assignments by running them.
+  AssignMethod assign = AssignMethod::Makespan;
+  const AssignmentEvaluator *assignEvaluator = nullptr;
 };
 
 /// One host call of the stream lowering.

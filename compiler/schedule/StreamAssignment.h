@@ -13,10 +13,12 @@
 #ifndef PIPEC_SCHEDULE_STREAMASSIGNMENT_H
 #define PIPEC_SCHEDULE_STREAMASSIGNMENT_H
 
+#include "compiler/program/DeviceProfile.h"
 #include "compiler/program/Program.h"
 #include "compiler/schedule/Instances.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace pipec {
@@ -50,9 +52,37 @@ private:
   std::vector<uint64_t> rowBegin; ///< clocks of position v: [rowBegin[v], rowBegin[v+1])
 };
 
+/// How stages without `on` get their streams (`--assign=`).
+enum class AssignMethod {
+  Makespan,   ///< default: the fastest on the device model, then fewest syncs
+  Matching,   ///< Nimble: fewest syncs that add no ordering
+  RoundRobin, ///< stage i (in issue order) on stream i mod K
+  Levels,     ///< Taskflow: dependency level mod K
+};
+const char *spelling(AssignMethod method);
+bool parseAssignMethod(llvm::StringRef text, AssignMethod &out);
+
+/// Runs a program whose every stage has a stream and says how long it took:
+/// the makespan and each instance's start and end (instances in issue
+/// order). The device model implements it (runtime/cost/AssignmentCost.h),
+/// so that the compiler can choose an assignment by what it costs.
+class AssignmentEvaluator {
+public:
+  virtual ~AssignmentEvaluator();
+  virtual double run(const program::Pipeline &pinned, std::vector<double> &start,
+                     std::vector<double> &end) const = 0;
+};
+
 struct StreamPlan {
   std::vector<program::Stream> streams; ///< declared ones, then auto0, auto1...
   std::vector<uint32_t> streamOfStage;  ///< indexed by stage
+
+  AssignMethod method = AssignMethod::Makespan;
+  /// The makespan method: the model's makespan of the assignment chosen,
+  /// and how many assignments it ran (0 without an evaluator).
+  double modelMakespanUs = 0;
+  uint32_t evaluations = 0;
+  std::string chosenFrom; ///< which candidate won ("list scheduling", ...)
 
   // What the assignment did, for the report.
   uint32_t autoStages = 0;
@@ -63,10 +93,29 @@ struct StreamPlan {
   uint32_t forcedOrderings = 0;    ///< chains queued behind unordered ones
 };
 
-/// `maxStreams` caps the total number of streams (declared and automatic);
-/// at least one automatic stream is made when a stage needs one.
+/// Nimble's matching (AssignMethod::Matching). `maxStreams` caps the total
+/// number of streams (declared and automatic); at least one automatic stream
+/// is made when a stage needs one.
 StreamPlan assignStreams(const Instances &instances, const StageGraph &graph,
                          unsigned maxStreams, int normalPriority);
+
+struct AssignOptions {
+  AssignMethod method = AssignMethod::Makespan;
+  /// Automatic streams at most: min(--max-streams, hardware queues) less the
+  /// declared streams in use, at least 1.
+  unsigned autoStreams = 8;
+  unsigned maxStreams = 8; ///< for the matching
+  const AssignmentEvaluator *evaluator = nullptr;
+};
+
+/// Any method. Makespan: list scheduling in issue order (each stage on the
+/// stream where it would finish first, on a model of streams, copy engines
+/// and the host-function executor), then, with an evaluator, the baselines
+/// run too and a local search moves the stages that stream order holds back
+/// while the model's makespan improves; the fastest wins, fewer
+/// cross-stream edges breaking ties. Deterministic.
+StreamPlan assignStreams(const Instances &instances, const StageGraph &graph,
+                         const DeviceProfile &profile, const AssignOptions &options);
 
 } // namespace pipec
 

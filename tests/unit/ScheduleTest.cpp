@@ -218,10 +218,14 @@ size_t exhaustiveFewestWaits(const Schedule &s) {
   return best;
 }
 
-Schedule compile(const FrontendRun &run, LoweringChoice lowering =
-                                             LoweringChoice::Streams) {
+Schedule compile(const FrontendRun &run,
+                 LoweringChoice lowering = LoweringChoice::Streams,
+                 AssignMethod assign = AssignMethod::Makespan,
+                 const AssignmentEvaluator *evaluator = nullptr) {
   ScheduleOptions options;
   options.lowering = lowering;
+  options.assign = assign;
+  options.assignEvaluator = evaluator;
   return Schedule(run.program.pipelines.at(0), DeviceProfile(), options);
 }
 
@@ -285,15 +289,23 @@ TEST_CASE("schedule: randomized with automatic streams") {
   for (int round = 0; round < 1500; ++round) {
     FrontendRun run(randomProgram(rng, /*allowAuto=*/true));
     REQUIRE(run.errors == 0);
-    Schedule s = compile(run);
-    checkStreamLowering(s);
-    const StreamPlan &p = s.streamPlan;
-    CHECK(p.crossStreamAutoEdges >= p.matchingBound);
-    CHECK(p.streams.size() <= std::max<size_t>(8, run.program.pipelines[0].streams.size() + 1));
+    // Every method's schedule is correct and minimal for its assignment.
+    for (AssignMethod m : {AssignMethod::Makespan, AssignMethod::Matching,
+                           AssignMethod::RoundRobin, AssignMethod::Levels}) {
+      Schedule s = compile(run, LoweringChoice::Streams, m);
+      checkStreamLowering(s);
+      const StreamPlan &p = s.streamPlan;
+      // The matching adds no ordering, so it needs at least its bound.
+      if (m == AssignMethod::Matching)
+        CHECK(p.crossStreamAutoEdges >= p.matchingBound);
+      // --max-streams (8) caps the streams in use, declared and automatic.
+      std::set<uint32_t> inUse(p.streamOfStage.begin(), p.streamOfStage.end());
+      CHECK(inUse.size() <= 8);
+    }
   }
 }
 
-TEST_CASE("schedule: automatic streams add no ordering when under the cap") {
+TEST_CASE("schedule: the matching adds no ordering when under the cap") {
   std::mt19937 rng(13);
   for (int round = 0; round < 800; ++round) {
     // All stages unpinned, one iteration: stream order must be implied by
@@ -312,7 +324,7 @@ TEST_CASE("schedule: automatic streams add no ordering when under the cap") {
     }
     FrontendRun run(text + "}\n");
     REQUIRE(run.errors == 0);
-    Schedule s = compile(run);
+    Schedule s = compile(run, LoweringChoice::Streams, AssignMethod::Matching);
     if (s.streamPlan.forcedOrderings != 0)
       continue;
     std::set<Edge> depsOnly;

@@ -22,6 +22,7 @@
 #include "compiler/sema/Sema.h"
 #include "runtime/Backend.h"
 #include "runtime/advise/Advisor.h"
+#include "runtime/cost/AssignmentCost.h"
 #include "runtime/cost/GraphCost.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/report/Reports.h"
@@ -142,7 +143,22 @@ cl::opt<unsigned> maxStreams(
     "max-streams",
     cl::desc("Most streams a pipeline may use, counting those stages without "
              "'on' are given (default 8)"),
-    cl::init(8), cl::sub(compileCmd), cl::sub(runCmd), cl::cat(category));
+    cl::init(8), cl::sub(compileCmd), cl::sub(runCmd), cl::sub(adviseCmd),
+    cl::cat(category));
+
+cl::opt<AssignMethod> assignMethod(
+    "assign", cl::desc("How stages without 'on' get streams:"),
+    cl::values(
+        clEnumValN(AssignMethod::Makespan, "makespan",
+                   "the fastest on the device model, then fewest syncs (default)"),
+        clEnumValN(AssignMethod::Matching, "matching",
+                   "Nimble: fewest syncs that add no ordering"),
+        clEnumValN(AssignMethod::RoundRobin, "round-robin",
+                   "stage i (issue order) on stream i mod the streams"),
+        clEnumValN(AssignMethod::Levels, "levels",
+                   "Taskflow: dependency level mod the streams")),
+    cl::init(AssignMethod::Makespan), cl::sub(compileCmd), cl::sub(runCmd),
+    cl::sub(adviseCmd), cl::cat(category));
 
 cl::opt<bool> stats(
     "stats",
@@ -496,11 +512,16 @@ int compileFileImpl(StringRef path, const DeviceProfile &profile,
               "'; it has " + names);
     return UsageError;
   }
-  // The graph verdict comes from the device model, for every command.
+  // The graph verdict and the makespan assignment ask the device model, for
+  // every command.
   runtime::SimGraphCost cost(profile);
+  runtime::SimAssignmentCost assignCost(profile);
   ScheduleOptions withCost = options;
   if (!withCost.graphCost)
     withCost.graphCost = &cost;
+  if (!withCost.assignEvaluator)
+    withCost.assignEvaluator = &assignCost;
+  withCost.assign = assignMethod;
   for (size_t i : chosen) {
     out.schedules.push_back(std::make_unique<Schedule>(
         out.program.pipelines[i], profile, withCost, std::move(graphs[i])));
