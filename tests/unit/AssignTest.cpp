@@ -1,0 +1,88 @@
+// The makespan assignment, measured on the device model it answers to: never
+// slower than a baseline, deterministic, within the stream cap.
+
+#include "FrontendHelpers.h"
+
+#include "runtime/cost/AssignmentCost.h"
+#include "runtime/sim/DeviceModel.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <set>
+
+using namespace pipec;
+using pipec::test::FrontendRun;
+
+namespace {
+
+std::string randomUnpinned(std::mt19937 &rng) {
+  uint32_t t = 2 + rng() % 20, iterations = 1 + rng() % 3;
+  std::string text = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
+  for (uint32_t i = 0; i < t; ++i) {
+    text += "  stage X" + std::to_string(i);
+    switch (rng() % 6) {
+    case 0:
+      text += " copy h2d " + std::to_string(10 + rng() % 500) + "KB";
+      break;
+    case 1:
+      text += " host " + std::to_string(1 + rng() % 20) + "us";
+      break;
+    default:
+      text += " kernel " + std::to_string(1 + rng() % 200) + "us [blocks=" +
+              std::to_string(1 + rng() % 400) + "]";
+    }
+    std::string deps;
+    for (uint32_t j = 0; j < i; ++j)
+      if (rng() % 4 == 0)
+        deps += (deps.empty() ? "" : ", ") + ("X" + std::to_string(j));
+    if (!deps.empty())
+      text += " depends_on(" + deps + ")";
+    text += ";\n";
+  }
+  return text + "}\n";
+}
+
+double makespan(const Schedule &s, const DeviceProfile &profile) {
+  sim::ModelOptions o;
+  o.recordHost = false;
+  sim::ReplayTrace t = sim::simulate(s, Lowering::Streams, profile, o);
+  double first = *std::min_element(t.start.begin(), t.start.end());
+  return t.doneUs - first;
+}
+
+} // namespace
+
+TEST_CASE("assign: the makespan method is never slower than a baseline") {
+  std::mt19937 rng(31);
+  DeviceProfile profile;
+  runtime::SimAssignmentCost cost(profile);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::string text = randomUnpinned(rng);
+    FrontendRun front(text);
+    REQUIRE(front.errors == 0);
+    const program::Pipeline &p = front.program.pipelines[0];
+    auto schedule = [&](AssignMethod m, unsigned maxStreams) {
+      ScheduleOptions o;
+      o.assign = m;
+      o.assignEvaluator = &cost;
+      o.maxStreams = maxStreams;
+      return std::make_unique<Schedule>(p, profile, o);
+    };
+    unsigned cap = 1 + rng() % 8;
+    auto ours = schedule(AssignMethod::Makespan, cap);
+    double best = makespan(*ours, profile);
+    INFO(text << "cap " << cap);
+    for (AssignMethod m : {AssignMethod::Matching, AssignMethod::RoundRobin,
+                           AssignMethod::Levels})
+      CHECK(best <= makespan(*schedule(m, cap), profile) + 1e-6);
+    // The model's figure in the plan is the run's.
+    CHECK(ours->streamPlan.modelMakespanUs == doctest::Approx(best));
+    // Deterministic, and within the cap.
+    auto again = schedule(AssignMethod::Makespan, cap);
+    CHECK(again->streamPlan.streamOfStage == ours->streamPlan.streamOfStage);
+    std::set<uint32_t> used(ours->streamPlan.streamOfStage.begin(),
+                            ours->streamPlan.streamOfStage.end());
+    CHECK(used.size() <= cap);
+  }
+}
