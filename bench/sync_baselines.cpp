@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
   std::vector<uint32_t> level(pipeline.stages.size(), 0);
   for (uint32_t stage : order)
     for (const program::Dependency &d : pipeline.stages[stage].deps)
-      if (!d.previousIteration)
+      if (!d.previousIteration())
         level[stage] = std::max(level[stage], level[d.stage] + 1);
   const uint32_t streams = std::max<size_t>(1, pipeline.streams.size());
   for (uint32_t k = 0; k < roundRobin.stages.size(); ++k)

@@ -1,4 +1,4 @@
-// The .pipe language (LANGUAGE.md, version 1).
+// The .pipe language (LANGUAGE.md, version 2: data).
 //
 // ANTLR generates only the lexer and the parser from this file; the AST is built by
 // hand-written functions in compiler/parse/ASTBuilder.cpp, one per parser rule.
@@ -11,24 +11,29 @@ grammar Pipe;
 
 file       : pipeline* EOF ;
 pipeline   : PIPELINE name LBRACE item* RBRACE ;
-item       : setting | streamDecl | stageDecl ;
-setting    : ITERATIONS INT SEMI ;
+item       : setting | streamDecl | bufferDecl | stageDecl ;
+setting    : ITERATIONS INT SEMI
+           | SYNC (INFERRED | DECLARED) SEMI
+           ;
+bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? SEMI ;
 streamDecl : STREAM name (PRIORITY priority)? SEMI ;
 priority   : HIGH | NORMAL | LOW | MINUS? INT ;
-stageDecl  : STAGE name (ON name)? work attrs? deps? SEMI ;
+stageDecl  : STAGE name (ON name)? work attrs? access* deps? SEMI ;
 work       : KERNEL amount
-           | COPY direction amount
+           | COPY direction amount?
            | HOST amount
            ;
+access     : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;
 direction  : H2D | D2H | D2D ;
 amount     : QUANTITY | INT | DECIMAL ;
 attrs      : LBRACK attr (COMMA attr)* RBRACK ;
 attr       : name (ASSIGN (INT | QUANTITY))? ;
 deps       : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
-dep        : name QUALIFIER? ;
+dep        : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 
 // Contextual keywords are ordinary names wherever a name is expected.
-name       : IDENT | KERNEL | COPY | HOST | H2D | D2H | D2D | HIGH | NORMAL | LOW ;
+name       : IDENT | KERNEL | COPY | HOST | H2D | D2H | D2D | HIGH | NORMAL | LOW
+           | SYNC | INFERRED | DECLARED | READS | WRITES ;
 
 // ---------------------------------------------------------------------------
 // Lexer rules.
@@ -42,6 +47,7 @@ ON         : 'on' ;
 DEPENDS_ON : 'depends_on' ;
 PRIORITY   : 'priority' ;
 ITERATIONS : 'iterations' ;
+BUFFER     : 'buffer' ;
 
 // Contextual keywords.
 KERNEL     : 'kernel' ;
@@ -53,6 +59,11 @@ D2D        : 'd2d' ;
 HIGH       : 'high' ;
 NORMAL     : 'normal' ;
 LOW        : 'low' ;
+SYNC       : 'sync' ;
+INFERRED   : 'inferred' ;
+DECLARED   : 'declared' ;
+READS      : 'reads' ;
+WRITES     : 'writes' ;
 
 // '@prev'; any other word after '@' is diagnosed by the AST builder.
 QUALIFIER  : '@' [A-Za-z_] [A-Za-z0-9_]* ;

@@ -35,9 +35,11 @@ struct IntLit {
   llvm::SMRange range;
 };
 
-/// `iterations N;`
+/// `iterations N;` or `sync inferred|declared;`
 struct Setting {
+  enum Kind { Iterations, Sync } kind = Iterations;
   IntLit iterations;
+  bool syncDeclared = false; ///< `sync declared;`
   llvm::SMRange range;
 };
 
@@ -73,10 +75,18 @@ struct Attr {
   llvm::SMRange range;
 };
 
-/// `NAME[@QUALIFIER]` inside `depends_on(...)`.
+/// `NAME[@QUALIFIER[(K)]]` inside `depends_on(...)`.
 struct Dep {
   Name stage;
   std::optional<Name> qualifier; ///< e.g. "@prev", spelled with its '@'
+  std::optional<IntLit> distance; ///< the K of `@prev(K)`
+  llvm::SMRange range;
+};
+
+/// `reads(a, b)` or `writes(c)` on a stage.
+struct Access {
+  bool write = false;
+  std::vector<Name> buffers;
   llvm::SMRange range;
 };
 
@@ -87,9 +97,19 @@ struct StageDecl {
   StageKind kind = StageKind::Kernel;
   llvm::SMRange kindRange; ///< the `kernel`/`copy`/`host` keyword
   CopyDirection direction = CopyDirection::H2D;
-  Amount amount;
+  Amount amount; ///< empty number for a copy that takes its buffer's size
   std::vector<Attr> attrs;
+  std::vector<Access> accesses;
   std::vector<Dep> deps;
+  llvm::SMRange range;
+};
+
+/// `buffer NAME[[SLOTS]] SIZE [host];`
+struct BufferDecl {
+  Name name;
+  std::optional<IntLit> slots;
+  Amount size;
+  bool host = false;
   llvm::SMRange range;
 };
 
@@ -97,6 +117,7 @@ struct Pipeline {
   Name name;
   std::vector<Setting> settings;
   std::vector<StreamDecl> streams;
+  std::vector<BufferDecl> buffers;
   std::vector<StageDecl> stages;
   llvm::SMRange range;
   /// The parser recovered from a syntax error inside this pipeline; semantic

@@ -44,11 +44,25 @@ private:
     for (const Setting &s : p.settings)
       items.push_back({s.range.Start.getPointer(), [&] {
                          indent(2);
-                         os << "Iterations " << s.iterations.value;
+                         if (s.kind == Setting::Sync)
+                           os << "Sync " << (s.syncDeclared ? "declared" : "inferred");
+                         else
+                           os << "Iterations " << s.iterations.value;
                          loc(s.range);
                        }});
     for (const StreamDecl &s : p.streams)
       items.push_back({s.range.Start.getPointer(), [&] { dumpStream(s); }});
+    for (const BufferDecl &b : p.buffers)
+      items.push_back({b.range.Start.getPointer(), [&] {
+                         indent(2);
+                         os << "Buffer '" << b.name.text << "'";
+                         if (b.slots)
+                           os << " slots=" << b.slots->value;
+                         os << ' ' << b.size.number << b.size.unit;
+                         if (b.host)
+                           os << " host";
+                         loc(b.name.range);
+                       }});
     for (const StageDecl &s : p.stages)
       items.push_back({s.range.Start.getPointer(), [&] { dumpStage(s); }});
     std::stable_sort(items.begin(), items.end(),
@@ -89,7 +103,8 @@ private:
     os << ' ' << spelling(s.kind);
     if (s.kind == StageKind::Copy)
       os << ' ' << spelling(s.direction);
-    os << ' ' << s.amount.number << s.amount.unit;
+    if (!s.amount.number.empty())
+      os << ' ' << s.amount.number << s.amount.unit;
     loc(s.name.range);
     for (const Attr &a : s.attrs) {
       indent(3);
@@ -100,11 +115,19 @@ private:
         os << " = " << a.amount->number << a.amount->unit;
       loc(a.name.range);
     }
+    for (const Access &a : s.accesses)
+      for (const Name &b : a.buffers) {
+        indent(3);
+        os << (a.write ? "Writes '" : "Reads '") << b.text << "'";
+        loc(b.range);
+      }
     for (const Dep &d : s.deps) {
       indent(3);
       os << "DependsOn '" << d.stage.text << "'";
       if (d.qualifier)
         os << ' ' << d.qualifier->text;
+      if (d.distance)
+        os << '(' << d.distance->value << ')';
       loc(d.stage.range);
     }
   }

@@ -76,6 +76,16 @@ private:
             j.attribute("auto", st.isAuto);
           });
       });
+      j.attribute("sync", s.pipeline.syncDeclared ? "declared" : "inferred");
+      j.attributeArray("buffers", [&] {
+        for (const program::Buffer &b : s.pipeline.buffers)
+          j.object([&] {
+            j.attribute("name", b.name);
+            j.attribute("slots", int64_t(b.slots));
+            j.attribute("bytes", int64_t(b.bytes));
+            j.attribute("space", b.host ? "host" : "device");
+          });
+      });
       // The two long arrays are written directly, from fragments made once
       // per stage and per stream: names are identifiers and need no
       // escaping. The bytes are those json::OStream would write.
@@ -122,8 +132,7 @@ private:
         t << "null";
       t << ",\"blocks\":" << st.blocks << ",\"threads\":" << st.threads
         << ",\"smem\":" << st.smemBytes << ",\"regs\":" << st.regs
-        << ",\"dynamic\":" << (st.dynamic ? "true" : "false")
-        << ",\"depends_on\":[";
+        << ",\"dynamic\":" << (st.dynamic ? "true" : "false");
     }
     const bool indexed = p.iterations > 1;
     out << '[';
@@ -133,13 +142,36 @@ private:
       if (indexed)
         out << '[' << it << ']';
       out << "\",\"iteration\":" << it << tail[k];
-      bool first = true;
-      for (uint32_t u : inst.deps().row(v)) {
-        if (!first)
-          out << ',';
-        out << u;
-        first = false;
+      const program::Stage &st = p.stages[k];
+      for (bool write : {false, true}) {
+        out << (write ? ",\"writes\":[" : ",\"reads\":[");
+        bool first = true;
+        for (const program::Access &a : st.accesses)
+          if (a.write == write) {
+            const program::Buffer &b = p.buffers[a.buffer];
+            out << (first ? "" : ",") << "{\"buffer\":\"" << b.name
+                << "\",\"slot\":" << it % b.slots << '}';
+            first = false;
+          }
+        out << ']';
       }
+      out << ",\"depends_on\":[";
+      const uint64_t base = inst.deps().begin[v];
+      llvm::ArrayRef<uint32_t> row = inst.deps().row(v);
+      bool first = true;
+      for (size_t i = 0; i < row.size(); ++i)
+        if (inst.inferredFrom(base + i) < 0) {
+          out << (first ? "" : ",") << row[i];
+          first = false;
+        }
+      out << "],\"inferred_from\":[";
+      first = true;
+      for (size_t i = 0; i < row.size(); ++i)
+        if (int32_t b = inst.inferredFrom(base + i); b >= 0) {
+          out << (first ? "" : ",") << "{\"stage\":" << row[i] << ",\"buffer\":\""
+              << p.buffers[b].name << "\"}";
+          first = false;
+        }
       out << "]}";
     }
     out << ']';
@@ -210,6 +242,8 @@ private:
                   int64_t(a.crossStreamDependencies));
       j.attribute("redundant_dependencies", int64_t(a.redundantDependencies));
       number("event_density", a.eventDensity);
+      j.attribute("device_bytes", int64_t(a.deviceBytes));
+      j.attribute("host_bytes", int64_t(a.hostBytes));
       j.attributeObject("graph_advice", [&] {
         const GraphAdvice &g = a.graphAdvice;
         j.attribute("suitable", g.suitable);

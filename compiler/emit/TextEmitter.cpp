@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <array>
 
 using namespace pipec;
 using llvm::formatv;
@@ -39,6 +40,67 @@ void streams(const Schedule &s, llvm::raw_ostream &os) {
       os << "  created by pipec";
     os << "  busy " << us(s.analysis.streamBusyUs[i]) << '\n';
   }
+}
+
+/// A byte count as people read it: "64.0 MB", "1.50 GB".
+std::string bytes(uint64_t n) {
+  if (n < 1000)
+    return std::to_string(n) + " B";
+  const char *units[] = {"KB", "MB", "GB", "TB"};
+  double v = double(n) / 1000;
+  int u = 0;
+  while (v >= 1000 && u < 3)
+    v /= 1000, ++u;
+  return formatv("{0:f1} {1}", v, units[u]).str();
+}
+
+/// The buffers, and the dependencies the data needs (sync inferred) with
+/// the buffer that requires each, stage by stage.
+void buffers(const Schedule &s, llvm::raw_ostream &os) {
+  const program::Pipeline &p = s.pipeline;
+  if (p.buffers.empty())
+    return;
+  os << "\nbuffers (sync " << (p.syncDeclared ? "declared" : "inferred") << "):\n";
+  size_t width = 0;
+  for (const program::Buffer &b : p.buffers)
+    width = std::max(width, b.name.size());
+  for (const program::Buffer &b : p.buffers)
+    os << "  " << llvm::left_justify(b.name, width) << "  "
+       << (b.host ? "host  " : "device") << "  " << b.slots << " slot"
+       << (b.slots == 1 ? " " : "s") << " of " << bytes(b.bytes) << '\n';
+  if (p.syncDeclared) {
+    os << "  every conflicting pair of accesses is ordered by the declared "
+          "dependencies and stream order (checked)\n";
+    return;
+  }
+  // (stage, what it depends on, buffer), aligned in columns.
+  std::vector<std::array<std::string, 3>> rows;
+  size_t w0 = 0, w1 = 0;
+  for (const program::Stage &st : p.stages)
+    for (const program::Dependency &d : st.deps) {
+      if (!d.inferred())
+        continue;
+      std::string on = p.stages[d.stage].name;
+      if (d.distance == 1)
+        on += "@prev";
+      else if (d.distance > 1)
+        on += formatv("@prev({0})", d.distance).str();
+      rows.push_back({st.name, on, p.buffers[d.inferredFrom].name});
+      w0 = std::max(w0, st.name.size());
+      w1 = std::max(w1, on.size());
+    }
+  std::vector<std::string> lines;
+  for (const auto &r : rows)
+    lines.push_back(formatv("  {0} on {1}  buffer '{2}'", llvm::left_justify(r[0], w0),
+                            llvm::left_justify(r[1], w1), r[2])
+                        .str());
+  if (lines.empty()) {
+    os << "  the data needs no dependency beyond the declared ones\n";
+    return;
+  }
+  os << "dependencies the data needs, added (beyond the declared ones):\n";
+  for (const std::string &line : lines)
+    os << line << '\n';
 }
 
 void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
@@ -129,6 +191,9 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
        "declared, already implied by others and stream order");
   line("event density", formatv("{0:f2}", a.eventDensity).str(),
        "records per stage instance");
+  if (!s.pipeline.buffers.empty())
+    line("memory", bytes(a.deviceBytes) + " device",
+         bytes(a.hostBytes) + " pinned host; every ring slot counted");
   const StreamPlan &p = s.streamPlan;
   if (p.autoStages) {
     uint64_t autoStreams = p.streams.size() - s.pipeline.streams.size();
@@ -184,6 +249,7 @@ void pipec::emitText(const Schedule &s, llvm::raw_ostream &os) {
                 s.instances.size() == 1 ? "" : "s", s.pipeline.iterations,
                 s.pipeline.iterations == 1 ? "" : "s", spelling(s.lowering));
   streams(s, os);
+  buffers(s, os);
   if (s.lowering == Lowering::Streams)
     hostCalls(s, os);
   else

@@ -10,7 +10,7 @@ namespace {
 
 /// One line of output inside a pipeline, before alignment.
 struct Line {
-  enum Kind { Setting, Stream, Stage, Comment, Blank } kind;
+  enum Kind { Setting, Stream, Buffer, Stage, Comment, Blank } kind;
   std::vector<std::string> columns; ///< Stream/Stage: the aligned columns
   std::string text;                 ///< Setting, Comment: the whole line
   std::string trailing;             ///< a comment after the item, same line
@@ -108,12 +108,20 @@ private:
     return {s.name.text, priority};
   }
 
+  static std::vector<std::string> bufferColumns(const ast::BufferDecl &b) {
+    std::string name = b.name.text;
+    if (b.slots)
+      name += "[" + std::to_string(b.slots->value) + "]";
+    return {name, b.size.number + b.size.unit, b.host ? "host" : ""};
+  }
+
   static std::vector<std::string> stageColumns(const ast::StageDecl &s) {
     std::string on = s.stream ? "on " + s.stream->text : "";
     std::string work = spelling(s.kind);
     if (s.kind == StageKind::Copy)
       work += std::string(" ") + spelling(s.direction);
-    work += " " + s.amount.number + s.amount.unit;
+    if (!s.amount.number.empty())
+      work += " " + s.amount.number + s.amount.unit;
     std::string attrs;
     for (const ast::Attr &a : s.attrs) {
       attrs += attrs.empty() ? "[" : ", ";
@@ -125,14 +133,24 @@ private:
     }
     if (!attrs.empty())
       attrs += "]";
+    std::string access;
+    for (const ast::Access &a : s.accesses) {
+      access += access.empty() ? "" : " ";
+      access += a.write ? "writes(" : "reads(";
+      for (size_t i = 0; i < a.buffers.size(); ++i)
+        access += (i ? ", " : "") + a.buffers[i].text;
+      access += ")";
+    }
     std::string deps;
     for (const ast::Dep &d : s.deps) {
       deps += deps.empty() ? "depends_on(" : ", ";
       deps += d.stage.text + (d.qualifier ? d.qualifier->text : "");
+      if (d.distance)
+        deps += "(" + std::to_string(d.distance->value) + ")";
     }
     if (!deps.empty())
       deps += ")";
-    return {s.name.text, on, work, attrs, deps};
+    return {s.name.text, on, work, attrs, access, deps};
   }
 
   void pipeline(const ast::Pipeline &p) {
@@ -145,8 +163,15 @@ private:
     std::vector<Item> items;
     for (const ast::Setting &s : p.settings)
       items.push_back({offset(s.range.Start), offset(s.range.End),
-                       {Line::Setting, {}, "iterations " +
-                                               std::to_string(s.iterations.value) + ";", ""}});
+                       {Line::Setting, {},
+                        s.kind == ast::Setting::Sync
+                            ? std::string(s.syncDeclared ? "sync declared;"
+                                                         : "sync inferred;")
+                            : "iterations " + std::to_string(s.iterations.value) + ";",
+                        ""}});
+    for (const ast::BufferDecl &b : p.buffers)
+      items.push_back({offset(b.range.Start), offset(b.range.End),
+                       {Line::Buffer, bufferColumns(b), "", ""}});
     for (const ast::StreamDecl &s : p.streams)
       items.push_back({offset(s.range.Start), offset(s.range.End),
                        {Line::Stream, streamColumns(s), "", ""}});
@@ -217,7 +242,8 @@ private:
   void writeAligned(const std::vector<Line> &lines) {
     for (size_t i = 0; i < lines.size();) {
       const Line &line = lines[i];
-      if (line.kind != Line::Stream && line.kind != Line::Stage) {
+      if (line.kind != Line::Stream && line.kind != Line::Stage &&
+          line.kind != Line::Buffer) {
         if (line.kind != Line::Blank)
           out += "  " + line.text;
         if (!line.trailing.empty())
@@ -234,7 +260,9 @@ private:
         for (size_t c = 0; c < width.size(); ++c)
           width[c] = std::max(width[c], lines[k].columns[c].size());
       for (size_t k = i; k < j; ++k) {
-        std::string text = line.kind == Line::Stream ? "stream" : "stage";
+        std::string text = line.kind == Line::Stream   ? "stream"
+                           : line.kind == Line::Buffer ? "buffer"
+                                                       : "stage";
         const std::vector<std::string> &cols = lines[k].columns;
         std::string pending; // padding, written only if more follows
         for (size_t c = 0; c < cols.size(); ++c) {

@@ -21,7 +21,7 @@ std::string ASTBuilder::textOf(antlr4::Token *tok) const {
   return tok->getText();
 }
 
-/// item : setting | streamDecl | stageDecl ;
+/// item : setting | streamDecl | bufferDecl | stageDecl ;
 void ASTBuilder::buildItem(PipeParser::ItemContext *c, ast::Pipeline &into) {
   if (!c)
     return;
@@ -29,16 +29,47 @@ void ASTBuilder::buildItem(PipeParser::ItemContext *c, ast::Pipeline &into) {
     into.settings.push_back(buildSetting(c->setting()));
   else if (c->streamDecl())
     into.streams.push_back(buildStreamDecl(c->streamDecl()));
+  else if (c->bufferDecl())
+    into.buffers.push_back(buildBufferDecl(c->bufferDecl()));
   else if (c->stageDecl())
     into.stages.push_back(buildStageDecl(c->stageDecl()));
 }
 
-/// setting : ITERATIONS INT SEMI ;
+/// setting : ITERATIONS INT SEMI | SYNC (INFERRED | DECLARED) SEMI ;
 ast::Setting ASTBuilder::buildSetting(PipeParser::SettingContext *c) {
   ast::Setting s;
   s.range = rangeOf(c);
+  if (c->SYNC()) {
+    s.kind = ast::Setting::Sync;
+    s.syncDeclared = c->DECLARED() != nullptr;
+    return s;
+  }
   s.iterations = buildInt(c->INT());
   return s;
+}
+
+/// bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? SEMI ;
+ast::BufferDecl ASTBuilder::buildBufferDecl(PipeParser::BufferDeclContext *c) {
+  ast::BufferDecl b;
+  b.range = rangeOf(c);
+  if (c->name())
+    b.name = buildName(c->name());
+  if (c->INT())
+    b.slots = buildInt(c->INT());
+  if (c->amount())
+    b.size = buildAmount(c->amount());
+  b.host = c->HOST() != nullptr;
+  return b;
+}
+
+/// access : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;
+ast::Access ASTBuilder::buildAccess(PipeParser::AccessContext *c) {
+  ast::Access a;
+  a.range = rangeOf(c);
+  a.write = c->WRITES() != nullptr;
+  for (PipeParser::NameContext *n : c->name())
+    a.buffers.push_back(buildName(n));
+  return a;
 }
 
 /// streamDecl : STREAM name (PRIORITY priority)? SEMI ;
@@ -85,6 +116,8 @@ ast::StageDecl ASTBuilder::buildStageDecl(PipeParser::StageDeclContext *c) {
     buildWork(c->work(), s);
   if (c->attrs())
     s.attrs = buildAttrs(c->attrs());
+  for (PipeParser::AccessContext *a : c->access())
+    s.accesses.push_back(buildAccess(a));
   if (c->deps())
     s.deps = buildDeps(c->deps());
   return s;
@@ -170,7 +203,7 @@ std::vector<ast::Dep> ASTBuilder::buildDeps(PipeParser::DepsContext *c) {
   return deps;
 }
 
-/// dep : name QUALIFIER? ;
+/// dep : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
   ast::Dep d;
   d.range = rangeOf(c);
@@ -178,10 +211,13 @@ ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
     d.stage = buildName(c->name());
   if (antlr4::tree::TerminalNode *q = c->QUALIFIER())
     d.qualifier = ast::Name{textOf(q->getSymbol()), ctx.rangeOf(q->getSymbol())};
+  if (c->INT())
+    d.distance = buildInt(c->INT());
   return d;
 }
 
-/// name : IDENT | KERNEL | COPY | HOST | H2D | D2H | D2D | HIGH | NORMAL | LOW ;
+/// name : IDENT | KERNEL | COPY | HOST | H2D | D2H | D2D | HIGH | NORMAL | LOW
+///      | SYNC | INFERRED | DECLARED | READS | WRITES ;
 ast::Name ASTBuilder::buildName(PipeParser::NameContext *c) {
   antlr4::Token *tok = c->getStart();
   return {textOf(tok), ctx.rangeOf(tok)};

@@ -30,6 +30,8 @@ private:
   void buildWork(PipeParser::WorkContext *c, ast::StageDecl &into);
   CopyDirection buildDirection(PipeParser::DirectionContext *c);
   ast::Amount buildAmount(PipeParser::AmountContext *c);
+  ast::BufferDecl buildBufferDecl(PipeParser::BufferDeclContext *c);
+  ast::Access buildAccess(PipeParser::AccessContext *c);
   ast::Amount buildQuantity(antlr4::tree::TerminalNode *t);
   static ast::Amount splitAmount(const std::string &text);
   std::vector<ast::Attr> buildAttrs(PipeParser::AttrsContext *c);

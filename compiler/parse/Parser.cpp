@@ -150,7 +150,8 @@ private:
     for (;;) {
       size_t t = type(1);
       if (t == PipeParser::STREAM || t == PipeParser::STAGE ||
-          t == PipeParser::ITERATIONS) {
+          t == PipeParser::ITERATIONS || t == PipeParser::BUFFER ||
+          t == PipeParser::SYNC) {
         item(p);
         continue;
       }
@@ -160,12 +161,14 @@ private:
         break;
       }
       p.range = ctx.rangeOf(keyword, tokens.index() > 0 ? tokens.LT(-1) : keyword);
-      error(tokens.LT(1), "expected 'stream', 'stage', 'iterations' or '}'");
+      error(tokens.LT(1),
+            "expected 'stream', 'buffer', 'stage', 'iterations', 'sync' or '}'");
       if (t == antlr4::Token::EOF || t == PipeParser::PIPELINE)
         break;
       tokens.consume();
       skipTo({PipeParser::STREAM, PipeParser::STAGE, PipeParser::ITERATIONS,
-              PipeParser::RBRACE, PipeParser::PIPELINE});
+              PipeParser::BUFFER, PipeParser::SYNC, PipeParser::RBRACE,
+              PipeParser::PIPELINE});
       if (type(1) == PipeParser::PIPELINE)
         break;
     }
@@ -194,7 +197,7 @@ private:
     return tree;
   }
 
-  /// item : setting | streamDecl | stageDecl ;
+  /// item : setting | streamDecl | bufferDecl | stageDecl ;
   void item(ast::Pipeline &into) {
     auto *interpreter = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
     const size_t start = tokens.index();

@@ -46,6 +46,10 @@ std::string nameRole(ParserRuleContext *rule) {
   }
   case PipeParser::RuleDeps:
     return "stage name";
+  case PipeParser::RuleBufferDecl:
+    return "buffer name";
+  case PipeParser::RuleAccess:
+    return "buffer name";
   case PipeParser::RuleAttrs:
     return "attribute name";
   default:
@@ -123,7 +127,11 @@ const char *declarationName(ParserRuleContext *rule) {
   case PipeParser::RuleStageDecl:
     return "stage declaration";
   case PipeParser::RuleSetting:
-    return "'iterations' setting";
+    return static_cast<PipeParser::SettingContext *>(rule)->SYNC()
+               ? "'sync' setting"
+               : "'iterations' setting";
+  case PipeParser::RuleBufferDecl:
+    return "buffer declaration";
   default:
     return nullptr;
   }

@@ -19,6 +19,11 @@ inline bool isNameToken(size_t type) {
   case PipeParser::HIGH:
   case PipeParser::NORMAL:
   case PipeParser::LOW:
+  case PipeParser::SYNC:
+  case PipeParser::INFERRED:
+  case PipeParser::DECLARED:
+  case PipeParser::READS:
+  case PipeParser::WRITES:
     return true;
   default:
     return false;
@@ -35,6 +40,7 @@ inline bool isReservedWord(size_t type) {
   case PipeParser::DEPENDS_ON:
   case PipeParser::PRIORITY:
   case PipeParser::ITERATIONS:
+  case PipeParser::BUFFER:
     return true;
   default:
     return false;

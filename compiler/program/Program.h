@@ -36,8 +36,31 @@ struct Stream {
 };
 
 struct Dependency {
-  uint32_t stage = 0;              ///< index into Pipeline::stages
-  bool previousIteration = false;  ///< `@prev`
+  uint32_t stage = 0;    ///< index into Pipeline::stages
+  uint32_t distance = 0; ///< iterations back: 0, or k of `@prev(k)`
+  llvm::SMRange range;
+  /// -1 for a declared dependency; else the buffer whose accesses required
+  /// it (sync inferred), an index into Pipeline::buffers.
+  int32_t inferredFrom = -1;
+
+  bool previousIteration() const { return distance != 0; }
+  bool inferred() const { return inferredFrom >= 0; }
+};
+
+/// `buffer NAME[SLOTS] SIZE [host];`: a ring of `slots` slots of `bytes`
+/// each; in iteration i every access touches slot i mod slots.
+struct Buffer {
+  std::string name;
+  uint32_t slots = 1;
+  uint64_t bytes = 0;
+  bool host = false; ///< pinned host memory; else device memory
+  llvm::SMRange range;
+};
+
+/// One `reads(...)` or `writes(...)` entry of a stage.
+struct Access {
+  uint32_t buffer = 0; ///< index into Pipeline::buffers
+  bool write = false;
   llvm::SMRange range;
 };
 
@@ -55,14 +78,18 @@ struct Stage {
   uint64_t smemBytes = 0; ///< shared memory per block (`smem=`)
   uint32_t regs = 0;      ///< registers per thread (`regs=`), 0: not limiting
   bool dynamic = false;
-  std::vector<Dependency> deps; ///< as declared, duplicates removed
+  std::vector<Access> accesses; ///< reads first, then writes, as declared
+  /// Declared dependencies (duplicates removed), then the inferred ones.
+  std::vector<Dependency> deps;
   llvm::SMRange range;          ///< the stage's name
 };
 
 struct Pipeline {
   std::string name;
   uint32_t iterations = 1;
+  bool syncDeclared = false; ///< `sync declared;`: check, infer nothing
   std::vector<Stream> streams;
+  std::vector<Buffer> buffers;
   std::vector<Stage> stages;
   llvm::SMRange range; ///< the pipeline's name
 };

@@ -122,6 +122,8 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
       a.crossStreamDependencies += s.streamOf(u) != s.streamOf(v);
   a.redundantDependencies = s.reduction.removedDeclared;
   a.eventDensity = n ? double(s.records) / double(n) : 0;
+  for (const program::Buffer &b : s.pipeline.buffers)
+    (b.host ? a.hostBytes : a.deviceBytes) += b.bytes * b.slots;
   return a;
 }
 

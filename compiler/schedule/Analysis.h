@@ -57,6 +57,8 @@ struct Analysis {
   uint64_t crossStreamDependencies = 0;
   uint64_t redundantDependencies = 0;
   double eventDensity = 0;
+  /// What the declared buffers take, every slot counted.
+  uint64_t deviceBytes = 0, hostBytes = 0;
   std::vector<uint32_t> criticalPath; ///< instances, first to last
   std::vector<StreamOrderDelay> streamOrderOnCriticalPath;
   std::vector<double> streamBusyUs; ///< per stream

@@ -15,7 +15,7 @@ std::vector<uint32_t> pipec::issueOrder(const program::Pipeline &p) {
   std::vector<std::vector<uint32_t>> users(n);
   for (uint32_t v = 0; v < n; ++v)
     for (const program::Dependency &d : p.stages[v].deps)
-      if (!d.previousIteration) {
+      if (!d.previousIteration()) {
         ++waiting[v];
         users[d.stage].push_back(v);
       }
@@ -43,28 +43,50 @@ Instances::Instances(const program::Pipeline &pipeline)
   for (uint32_t pos = 0; pos < stageOrder.size(); ++pos)
     positionOf[stageOrder[pos]] = pos;
 
-  // Per position: the positions it depends on, same iteration and previous.
-  std::vector<std::vector<uint32_t>> same(perIteration), prev(perIteration);
+  // Per position: (distance, position) of each dependency, farthest first,
+  // so that each instance's targets come out ascending.
+  struct Target {
+    uint32_t distance, position;
+    int32_t buffer; ///< -1 declared, else inferred from this buffer
+  };
+  std::vector<std::vector<Target>> targetsOf(perIteration);
   size_t perIterationEdges = 0;
   for (uint32_t pos = 0; pos < perIteration; ++pos) {
-    for (const program::Dependency &d : pipeline.stages[stageOrder[pos]].deps)
-      (d.previousIteration ? prev : same)[pos].push_back(positionOf[d.stage]);
-    std::sort(same[pos].begin(), same[pos].end());
-    std::sort(prev[pos].begin(), prev[pos].end());
-    perIterationEdges += same[pos].size() + prev[pos].size();
+    auto &row = targetsOf[pos];
+    for (const program::Dependency &d : pipeline.stages[stageOrder[pos]].deps) {
+      row.push_back({d.distance, positionOf[d.stage], d.inferredFrom});
+      if (d.distance < pipeline.iterations)
+        farthest = std::max(farthest, d.distance);
+      anyInferred |= d.inferred();
+    }
+    // Farthest first, then by position: ascending instance ids. A declared
+    // edge wins over an inferred one to the same instance.
+    std::sort(row.begin(), row.end(), [](const Target &a, const Target &b) {
+      if (a.distance != b.distance)
+        return a.distance > b.distance;
+      return a.position != b.position ? a.position < b.position : a.buffer < b.buffer;
+    });
+    row.erase(std::unique(row.begin(), row.end(),
+                          [](const Target &a, const Target &b) {
+                            return a.distance == b.distance && a.position == b.position;
+                          }),
+              row.end());
+    perIterationEdges += row.size();
   }
   const size_t total = size();
   depGraph.begin.reserve(total + 1);
   depGraph.targets.reserve(perIterationEdges * pipeline.iterations);
   for (uint32_t it = 0; it < pipeline.iterations; ++it) {
-    uint32_t base = it * perIteration;
+    uint64_t base = uint64_t(it) * perIteration;
     for (uint32_t pos = 0; pos < perIteration; ++pos) {
-      // Previous-iteration targets are all smaller than this iteration's.
-      if (it > 0)
-        for (uint32_t q : prev[pos])
-          depGraph.targets.push_back(base - perIteration + q);
-      for (uint32_t q : same[pos])
-        depGraph.targets.push_back(base + q);
+      // `@prev(k)` refers to nothing in iterations 0 .. k-1.
+      for (const Target &t : targetsOf[pos])
+        if (t.distance <= it) {
+          depGraph.targets.push_back(static_cast<uint32_t>(
+              base - uint64_t(t.distance) * perIteration + t.position));
+          if (anyInferred)
+            edgeBuffer.push_back(t.buffer);
+        }
       depGraph.begin.push_back(depGraph.targets.size());
     }
   }

@@ -62,13 +62,23 @@ public:
   const CSR &deps() const { return depGraph; }
   /// The stages in issue order within one iteration.
   llvm::ArrayRef<uint32_t> order() const { return stageOrder; }
+  /// The farthest `@prev(k)` of any dependency (0 when none).
+  uint32_t maxDistance() const { return farthest; }
+  /// For edge e of deps() (an index into its targets): -1 when declared,
+  /// else the buffer it was inferred from (sync inferred).
+  int32_t inferredFrom(uint64_t e) const {
+    return edgeBuffer.empty() ? -1 : edgeBuffer[e];
+  }
 
 private:
   const program::Pipeline *source;
   uint32_t perIteration;
   std::vector<uint32_t> stageOrder; ///< position -> stage
   std::vector<uint32_t> positionOf; ///< stage -> position
+  uint32_t farthest = 0;
+  bool anyInferred = false;
   CSR depGraph;
+  std::vector<int32_t> edgeBuffer; ///< parallel to depGraph.targets, if any inferred
 };
 
 } // namespace pipec

@@ -19,7 +19,7 @@ static std::vector<uint32_t> indirectPath(const program::Pipeline &p,
   std::vector<uint32_t> parent(p.stages.size(), kNone);
   std::deque<uint32_t> queue;
   for (const program::Dependency &d : p.stages[from].deps)
-    if (!d.previousIteration && d.stage != to && parent[d.stage] == kNone) {
+    if (!d.previousIteration() && d.stage != to && parent[d.stage] == kNone) {
       parent[d.stage] = from;
       queue.push_back(d.stage);
     }
@@ -29,7 +29,7 @@ static std::vector<uint32_t> indirectPath(const program::Pipeline &p,
     if (v == to)
       break;
     for (const program::Dependency &d : p.stages[v].deps)
-      if (!d.previousIteration && parent[d.stage] == kNone && d.stage != from) {
+      if (!d.previousIteration() && parent[d.stage] == kNone && d.stage != from) {
         parent[d.stage] = v;
         queue.push_back(d.stage);
       }
@@ -64,7 +64,7 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p,
       uint32_t target = order[targetPos];
       const program::Dependency *decl = nullptr;
       for (const program::Dependency &d : stage.deps)
-        if (!d.previousIteration && d.stage == target)
+        if (!d.previousIteration() && d.stage == target)
           decl = &d;
       if (!decl)
         continue;
@@ -83,7 +83,7 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p,
         for (uint32_t v : path)
           chain += (chain.empty() ? "" : " -> ") + p.stages[v].name;
         for (const program::Dependency &d : stage.deps)
-          if (!d.previousIteration && d.stage == path[1])
+          if (!d.previousIteration() && d.stage == path[1])
             warning.attachNote(d.range, "implied by " + chain);
       }
     }

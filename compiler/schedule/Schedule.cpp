@@ -78,8 +78,11 @@ Schedule::Schedule(const program::Pipeline &pipeline,
   instanceStream.resize(n);
   for (uint32_t v = 0; v < n; ++v)
     instanceStream[v] = streamPlan.streamOfStage[instances.stageOf(v)];
-  // Every predecessor lies within two iterations' worth of instances.
-  size_t window = 2 * size_t(instances.stagesPerIteration());
+  // Every predecessor lies within k + 1 iterations' worth of instances, for
+  // the farthest @prev(k) (and the previous instance on a stream within
+  // one iteration's worth).
+  size_t window = (std::max<size_t>(1, instances.maxDistance()) + 1) *
+                  size_t(instances.stagesPerIteration());
   reduction = transitiveReduction(
       instances.deps(), instanceStream,
       static_cast<uint32_t>(streamPlan.streams.size()), window);

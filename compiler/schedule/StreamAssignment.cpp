@@ -19,7 +19,7 @@ StageGraph::StageGraph(const program::Pipeline &p,
   for (uint32_t pos = 0; pos < n; ++pos) {
     std::vector<uint32_t> row;
     for (const program::Dependency &d : p.stages[order[pos]].deps)
-      if (!d.previousIteration)
+      if (!d.previousIteration())
         row.push_back(positionOf[d.stage]);
     std::sort(row.begin(), row.end());
     deps.targets.insert(deps.targets.end(), row.begin(), row.end());

@@ -34,13 +34,22 @@ public:
 private:
   std::optional<Pipeline> checkPipeline(const ast::Pipeline &p);
   uint32_t checkIterations(const ast::Pipeline &p, llvm::SMRange &where);
+  bool checkSync(const ast::Pipeline &p);
+  void checkBuffers(const ast::Pipeline &p, Pipeline &out,
+                    llvm::StringMap<uint32_t> &index);
+  void checkAccesses(const ast::StageDecl &s, Pipeline &out,
+                     const llvm::StringMap<uint32_t> &buffers,
+                     const ast::Pipeline &p, std::vector<bool> &bufferUsed,
+                     Stage &into);
+  void inferDependencies(Pipeline &out);
   void checkStreams(const ast::Pipeline &p, Pipeline &out,
                     llvm::StringMap<uint32_t> &index);
   void checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                   const llvm::StringMap<uint32_t> &streams,
                   const llvm::StringMap<uint32_t> &stages,
+                  const llvm::StringMap<uint32_t> &buffers,
                   const ast::Pipeline &p, std::vector<bool> &streamUsed,
-                  Stage &into);
+                  std::vector<bool> &bufferUsed, Stage &into);
   void checkWork(const ast::StageDecl &s, Stage &into);
   void checkAttrs(const ast::StageDecl &s, Stage &into);
   void checkSharedMemory(const ast::Attr &a, Stage &into);
@@ -137,6 +146,8 @@ uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
   uint32_t iterations = 1;
   const ast::Setting *first = nullptr;
   for (const ast::Setting &s : p.settings) {
+    if (s.kind != ast::Setting::Iterations)
+      continue;
     if (first) {
       diags.error(s.range, "redefinition of 'iterations'")
           .attachNote(first->range, kPrevious);
@@ -152,6 +163,224 @@ uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
       iterations = static_cast<uint32_t>(s.iterations.value);
   }
   return iterations;
+}
+
+/// `sync inferred;` (the default) or `sync declared;`.
+bool Sema::checkSync(const ast::Pipeline &p) {
+  const ast::Setting *first = nullptr;
+  for (const ast::Setting &s : p.settings) {
+    if (s.kind != ast::Setting::Sync)
+      continue;
+    if (first) {
+      diags.error(s.range, "redefinition of 'sync'").attachNote(first->range, kPrevious);
+      continue;
+    }
+    first = &s;
+  }
+  return first && first->syncDeclared;
+}
+
+/// `buffer NAME[SLOTS] SIZE [host];`
+void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
+                        llvm::StringMap<uint32_t> &index) {
+  for (const ast::BufferDecl &b : p.buffers) {
+    if (tooLong(b.name))
+      continue;
+    auto [it, inserted] =
+        index.try_emplace(b.name.text, static_cast<uint32_t>(out.buffers.size()));
+    if (!inserted) {
+      diags.error(b.name.range, formatv("redefinition of buffer '{0}'", b.name.text))
+          .attachNote(out.buffers[it->second].range, kPrevious);
+      continue;
+    }
+    Buffer buffer;
+    buffer.name = b.name.text;
+    buffer.range = b.name.range;
+    buffer.host = b.host;
+    if (b.slots) {
+      if (b.slots->value < 1 || b.slots->value > kMaxSlots)
+        diags.error(b.slots->range, formatv("a ring's slots must be between 1 "
+                                            "and {0}",
+                                            kMaxSlots));
+      else
+        buffer.slots = static_cast<uint32_t>(b.slots->value);
+    }
+    sema::Quantity q = sema::parseQuantity(b.size.number, b.size.unit);
+    if (q.kind != sema::Quantity::Size || q.fractionalBytes || q.bytes == 0) {
+      diags.error(b.size.range,
+                  formatv("'buffer' expects a size ({0}) of at least 1B",
+                          sema::sizeUnitList()));
+    } else if (q.tooLarge) {
+      diags.error(b.size.range, "size must be at most 1024GiB");
+    } else {
+      buffer.bytes = q.bytes;
+    }
+    out.buffers.push_back(std::move(buffer));
+  }
+}
+
+/// Where a stage of `into`'s kind may reach, and the words for a mismatch.
+static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
+  switch (into.kind) {
+  case StageKind::Kernel:
+    return b.host ? "kernels read and write device memory" : nullptr;
+  case StageKind::Host:
+    return b.host ? nullptr : "host stages read and write pinned host memory";
+  case StageKind::Copy:
+    switch (into.direction) {
+    case CopyDirection::H2D:
+      if (write)
+        return b.host ? "a 'copy h2d' writes device memory" : nullptr;
+      return b.host ? nullptr : "a 'copy h2d' reads pinned host memory";
+    case CopyDirection::D2H:
+      if (write)
+        return b.host ? nullptr : "a 'copy d2h' writes pinned host memory";
+      return b.host ? "a 'copy d2h' reads device memory" : nullptr;
+    case CopyDirection::D2D:
+      return b.host ? "a 'copy d2d' reads and writes device memory" : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+/// `reads(...)` and `writes(...)`: known buffers in the right memory, and a
+/// copy's size against them (or taken from the buffer it writes).
+void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
+                         const llvm::StringMap<uint32_t> &buffers,
+                         const ast::Pipeline &p, std::vector<bool> &bufferUsed,
+                         Stage &into) {
+  for (bool write : {false, true})
+    for (const ast::Access &a : s.accesses) {
+      if (a.write != write)
+        continue;
+      for (const ast::Name &name : a.buffers) {
+        auto it = buffers.find(name.text);
+        if (it == buffers.end()) {
+          reportUnknown(name, "buffer", p.buffers);
+          continue;
+        }
+        const Buffer &b = out.buffers[it->second];
+        bufferUsed[it->second] = true;
+        if (const char *why = wrongPlace(into, b, write)) {
+          diags
+              .error(name.range,
+                     formatv("{0} stage '{1}' cannot access {2} buffer '{3}': {4}",
+                             spelling(into.kind), into.name,
+                             b.host ? "host" : "device", b.name, why))
+              .attachNote(b.range, formatv("'{0}' is declared here, in {1} "
+                                           "memory",
+                                           b.name, b.host ? "pinned host" : "device"));
+          continue;
+        }
+        bool duplicate = false;
+        for (const Access &seen : into.accesses)
+          duplicate |= seen.buffer == it->second && seen.write == write;
+        if (!duplicate)
+          into.accesses.push_back({it->second, write, name.range});
+      }
+    }
+  if (into.kind != StageKind::Copy)
+    return;
+  if (s.amount.number.empty()) {
+    // No quantity: the size of the buffer it writes.
+    const Access *written = nullptr;
+    for (const Access &a : into.accesses)
+      if (a.write && !written)
+        written = &a;
+    if (!written) {
+      diags.error(s.kindRange,
+                  formatv("'copy' expects a size ({0}) or a time ({1}), or a "
+                          "buffer it writes to take the size from",
+                          sema::sizeUnitList(), sema::timeUnitList()));
+      return;
+    }
+    into.bytes = out.buffers[written->buffer].bytes;
+    into.durationUs = profile.copyTimeUs(into.direction, *into.bytes);
+    return;
+  }
+  // The bytes it moves, given or derived from its time.
+  double moved = into.bytes ? double(*into.bytes)
+                            : into.durationUs * 1e3 *
+                                  (into.direction == CopyDirection::H2D   ? profile.h2dGBps
+                                   : into.direction == CopyDirection::D2H ? profile.d2hGBps
+                                                                          : profile.d2dGBps);
+  for (const Access &a : into.accesses) {
+    const Buffer &b = out.buffers[a.buffer];
+    if (b.bytes && moved > double(b.bytes) + 0.5)
+      diags
+          .error(s.amount.range,
+                 formatv("copy '{0}' moves {1} bytes, larger than buffer '{2}' "
+                         "({3} bytes{4})",
+                         into.name, static_cast<uint64_t>(moved), b.name, b.bytes,
+                         b.slots > 1 ? " per slot" : ""))
+          .attachNote(b.range, formatv("'{0}' is declared here", b.name));
+  }
+}
+
+/// `sync inferred`: the dependencies the data needs (LANGUAGE.md, version 2).
+/// Program order is declaration order, iteration after iteration; the slot
+/// of iteration i is i mod n, so the accesses before one to that slot are
+/// those earlier in iteration i (distance 0) and those of iteration i - n
+/// (distance n, which refers to nothing in iterations 0 .. n-1, as the
+/// contract asks).
+void Sema::inferDependencies(Pipeline &out) {
+  const uint32_t m = static_cast<uint32_t>(out.stages.size());
+  for (uint32_t b = 0; b < out.buffers.size(); ++b) {
+    const uint32_t n = out.buffers[b].slots;
+    std::vector<uint8_t> reads(m, 0), writes(m, 0);
+    for (uint32_t k = 0; k < m; ++k)
+      for (const Access &a : out.stages[k].accesses)
+        if (a.buffer == b)
+          (a.write ? writes : reads)[k] = 1;
+    int64_t lastWriter = -1;
+    for (uint32_t k = 0; k < m; ++k)
+      if (writes[k])
+        lastWriter = k;
+    auto add = [&](uint32_t k, uint32_t on, uint32_t distance) {
+      if (on == k && distance == 0)
+        return;
+      for (const Dependency &d : out.stages[k].deps)
+        if (d.stage == on && d.distance == distance)
+          return; // declared, or already inferred
+      Dependency d;
+      d.stage = on;
+      d.distance = distance;
+      d.range = out.stages[k].range;
+      d.inferredFrom = static_cast<int32_t>(b);
+      out.stages[k].deps.push_back(d);
+    };
+    int64_t writerBefore = -1; // the last writer declared before k
+    std::vector<uint32_t> readersSince; // readers after writerBefore
+    std::vector<uint32_t> readersAfterLast; // readers after lastWriter
+    for (uint32_t k = 0; k < m; ++k)
+      if (reads[k] && int64_t(k) > lastWriter)
+        readersAfterLast.push_back(k);
+    for (uint32_t k = 0; k < m; ++k) {
+      if (!reads[k] && !writes[k])
+        continue;
+      if (reads[k]) {
+        if (writerBefore >= 0)
+          add(k, static_cast<uint32_t>(writerBefore), 0);
+        else if (lastWriter >= 0)
+          add(k, static_cast<uint32_t>(lastWriter), n);
+      }
+      if (writes[k]) {
+        if (writerBefore >= 0) {
+          add(k, static_cast<uint32_t>(writerBefore), 0);
+        } else {
+          add(k, static_cast<uint32_t>(lastWriter), n);
+          for (uint32_t r : readersAfterLast)
+            add(k, r, n);
+        }
+        for (uint32_t r : readersSince)
+          add(k, r, 0);
+        writerBefore = k;
+        readersSince.clear();
+      }
+      if (reads[k])
+        readersSince.push_back(k);
+    }
+  }
 }
 
 void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
@@ -361,9 +590,9 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
                      uint32_t iterations,
                      const llvm::StringMap<uint32_t> &stages,
                      const ast::Pipeline &p, Stage &into) {
-  std::map<std::pair<uint32_t, bool>, const ast::Dep *> seen;
+  std::map<std::pair<uint32_t, uint32_t>, const ast::Dep *> seen;
   for (const ast::Dep &d : s.deps) {
-    bool prev = false;
+    uint32_t distance = 0;
     if (d.qualifier) {
       if (d.qualifier->text != "@prev") {
         diags.error(d.qualifier->range,
@@ -371,11 +600,26 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
                             d.qualifier->text));
         continue;
       }
-      prev = true;
+      distance = 1;
+      if (d.distance) {
+        if (d.distance->value < 1 || d.distance->value > kMaxIterations) {
+          diags.error(d.distance->range,
+                      formatv("'@prev(k)' must have k between 1 and {0}",
+                              kMaxIterations));
+          continue;
+        }
+        distance = static_cast<uint32_t>(d.distance->value);
+      }
       if (iterations == 1)
         diags.warning(d.qualifier->range,
                       "'@prev' has no effect in a pipeline with 1 iteration");
+      else if (distance >= iterations)
+        diags.warning(d.qualifier->range,
+                      formatv("'@prev({0})' has no effect in a pipeline with "
+                              "{1} iterations",
+                              distance, iterations));
     }
+    const bool prev = distance != 0;
     auto it = stages.find(d.stage.text);
     if (it == stages.end()) {
       reportUnknown(d.stage, "stage", p.stages);
@@ -389,22 +633,30 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
                           d.stage.text));
       continue;
     }
-    auto [seenIt, inserted] = seen.try_emplace({target, prev}, &d);
+    auto [seenIt, inserted] = seen.try_emplace({target, distance}, &d);
     if (!inserted) {
+      std::string prevText = distance == 0   ? ""
+                             : distance == 1 ? "@prev"
+                                             : formatv("@prev({0})", distance).str();
       diags.warning(d.range, formatv("duplicate dependency on '{0}{1}'",
-                                     d.stage.text, prev ? "@prev" : ""))
+                                     d.stage.text, prevText))
           .attachNote(seenIt->second->range, "first listed here");
       continue;
     }
-    into.deps.push_back({target, prev, d.range});
+    Dependency dep;
+    dep.stage = target;
+    dep.distance = distance;
+    dep.range = d.range;
+    into.deps.push_back(dep);
   }
 }
 
 void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                       const llvm::StringMap<uint32_t> &streams,
                       const llvm::StringMap<uint32_t> &stages,
+                      const llvm::StringMap<uint32_t> &buffers,
                       const ast::Pipeline &p, std::vector<bool> &streamUsed,
-                      Stage &into) {
+                      std::vector<bool> &bufferUsed, Stage &into) {
   into.name = s.name.text;
   into.range = s.name.range;
   if (s.stream) {
@@ -416,8 +668,12 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
       streamUsed[it->second] = true;
     }
   }
-  checkWork(s, into);
+  if (!s.amount.number.empty() || s.kind != StageKind::Copy)
+    checkWork(s, into);
+  else
+    into.kind = s.kind, into.direction = s.direction;
   checkAttrs(s, into);
+  checkAccesses(s, out, buffers, p, bufferUsed, into);
   checkDeps(s, self, out.iterations, stages, p, into);
 }
 
@@ -425,20 +681,36 @@ void Sema::checkCycles(const Pipeline &out) {
   std::vector<std::vector<uint32_t>> dependsOn(out.stages.size());
   for (uint32_t v = 0; v < out.stages.size(); ++v)
     for (const Dependency &d : out.stages[v].deps)
-      if (!d.previousIteration)
+      if (!d.previousIteration())
         dependsOn[v].push_back(d.stage);
   for (const std::vector<uint32_t> &cycle : sema::findCycles(dependsOn)) {
     std::string path;
     for (uint32_t v : cycle)
       path += out.stages[v].name + " -> ";
     path += out.stages[cycle.front()].name;
-    // Point at the dependency that leaves the cycle's first stage.
-    const Stage &first = out.stages[cycle.front()];
-    llvm::SMRange where = first.range;
-    for (const Dependency &d : first.deps)
-      if (!d.previousIteration && d.stage == cycle[1])
-        where = d.range;
-    diags.error(where, "dependency cycle: " + path);
+    // Point at the dependency that leaves the cycle's first stage (a
+    // declared one, where there is one).
+    auto edge = [&](uint32_t from, uint32_t to) -> const Dependency * {
+      const Dependency *found = nullptr;
+      for (const Dependency &d : out.stages[from].deps)
+        if (!d.previousIteration() && d.stage == to && (!found || found->inferred()))
+          found = &d;
+      return found;
+    };
+    const Dependency *leaving = edge(cycle[0], cycle[1 % cycle.size()]);
+    auto report = diags.error(leaving ? leaving->range : out.stages[cycle[0]].range,
+                              "dependency cycle: " + path);
+    // Each inferred edge of the cycle: the buffer that requires it.
+    for (size_t i = 0; i < cycle.size(); ++i) {
+      uint32_t from = cycle[i], to = cycle[(i + 1) % cycle.size()];
+      const Dependency *d = edge(from, to);
+      if (d && d->inferred())
+        report.attachNote(out.buffers[d->inferredFrom].range,
+                          formatv("'{0}' depends on '{1}' through buffer '{2}' "
+                                  "(sync inferred)",
+                                  out.stages[from].name, out.stages[to].name,
+                                  out.buffers[d->inferredFrom].name));
+    }
   }
 }
 
@@ -450,8 +722,11 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
   llvm::SMRange iterationsAt = p.name.range;
   out.iterations = checkIterations(p, iterationsAt);
 
+  out.syncDeclared = checkSync(p);
   llvm::StringMap<uint32_t> streams;
   checkStreams(p, out, streams);
+  llvm::StringMap<uint32_t> buffers;
+  checkBuffers(p, out, buffers);
 
   // Index every stage first: a stage may depend on one declared later.
   llvm::StringMap<uint32_t> stages;
@@ -480,23 +755,30 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
     out.stages.emplace_back();
   }
   std::vector<bool> streamUsed(out.streams.size(), false);
+  std::vector<bool> bufferUsed(out.buffers.size(), false);
   uint32_t next = 0;
   for (size_t i = 0; i < p.stages.size(); ++i) {
     if (redefined[i]) {
       Stage ignored; // checked for errors, then dropped
-      checkStage(p.stages[i], UINT32_MAX, out, streams, stages, p, streamUsed,
-                 ignored);
+      checkStage(p.stages[i], UINT32_MAX, out, streams, stages, buffers, p,
+                 streamUsed, bufferUsed, ignored);
       continue;
     }
-    checkStage(p.stages[i], next, out, streams, stages, p, streamUsed,
-               out.stages[next]);
+    checkStage(p.stages[i], next, out, streams, stages, buffers, p, streamUsed,
+               bufferUsed, out.stages[next]);
     ++next;
   }
   for (size_t i = 0; i < out.streams.size(); ++i)
     if (!streamUsed[i])
       diags.warning(out.streams[i].range,
                     formatv("unused stream '{0}'", out.streams[i].name));
+  for (size_t i = 0; i < out.buffers.size(); ++i)
+    if (!bufferUsed[i])
+      diags.warning(out.buffers[i].range,
+                    formatv("unused buffer '{0}'", out.buffers[i].name));
 
+  if (diags.errorCount() == errorsBefore && !out.syncDeclared)
+    inferDependencies(out);
   checkCycles(out);
 
   uint64_t instances = uint64_t(out.stages.size()) * out.iterations;

@@ -17,6 +17,7 @@ constexpr uint64_t kMaxThreads = 1024;
 constexpr uint64_t kMaxRegisters = 255; // per thread, compute capability 9.0
 constexpr size_t kMaxNameLength = 256;
 constexpr size_t kMaxDependencies = 10'000; // of one stage
+constexpr uint64_t kMaxSlots = 65536;       // of one buffer ring
 
 /// Checks every pipeline of `file` that parsed cleanly and reports all errors
 /// and warnings, in source order. The result is meaningful only when no error

@@ -60,7 +60,7 @@ TEST_CASE("sema: the program has resolved streams, durations and deps") {
   CHECK(p.stages[1].blocks == 264);
   CHECK(p.stages[1].threads == 512);
   REQUIRE(p.stages[1].deps.size() == 2);
-  CHECK(p.stages[1].deps[1].previousIteration);
+  CHECK(p.stages[1].deps[1].previousIteration());
   CHECK(p.stages[2].stream == program::kNoStream);
   CHECK(p.stages[2].dynamic);
 }

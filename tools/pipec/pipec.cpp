@@ -17,6 +17,7 @@
 #include "compiler/parse/Parser.h"
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/schedule/Lints.h"
+#include "compiler/schedule/Races.h"
 #include "compiler/schedule/Schedule.h"
 #include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
@@ -377,6 +378,17 @@ bool checkBuffer(Source &src, const DeviceProfile &profile) {
   program::Program program = analyze(file, profile, diags);
   for (const program::Pipeline &p : program.pipelines)
     lint(p, StageGraph(p, issueOrder(p)), profile, diags);
+  // sync declared: the races need the schedule (streams, as compile gives
+  // them).
+  runtime::SimAssignmentCost assignCost(profile);
+  for (const program::Pipeline &p : program.pipelines)
+    if (p.syncDeclared && !diags.hadError() && !diags.shouldStop()) {
+      ScheduleOptions options;
+      options.maxStreams = maxStreams;
+      options.assign = assignMethod;
+      options.assignEvaluator = &assignCost;
+      reportRaces(Schedule(p, profile, options), diags);
+    }
   diags.finish();
   return !diags.hadError();
 }
@@ -526,7 +538,11 @@ int compileFileImpl(StringRef path, const DeviceProfile &profile,
     out.schedules.push_back(std::make_unique<Schedule>(
         out.program.pipelines[i], profile, withCost, std::move(graphs[i])));
     out.views.push_back(out.schedules.back().get());
+    if (out.program.pipelines[i].syncDeclared)
+      reportRaces(*out.schedules.back(), diags);
   }
+  if (diags.hadError())
+    return InputErrors;
   return Success;
 }
 

@@ -1,0 +1,44 @@
+//===- Races.h - `sync declared`: every conflicting access ordered --------===//
+//
+// Two accesses conflict when they touch one slot of one buffer and at least
+// one writes. Under `sync declared` each conflicting pair of stage instances
+// must be ordered, either way, by the declared dependencies and stream order
+// (LANGUAGE.md, version 2). Taking the accesses of each slot in issue order
+// (a topological order of that relation), it is enough that every access
+// follows the slot's previous write and every write follows the reads since
+// it: all other pairs follow by transitivity. Each check is one vector-clock
+// lookup (the clocks over streams that the reduction uses, kept for a window
+// of instances), so the whole check is linear in instances times streams,
+// never pairwise.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_SCHEDULE_RACES_H
+#define PIPEC_SCHEDULE_RACES_H
+
+#include "compiler/diag/Diagnostics.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace pipec {
+
+struct Schedule;
+
+/// An unordered conflicting pair: instances `first` (issued first) and
+/// `second`, on `buffer`.
+struct Race {
+  uint32_t first, second;
+  uint32_t buffer;
+  bool firstWrites, secondWrites;
+};
+
+/// Every stage pair's first race (in issue order of its second instance).
+std::vector<Race> findRaces(const Schedule &schedule);
+
+/// `error: data race on 'x'` for each race, naming both stages and the first
+/// iteration, with a note that suggests the dependency that orders them.
+void reportRaces(const Schedule &schedule, DiagnosticEngine &diags);
+
+} // namespace pipec
+
+#endif // PIPEC_SCHEDULE_RACES_H
