@@ -6,6 +6,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace pipec;
@@ -65,15 +66,34 @@ void pipec::emitDot(const Schedule &s, llvm::raw_ostream &os) {
       eventOf[{wait->instance, op.instance}] = wait->event;
     pendingWaits.clear();
   }
+  // The buffer an edge was inferred from (sync inferred), or none.
+  auto inferredFrom = [&](uint32_t from, uint32_t to) -> int32_t {
+    llvm::ArrayRef<uint32_t> row = inst.deps().row(to);
+    auto it = std::lower_bound(row.begin(), row.end(), from);
+    if (it == row.end() || *it != from)
+      return -1;
+    return inst.inferredFrom(inst.deps().begin[to] + (it - row.begin()));
+  };
   for (auto [from, to] : s.graphEdges()) {
     os << "  n" << from << " -> n" << to;
+    int32_t buffer = inferredFrom(from, to);
+    std::string style =
+        buffer < 0 ? ""
+                   : ", style=dashed, label=" +
+                         quote("'" + s.pipeline.buffers[buffer].name + "'");
     if (s.streamOf(from) == s.streamOf(to)) {
-      os << " [color=gray50]";
+      os << " [color=gray50" << style << "]";
     } else {
       os << " [color=red, penwidth=2";
       auto it = eventOf.find({from, to});
-      if (it != eventOf.end())
+      if (it != eventOf.end() && buffer < 0)
         os << ", label=\"e" << it->second << "\"";
+      else if (it != eventOf.end())
+        os << ", style=dashed, label="
+           << quote("e" + std::to_string(it->second) + " '" +
+                    s.pipeline.buffers[buffer].name + "'");
+      else
+        os << style;
       os << "]";
     }
     os << ";\n";

@@ -32,13 +32,25 @@ std::vector<Race> pipec::findRaces(const Schedule &s) {
     return row(v)[s.streamOf(u)] >= seq[u];
   };
 
-  // Per buffer slot: the last write, and the reads since it.
+  // Per buffer slot, per stream and per stage: the latest write and the
+  // latest read. A stage runs on one stream and a stream in order, so if
+  // the latest access of a stream reaches v, every earlier one does.
   std::vector<uint64_t> slotBase(p.buffers.size() + 1, 0);
   for (size_t b = 0; b < p.buffers.size(); ++b)
     slotBase[b + 1] = slotBase[b] + p.buffers[b].slots;
-  constexpr uint32_t kNone = UINT32_MAX;
-  std::vector<uint32_t> lastWrite(slotBase.back(), kNone);
-  std::vector<std::vector<uint32_t>> readsSince(slotBase.back());
+  using Latest = std::vector<std::pair<uint32_t, uint32_t>>; // (key, instance)
+  struct Slot {
+    Latest writeOnStream, readOnStream, writeOfStage, readOfStage;
+  };
+  std::vector<Slot> slots(slotBase.back());
+  auto update = [](Latest &list, uint32_t key, uint32_t v) {
+    for (auto &entry : list)
+      if (entry.first == key) {
+        entry.second = v;
+        return;
+      }
+    list.push_back({key, v});
+  };
 
   llvm::DenseSet<uint64_t> reported; // stage pairs
   auto race = [&](uint32_t u, uint32_t v, uint32_t b, bool uWrites, bool vWrites) {
@@ -46,6 +58,18 @@ std::vector<Race> pipec::findRaces(const Schedule &s) {
     uint64_t key = (uint64_t(std::min(a, c)) << 32) | std::max(a, c);
     if (reported.insert(key).second)
       races.push_back({u, v, b, uWrites, vWrites});
+  };
+  // v must follow every earlier access in `onStream`; where a stream's
+  // latest does not, each stage of that stream is looked at.
+  auto check = [&](uint32_t v, uint32_t b, const Latest &onStream,
+                   const Latest &ofStage, bool earlierWrites, bool vWrites) {
+    for (auto [stream, u] : onStream) {
+      if (u == v || reaches(u, v))
+        continue;
+      for (auto [stage, w] : ofStage)
+        if (w != v && s.streamPlan.streamOfStage[stage] == stream && !reaches(w, v))
+          race(w, v, b, earlierWrites, vWrites);
+    }
   };
 
   for (uint32_t v = 0; v < n; ++v) {
@@ -65,25 +89,19 @@ std::vector<Race> pipec::findRaces(const Schedule &s) {
     mine[c] = seq[v];
     lastOn[c] = v;
 
-    const program::Stage &st = inst.stage(v);
+    const uint32_t stage = inst.stageOf(v);
+    const program::Stage &st = p.stages[stage];
     const uint32_t it = inst.iterationOf(v);
     for (bool write : {false, true})
       for (const program::Access &a : st.accesses) {
         if (a.write != write)
           continue;
-        const uint64_t slot = slotBase[a.buffer] + it % p.buffers[a.buffer].slots;
-        uint32_t w = lastWrite[slot];
-        if (w != kNone && w != v && !reaches(w, v))
-          race(w, v, a.buffer, true, write);
-        if (!write) {
-          readsSince[slot].push_back(v);
-          continue;
-        }
-        for (uint32_t r : readsSince[slot])
-          if (r != v && !reaches(r, v))
-            race(r, v, a.buffer, false, true);
-        readsSince[slot].clear();
-        lastWrite[slot] = v;
+        Slot &slot = slots[slotBase[a.buffer] + it % p.buffers[a.buffer].slots];
+        check(v, a.buffer, slot.writeOnStream, slot.writeOfStage, true, write);
+        if (write)
+          check(v, a.buffer, slot.readOnStream, slot.readOfStage, false, true);
+        update(write ? slot.writeOnStream : slot.readOnStream, c, v);
+        update(write ? slot.writeOfStage : slot.readOfStage, stage, v);
       }
   }
   return races;
