@@ -77,12 +77,16 @@ const char *kPrelude = R"(#include <cuda_runtime.h>
   } while (0)
 
 // A kernel stage: every block busy-waits the stage's time on %globaltimer.
-__global__ void spin(unsigned long long nanoseconds) {
+// `touch`, when not null, is a declared buffer the stage accesses: one
+// thread writes a byte of it, so the kernel uses the memory it declares.
+__global__ void spin(unsigned long long nanoseconds, unsigned char *touch) {
   unsigned long long start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   } while (now - start < nanoseconds);
+  if (touch && blockIdx.x == 0 && threadIdx.x == 0)
+    touch[0] = 1;
 }
 
 // A host stage: spins on the host for the microseconds userData points to.
@@ -110,6 +114,9 @@ static double percentile(std::vector<double> v, double q) {
 // buffers for d2d), allocated once, outside the timed region.
 struct Buffers {
   std::vector<void *> host, device, device2;
+  // The declared buffers (language version 2), every ring slot.
+  std::vector<void *> declared;
+  std::vector<int> declaredOnHost;
   void allocate(const unsigned long long *bytes, const int *direction, int n) {
     host.assign(n, nullptr);
     device.assign(n, nullptr);
@@ -122,10 +129,22 @@ struct Buffers {
         CHECK(cudaMallocHost(&host[i], bytes[i]));
     }
   }
+  void allocateDeclared(const unsigned long long *bytes, const int *onHost, int n) {
+    declared.assign(n, nullptr);
+    declaredOnHost.assign(onHost, onHost + n);
+    for (int i = 0; i < n; ++i) {
+      if (onHost[i])
+        CHECK(cudaMallocHost(&declared[i], bytes[i]));
+      else
+        CHECK(cudaMalloc(&declared[i], bytes[i]));
+    }
+  }
   void release() {
     for (void *p : host) if (p) CHECK(cudaFreeHost(p));
     for (void *p : device) if (p) CHECK(cudaFree(p));
     for (void *p : device2) if (p) CHECK(cudaFree(p));
+    for (size_t i = 0; i < declared.size(); ++i)
+      CHECK(declaredOnHost[i] ? cudaFreeHost(declared[i]) : cudaFree(declared[i]));
   }
 };
 )";
@@ -139,6 +158,10 @@ public:
     for (size_t k = 0; k < s.pipeline.stages.size(); ++k)
       if (s.pipeline.stages[k].kind == StageKind::Copy)
         copyIndex[k] = copies++;
+    for (const program::Buffer &b : s.pipeline.buffers) {
+      declaredBase.push_back(declaredSlots);
+      declaredSlots += b.slots;
+    }
   }
 
   void pipeline() {
@@ -196,6 +219,24 @@ public:
     if (!copies)
       os << "0";
     os << "}; // 0 h2d, 1 d2h, 2 d2d\n\n";
+    os << "// The declared buffers, every ring slot: slot i of a buffer is\n"
+          "// b.declared[its first index + i].\n";
+    os << formatv("constexpr int kDeclared = {0};\n", declaredSlots);
+    os << "const unsigned long long kDeclaredBytes[kDeclared + 1] = {";
+    for (const program::Buffer &b : s.pipeline.buffers)
+      for (uint32_t i = 0; i < b.slots; ++i)
+        os << b.bytes << "ull, ";
+    os << "0};\n";
+    os << "const int kDeclaredOnHost[kDeclared + 1] = {";
+    for (const program::Buffer &b : s.pipeline.buffers)
+      for (uint32_t i = 0; i < b.slots; ++i)
+        os << (b.host ? 1 : 0) << ", ";
+    os << "0};\n";
+    for (size_t i = 0; i < s.pipeline.buffers.size(); ++i)
+      os << formatv("// buffer '{0}': b.declared[{1}] .. b.declared[{2}]\n",
+                    s.pipeline.buffers[i].name, declaredBase[i],
+                    declaredBase[i] + s.pipeline.buffers[i].slots - 1);
+    os << '\n';
 
     if (s.lowering == Lowering::Streams)
       streams();
@@ -213,21 +254,25 @@ private:
   }
 
   std::string copyCall(uint32_t v, const std::string &stream) const {
-    uint32_t k = s.instances.stageOf(v);
-    const program::Stage &st = s.pipeline.stages[k];
-    int c = copyIndex[k];
-    std::string id = "k" + stageId(k) + "Bytes";
-    if (st.direction == CopyDirection::H2D)
-      return formatv("cudaMemcpyAsync(b.device[{0}], b.host[{0}], {1}, "
-                     "cudaMemcpyHostToDevice, {2})",
-                     c, id, stream);
-    if (st.direction == CopyDirection::D2H)
-      return formatv("cudaMemcpyAsync(b.host[{0}], b.device[{0}], {1}, "
-                     "cudaMemcpyDeviceToHost, {2})",
-                     c, id, stream);
-    return formatv("cudaMemcpyAsync(b.device2[{0}], b.device[{0}], {1}, "
-                   "cudaMemcpyDeviceToDevice, {2})",
-                   c, id, stream);
+    return "cudaMemcpyAsync(" + copyOperands(v) + ", " + stream + ")";
+  }
+
+  /// `b.declared[i]`: slot `it mod slots` of declared buffer `buffer`.
+  std::string declaredSlot(uint32_t buffer, uint32_t iteration) const {
+    return formatv("b.declared[{0}]",
+                   declaredBase[buffer] + iteration % s.pipeline.buffers[buffer].slots);
+  }
+
+  /// The declared buffer a kernel instance writes (else reads), as a
+  /// pointer the spin kernel touches; "nullptr" when it declares none.
+  std::string touchOf(uint32_t v) const {
+    const program::Stage &st = s.instances.stage(v);
+    std::string out = "nullptr";
+    for (const program::Access &a : st.accesses)
+      if (out == "nullptr" || a.write)
+        out = "static_cast<unsigned char *>(" +
+              declaredSlot(a.buffer, s.instances.iterationOf(v)) + ")";
+    return out;
   }
 
   void commonSetup() {
@@ -259,9 +304,10 @@ private:
         uint32_t k = s.instances.stageOf(op.instance);
         const program::Stage &st = s.pipeline.stages[k];
         if (st.kind == StageKind::Kernel)
-          os << formatv("  spin<<<{0}, {1}, 0, {2}>>>(k{3}Nanoseconds); // {4}\n"
+          os << formatv("  spin<<<{0}, {1}, 0, {2}>>>(k{3}Nanoseconds, {5}); // {4}\n"
                         "  CHECK(cudaGetLastError());\n",
-                        st.blocks, st.threads, stream, stageId(k), label);
+                        st.blocks, st.threads, stream, stageId(k), label,
+                        touchOf(op.instance));
         else if (st.kind == StageKind::Copy)
           os << "  CHECK(" << copyCall(op.instance, stream) << "); // " << label
              << '\n';
@@ -293,6 +339,7 @@ private:
     CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
   Buffers b;
   b.allocate(kCopyBytes, kCopyDirection, {0});
+  b.allocateDeclared(kDeclaredBytes, kDeclaredOnHost, kDeclared);
 
   Clock::time_point t = Clock::now();
   issue(stream, event, b);
@@ -349,7 +396,8 @@ private:
       }
       if (st.kind == StageKind::Kernel) {
         os << formatv("    unsigned long long nanoseconds = k{0}Nanoseconds;\n"
-                      "    void *args[] = {{&nanoseconds};\n"
+                      "    unsigned char *touch = {7};\n"
+                      "    void *args[] = {{&nanoseconds, &touch};\n"
                       "    cudaKernelNodeParams p{{};\n"
                       "    p.func = reinterpret_cast<void *>(&spin);\n"
                       "    p.gridDim = dim3({1});\n"
@@ -360,7 +408,7 @@ private:
                       "    CHECK(cudaGraphKernelNodeSetAttribute(node[{3}], "
                       "cudaLaunchAttributePriority, &priority));\n",
                       stageId(k), st.blocks, st.threads, v, deps, preds.size(),
-                      s.streamOf(v));
+                      s.streamOf(v), touchOf(v));
       } else if (st.kind == StageKind::Copy) {
         os << formatv("    CHECK(cudaGraphAddMemcpyNode1D(&node[{0}], graph, {1}, {2}, {3}));\n",
                       v, deps, preds.size(), copyOperands(v));
@@ -382,6 +430,7 @@ private:
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Buffers b;
   b.allocate(kCopyBytes, kCopyDirection, {0});
+  b.allocateDeclared(kDeclaredBytes, kDeclaredOnHost, kDeclared);
 
   Clock::time_point t = Clock::now();
   cudaGraph_t graph;
@@ -441,14 +490,15 @@ private:
       os << formatv("  {{ // {0}\n", s.instances.name(v));
       if (st.kind == StageKind::Kernel) {
         os << formatv("    unsigned long long nanoseconds = k{0}Nanoseconds;\n"
-                      "    void *args[] = {{&nanoseconds};\n"
+                      "    unsigned char *touch = {4};\n"
+                      "    void *args[] = {{&nanoseconds, &touch};\n"
                       "    cudaKernelNodeParams p{{};\n"
                       "    p.func = reinterpret_cast<void *>(&spin);\n"
                       "    p.gridDim = dim3({1});\n"
                       "    p.blockDim = dim3({2});\n"
                       "    p.kernelParams = args;\n"
                       "    CHECK(cudaGraphExecKernelNodeSetParams(exec, node[{3}], &p));\n",
-                      stageId(k), st.blocks, st.threads, v);
+                      stageId(k), st.blocks, st.threads, v, touchOf(v));
       } else if (st.kind == StageKind::Copy) {
         os << formatv("    CHECK(cudaGraphExecMemcpyNodeSetParams1D(exec, node[{0}], {1}));\n",
                       v, copyOperands(v));
@@ -478,7 +528,18 @@ private:
     const char *kind = st.direction == CopyDirection::H2D   ? "cudaMemcpyHostToDevice"
                        : st.direction == CopyDirection::D2H ? "cudaMemcpyDeviceToHost"
                                                             : "cudaMemcpyDeviceToDevice";
-    return formatv("{0}[{1}], {2}[{1}], k{3}Bytes, {4}", dst, c, src, stageId(k), kind);
+    std::string to = formatv("{0}[{1}]", dst, c), from = formatv("{0}[{1}]", src, c);
+    // Declared buffers (version 2): the ones it writes and reads, this
+    // iteration's slot.
+    bool wrote = false, read = false;
+    for (const program::Access &a : st.accesses) {
+      std::string slot = declaredSlot(a.buffer, s.instances.iterationOf(v));
+      if (a.write && !wrote)
+        to = slot, wrote = true;
+      else if (!a.write && !read)
+        from = slot, read = true;
+    }
+    return formatv("{0}, {1}, k{2}Bytes, {3}", to, from, stageId(k), kind);
   }
 
   const Schedule &s;
@@ -487,6 +548,8 @@ private:
   std::string name;
   std::vector<int> copyIndex;
   int copies = 0;
+  std::vector<uint32_t> declaredBase; ///< per buffer: its first slot's index
+  uint32_t declaredSlots = 0;
 };
 
 } // namespace

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <map>
 
 using namespace pipec;
 using namespace pipec::cuda;
@@ -77,6 +78,16 @@ struct Resources {
   std::vector<unsigned long long> spinNanos; ///< per stage
   std::vector<HostWork> hostWork;           ///< per instance
   std::vector<unsigned long long> tags;     ///< per instance
+  /// The declared buffers (version 2), every slot: device or pinned host.
+  std::vector<std::vector<DeviceMemory>> declaredDevice;
+  std::vector<std::vector<PinnedMemory>> declaredHost;
+  std::vector<unsigned char *> touch; ///< per instance: what its kernel writes
+
+  /// Slot `slot` of declared buffer `b`.
+  void *declared(const program::Pipeline &p, uint32_t b, uint32_t slot) const {
+    return p.buffers[b].host ? declaredHost[b][slot].get()
+                             : declaredDevice[b][slot].get();
+  }
 };
 
 struct CopyArgs {
@@ -85,13 +96,30 @@ struct CopyArgs {
   cudaMemcpyKind kind;
 };
 
-CopyArgs copyArgs(const program::Stage &st, Resources &res, uint32_t k) {
+/// Instance v's copy: between the declared buffers it reads and writes
+/// (their slots for its iteration), else the stage's own buffers.
+CopyArgs copyArgs(const Schedule &s, Resources &res, uint32_t v) {
+  const uint32_t k = s.instances.stageOf(v);
+  const program::Stage &st = s.pipeline.stages[k];
   void *device = res.deviceBuffers[k].get();
+  CopyArgs c;
+  c.bytes = res.bytes[k];
   if (st.direction == CopyDirection::H2D)
-    return {device, res.pinnedBuffers[k].get(), res.bytes[k], cudaMemcpyHostToDevice};
-  if (st.direction == CopyDirection::D2H)
-    return {res.pinnedBuffers[k].get(), device, res.bytes[k], cudaMemcpyDeviceToHost};
-  return {res.deviceBuffers2[k].get(), device, res.bytes[k], cudaMemcpyDeviceToDevice};
+    c = {device, res.pinnedBuffers[k].get(), res.bytes[k], cudaMemcpyHostToDevice};
+  else if (st.direction == CopyDirection::D2H)
+    c = {res.pinnedBuffers[k].get(), device, res.bytes[k], cudaMemcpyDeviceToHost};
+  else
+    c = {res.deviceBuffers2[k].get(), device, res.bytes[k], cudaMemcpyDeviceToDevice};
+  const uint32_t it = s.instances.iterationOf(v);
+  bool readSet = false, writeSet = false;
+  for (const program::Access &a : st.accesses) {
+    void *slot = res.declared(s.pipeline, a.buffer, it % s.pipeline.buffers[a.buffer].slots);
+    if (a.write && !writeSet)
+      c.dst = slot, writeSet = true;
+    else if (!a.write && !readSet)
+      c.src = slot, readSet = true;
+  }
+  return c;
 }
 
 /// The timing events of one timeline replay: an origin recorded as the
@@ -131,7 +159,7 @@ private:
 struct BuiltGraph {
   Graph graph;
   std::vector<cudaGraphNode_t> node;
-  std::vector<std::array<void *, 2>> kernelArgs; ///< per instance
+  std::vector<std::array<void *, 3>> kernelArgs; ///< per instance
 };
 
 class CudaBackend : public Backend {
@@ -245,7 +273,34 @@ private:
         PIPEC_CUDA_TRY(cudaMallocHost(res.pinnedBuffers[k].out(), bytes),
                        "stage '" + st.name + "'");
     }
+    // The declared buffers, every slot, allocated once.
+    const program::Pipeline &p = s.pipeline;
+    res.declaredDevice.resize(p.buffers.size());
+    res.declaredHost.resize(p.buffers.size());
+    for (uint32_t b = 0; b < p.buffers.size(); ++b)
+      for (uint32_t slot = 0; slot < p.buffers[b].slots; ++slot) {
+        if (p.buffers[b].host) {
+          res.declaredHost[b].emplace_back();
+          PIPEC_CUDA_TRY(cudaMallocHost(res.declaredHost[b].back().out(), p.buffers[b].bytes),
+                         "buffer '" + p.buffers[b].name + "'");
+        } else {
+          res.declaredDevice[b].emplace_back();
+          PIPEC_CUDA_TRY(cudaMalloc(res.declaredDevice[b].back().out(), p.buffers[b].bytes),
+                         "buffer '" + p.buffers[b].name + "'");
+        }
+      }
     const size_t n = s.instances.size();
+    res.touch.assign(n, nullptr);
+    for (uint32_t v = 0; v < n; ++v) {
+      const program::Stage &st = s.instances.stage(v);
+      if (st.kind != StageKind::Kernel)
+        continue;
+      const uint32_t it = s.instances.iterationOf(v);
+      for (const program::Access &a : st.accesses)
+        if (!res.touch[v] || a.write)
+          res.touch[v] = static_cast<unsigned char *>(
+              res.declared(p, a.buffer, it % p.buffers[a.buffer].slots));
+    }
     res.hostWork.assign(n, HostWork{});
     res.tags.resize(n);
     for (uint32_t v = 0; v < n; ++v) {
@@ -265,11 +320,11 @@ private:
     switch (st.kind) {
     case StageKind::Kernel:
       PIPEC_CUDA_TRY(launchSpin(dim3(st.blocks), dim3(st.threads), stream,
-                                res.spinNanos[k], res.tags[v]),
+                                res.spinNanos[k], res.tags[v], res.touch[v]),
                      stageContext(s, v));
       return llvm::Error::success();
     case StageKind::Copy: {
-      CopyArgs c = copyArgs(st, res, k);
+      CopyArgs c = copyArgs(s, res, v);
       PIPEC_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, c.kind, stream),
                      stageContext(s, v));
       return llvm::Error::success();
@@ -560,7 +615,7 @@ private:
       }
       cudaGraphNode_t &node = out.node[v];
       if (st.kind == StageKind::Kernel) {
-        out.kernelArgs[v] = {&res.spinNanos[k], &res.tags[v]};
+        out.kernelArgs[v] = {&res.spinNanos[k], &res.tags[v], &res.touch[v]};
         cudaKernelNodeParams p = kernelParams(st, out.kernelArgs[v]);
         PIPEC_CUDA_TRY(cudaGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
                        stageContext(s, v));
@@ -570,7 +625,7 @@ private:
                                                        &priority),
                        stageContext(s, v));
       } else if (st.kind == StageKind::Copy) {
-        CopyArgs c = copyArgs(st, res, k);
+        CopyArgs c = copyArgs(s, res, v);
         PIPEC_CUDA_TRY(cudaGraphAddMemcpyNode1D(&node, graph, deps.data(), deps.size(),
                                                 c.dst, c.src, c.bytes, c.kind),
                        stageContext(s, v));
@@ -592,7 +647,7 @@ private:
   }
 
   static cudaKernelNodeParams kernelParams(const program::Stage &st,
-                                           std::array<void *, 2> &args) {
+                                           std::array<void *, 3> &args) {
     cudaKernelNodeParams p{};
     p.func = const_cast<void *>(spinKernel());
     p.gridDim = dim3(st.blocks);
@@ -613,7 +668,7 @@ private:
         PIPEC_CUDA_TRY(cudaGraphExecKernelNodeSetParams(exec, g.node[v], &p),
                        stageContext(s, v));
       } else if (st.kind == StageKind::Copy) {
-        CopyArgs c = copyArgs(st, res, k);
+        CopyArgs c = copyArgs(s, res, v);
         PIPEC_CUDA_TRY(cudaGraphExecMemcpyNodeSetParams1D(exec, g.node[v], c.dst, c.src,
                                                           c.bytes, c.kind),
                        stageContext(s, v));
@@ -664,15 +719,15 @@ private:
       for (size_t x : succ[order[head]])
         if (!--indegree[x])
           order.push_back(x);
-    llvm::DenseMap<void *, uint32_t> copyStage; // destination buffer -> stage
-    for (uint32_t k = 0; k < s.pipeline.stages.size(); ++k)
-      if (s.pipeline.stages[k].kind == StageKind::Copy)
-        copyStage[copyArgs(s.pipeline.stages[k], res, k).dst] = k;
-    std::vector<std::vector<uint32_t>> copyInstances(s.pipeline.stages.size());
+    // Copies by their (destination, source): the instances with those
+    // pointers, in issue order, taken in the graph's topological order.
+    std::map<std::pair<void *, void *>, std::vector<uint32_t>> copyInstances;
     for (uint32_t v = 0; v < n; ++v)
-      if (s.instances.stage(v).kind == StageKind::Copy)
-        copyInstances[s.instances.stageOf(v)].push_back(v);
-    std::vector<size_t> copiesSeen(s.pipeline.stages.size(), 0);
+      if (s.instances.stage(v).kind == StageKind::Copy) {
+        CopyArgs c = copyArgs(s, res, v);
+        copyInstances[{c.dst, c.src}].push_back(v);
+      }
+    std::map<std::pair<void *, void *>, size_t> copiesSeen;
     std::vector<int64_t> instanceOf(numNodes, -1);
     for (size_t i : order) {
       cudaGraphNodeType type;
@@ -691,9 +746,10 @@ private:
       } else if (type == cudaGraphNodeTypeMemcpy) {
         cudaMemcpy3DParms p{};
         PIPEC_CUDA_TRY(cudaGraphMemcpyNodeGetParams(nodes[i], &p), reading);
-        auto it = copyStage.find(p.dstPtr.ptr);
-        if (it != copyStage.end() && copiesSeen[it->second] < copyInstances[it->second].size())
-          instanceOf[i] = copyInstances[it->second][copiesSeen[it->second]++];
+        auto key = std::make_pair(p.dstPtr.ptr, p.srcPtr.ptr);
+        auto it = copyInstances.find(key);
+        if (it != copyInstances.end() && copiesSeen[key] < it->second.size())
+          instanceOf[i] = it->second[copiesSeen[key]++];
       }
       if (instanceOf[i] >= int64_t(n))
         instanceOf[i] = -1;

@@ -12,10 +12,13 @@ namespace pipec::cuda {
 /// `tag` is not used by the kernel: it names the stage instance
 /// (tagFor(v)), so that a captured graph's kernel nodes identify themselves
 /// by their own arguments.
+/// `touch`, when not null, is a declared buffer the stage accesses: one
+/// thread writes a byte of it, so the kernel uses the memory it declares.
 cudaError_t launchSpin(dim3 grid, dim3 block, cudaStream_t stream,
-                       unsigned long long ns, unsigned long long tag);
+                       unsigned long long ns, unsigned long long tag,
+                       unsigned char *touch);
 /// The spin kernel itself, for explicit graph kernel nodes: arguments
-/// (unsigned long long ns, unsigned long long tag).
+/// (unsigned long long ns, unsigned long long tag, unsigned char *touch).
 const void *spinKernel();
 
 constexpr unsigned long long kTagMagic = 0x70697065ull << 32; // "pipe"
