@@ -42,17 +42,7 @@ void streams(const Schedule &s, llvm::raw_ostream &os) {
   }
 }
 
-/// A byte count as people read it: "64.0 MB", "1.50 GB".
-std::string bytes(uint64_t n) {
-  if (n < 1000)
-    return std::to_string(n) + " B";
-  const char *units[] = {"KB", "MB", "GB", "TB"};
-  double v = double(n) / 1000;
-  int u = 0;
-  while (v >= 1000 && u < 3)
-    v /= 1000, ++u;
-  return formatv("{0:f1} {1}", v, units[u]).str();
-}
+std::string bytes(uint64_t n) { return formatBytes(n); }
 
 /// The buffers, and the dependencies the data needs (sync inferred) with
 /// the buffer that requires each, stage by stage.

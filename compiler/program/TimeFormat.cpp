@@ -34,3 +34,14 @@ std::string pipec::formatPercent(double fraction, int decimals) {
   double value = tidy(fraction * 100, decimals);
   return llvm::formatv("{0}%", llvm::formatv(decimals == 0 ? "{0:f0}" : "{0:f1}", value).str());
 }
+
+std::string pipec::formatBytes(uint64_t n) {
+  if (n < 1000)
+    return std::to_string(n) + " B";
+  const char *units[] = {"KB", "MB", "GB", "TB"};
+  double v = double(n) / 1000;
+  int u = 0;
+  while (v >= 999.95 && u < 3)
+    v /= 1000, ++u;
+  return llvm::formatv("{0:f1} {1}", v, units[u]);
+}

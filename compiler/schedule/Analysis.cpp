@@ -120,7 +120,11 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : inst.deps().row(v))
       a.crossStreamDependencies += s.streamOf(u) != s.streamOf(v);
-  a.redundantDependencies = s.reduction.removedDeclared;
+  // Declared dependencies only: an inferred one the reduction drops is just
+  // one the data needed and something else already gives.
+  a.redundantDependencies = 0;
+  for (uint64_t e = 0; e < s.reduction.declaredKept.size(); ++e)
+    a.redundantDependencies += !s.reduction.declaredKept[e] && inst.inferredFrom(e) < 0;
   a.eventDensity = n ? double(s.records) / double(n) : 0;
   for (const program::Buffer &b : s.pipeline.buffers)
     (b.host ? a.hostBytes : a.deviceBytes) += b.bytes * b.slots;

@@ -22,6 +22,11 @@ constexpr uint64_t kMaxSlots = 65536;       // of one buffer ring
 /// Checks every pipeline of `file` that parsed cleanly and reports all errors
 /// and warnings, in source order. The result is meaningful only when no error
 /// was reported (diags.hadError() is false).
+/// `sync inferred`: adds to each stage the dependencies its buffer accesses
+/// need (LANGUAGE.md, version 2), each marked with its buffer, skipping any
+/// already there. Sema calls it; so does advise, on changed programs.
+void inferDataDependencies(program::Pipeline &pipeline);
+
 program::Program analyze(const ast::File &file, const DeviceProfile &profile,
                          DiagnosticEngine &diags);
 

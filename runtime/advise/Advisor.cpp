@@ -3,6 +3,7 @@
 #include "runtime/advise/Advisor.h"
 
 #include "compiler/program/TimeFormat.h"
+#include "compiler/sema/Sema.h"
 #include "runtime/report/Reports.h"
 #include "compiler/emit/Emitters.h"
 
@@ -147,14 +148,52 @@ llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
           {formatv("raise stream '{0}' to priority high", p.streams[i].name), q});
     }
 
+  // Rings whose slots the critical path waits on (an inferred edge of the
+  // path comes from them): one more slot each.
+  std::vector<uint32_t> rings;
+  if (!p.syncDeclared) {
+    const Instances &inst = written.instances;
+    std::vector<uint8_t> onPath(p.buffers.size(), 0);
+    for (size_t i = 1; i < a.criticalPath.size(); ++i) {
+      uint32_t u = a.criticalPath[i - 1], v = a.criticalPath[i];
+      llvm::ArrayRef<uint32_t> row = inst.deps().row(v);
+      for (size_t e = 0; e < row.size(); ++e)
+        if (row[e] == u)
+          if (int32_t b = inst.inferredFrom(inst.deps().begin[v] + e); b >= 0)
+            onPath[b] = 1;
+    }
+    for (uint32_t b = 0; b < p.buffers.size(); ++b)
+      if (onPath[b]) {
+        rings.push_back(b);
+        program::Pipeline q = p;
+        q.buffers[b].slots += 1;
+        // The inferred dependencies follow the new ring.
+        for (program::Stage &st : q.stages)
+          st.deps.erase(std::remove_if(st.deps.begin(), st.deps.end(),
+                                       [](const program::Dependency &d) {
+                                         return d.inferred();
+                                       }),
+                        st.deps.end());
+        inferDataDependencies(q);
+        candidates.push_back(
+            {formatv("deepen ring '{0}' to {1} slots (+{2} of {3} memory)", p.buffers[b].name,
+                     q.buffers[b].slots, formatBytes(p.buffers[b].bytes),
+                     p.buffers[b].host ? "pinned host" : "device"),
+             q});
+      }
+  }
+
   // Measured; the best move per stage and the best priority raise are kept,
   // so that no two suggestions change the same thing two ways.
   std::map<std::string, size_t> slot; // key -> index in out.suggestions
+  std::vector<std::pair<std::string, double>> ringResults;
   for (auto &[change, variant] : candidates) {
     llvm::Expected<double> after =
         measure(variant, profile, backend, replays, Lowering::Streams, "makespan");
     if (!after)
       return after.takeError();
+    if (change.rfind("deepen ring", 0) == 0)
+      ringResults.push_back({change, *after});
     if (!worthIt(*base, *after))
       continue;
     std::string key = change.rfind("move stage", 0) == 0
@@ -205,6 +244,15 @@ llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
                                 written.instances.name(d.from),
                                 written.instances.name(d.to),
                                 written.stream(d.stream).name, formatTime(d.delayUs)));
+  }
+  for (size_t i = 0; i < rings.size() && i < ringResults.size(); ++i) {
+    const program::Buffer &b = p.buffers[rings[i]];
+    out.notes.push_back(formatv("ring '{0}' ({1} slot(s)) lies on the critical path: "
+                                "with {2} slots the makespan would be {3} ({4} "
+                                "now), for {5} more {6} memory",
+                                b.name, b.slots, b.slots + 1,
+                                formatTime(ringResults[i].second), formatTime(*base),
+                                formatBytes(b.bytes), b.host ? "pinned host" : "device"));
   }
   if (a.redundantDependencies)
     out.notes.push_back(formatv("{0} declared dependency instance(s) are implied "

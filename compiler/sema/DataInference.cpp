@@ -1,0 +1,73 @@
+//===- DataInference.cpp - The dependencies the data needs ----------------===//
+
+#include "compiler/sema/Sema.h"
+
+using namespace pipec;
+using namespace pipec::program;
+
+/// `sync inferred`: the dependencies the data needs (LANGUAGE.md, version 2).
+/// Program order is declaration order, iteration after iteration; the slot
+/// of iteration i is i mod n, so the accesses before one to that slot are
+/// those earlier in iteration i (distance 0) and those of iteration i - n
+/// (distance n, which refers to nothing in iterations 0 .. n-1, as the
+/// contract asks).
+void pipec::inferDataDependencies(Pipeline &out) {
+  const uint32_t m = static_cast<uint32_t>(out.stages.size());
+  for (uint32_t b = 0; b < out.buffers.size(); ++b) {
+    const uint32_t n = out.buffers[b].slots;
+    std::vector<uint8_t> reads(m, 0), writes(m, 0);
+    for (uint32_t k = 0; k < m; ++k)
+      for (const Access &a : out.stages[k].accesses)
+        if (a.buffer == b)
+          (a.write ? writes : reads)[k] = 1;
+    int64_t lastWriter = -1;
+    for (uint32_t k = 0; k < m; ++k)
+      if (writes[k])
+        lastWriter = k;
+    auto add = [&](uint32_t k, uint32_t on, uint32_t distance) {
+      if (on == k && distance == 0)
+        return;
+      for (const Dependency &d : out.stages[k].deps)
+        if (d.stage == on && d.distance == distance)
+          return; // declared, or already inferred
+      Dependency d;
+      d.stage = on;
+      d.distance = distance;
+      d.range = out.stages[k].range;
+      d.inferredFrom = static_cast<int32_t>(b);
+      out.stages[k].deps.push_back(d);
+    };
+    int64_t writerBefore = -1; // the last writer declared before k
+    std::vector<uint32_t> readersSince; // readers after writerBefore
+    std::vector<uint32_t> readersAfterLast; // readers after lastWriter
+    for (uint32_t k = 0; k < m; ++k)
+      if (reads[k] && int64_t(k) > lastWriter)
+        readersAfterLast.push_back(k);
+    for (uint32_t k = 0; k < m; ++k) {
+      if (!reads[k] && !writes[k])
+        continue;
+      if (reads[k]) {
+        if (writerBefore >= 0)
+          add(k, static_cast<uint32_t>(writerBefore), 0);
+        else if (lastWriter >= 0)
+          add(k, static_cast<uint32_t>(lastWriter), n);
+      }
+      if (writes[k]) {
+        if (writerBefore >= 0) {
+          add(k, static_cast<uint32_t>(writerBefore), 0);
+        } else {
+          add(k, static_cast<uint32_t>(lastWriter), n);
+          for (uint32_t r : readersAfterLast)
+            add(k, r, n);
+        }
+        for (uint32_t r : readersSince)
+          add(k, r, 0);
+        writerBefore = k;
+        readersSince.clear();
+      }
+      if (reads[k])
+        readersSince.push_back(k);
+    }
+  }
+}
+
