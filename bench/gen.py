@@ -79,12 +79,35 @@ def write_pipe(stages, a, out):
         out.write(f"  iterations {a.iterations};\n")
     for s in streams:
         out.write(f"  stream {s};\n")
+    readers = {}
+    for i, (_, _, deps) in enumerate(stages):
+        for d in deps:
+            readers.setdefault(d, []).append(i)
+    if a.buffers:
+        if a.buffers == "declared":
+            out.write("  sync declared;\n")
+        for name, _, _ in stages:
+            out.write(f"  buffer d_{name}[2] 1MB;\n")
     for i, (name, stream, deps) in enumerate(stages):
         names = [stages[d][0] for d in deps]
         if a.iterations > 1 and i % 4 == 0:
             names.append(f"{name}@prev")
         dep = f" depends_on({', '.join(names)})" if names else ""
         on = "" if a.unpinned else f" on {stream}"
+        if a.buffers:
+            # Each stage writes its own ring of 2 and reads its dependencies'.
+            reads = " ".join(f"reads(d_{stages[d][0]})" for d in deps[:1])
+            rest = [f"d_{stages[d][0]}" for d in deps[1:]]
+            if rest:
+                reads = f"reads({', '.join([f'd_{stages[d][0]}' for d in deps])})"
+            dep = f" {reads} writes(d_{name}){dep}" if deps else f" writes(d_{name}){dep}"
+            if a.buffers == "inferred":
+                dep = dep.split(" depends_on(")[0] + (
+                    f" depends_on({name}@prev)" if a.iterations > 1 and i % 4 == 0 else "")
+            elif a.iterations > 2 and i in readers:
+                # Declared: the next write into a slot waits for its readers.
+                war = ", ".join(f"{stages[r][0]}@prev(2)" for r in readers[i])
+                dep = dep[:-1] + f", {war})" if " depends_on(" in dep else dep + f" depends_on({war})"
         us = 1 + i % 7 if a.long is None else a.long[0] + (i * 7919) % (a.long[1] - a.long[0] + 1)
         out.write(f"  stage {name}{on} kernel {us}us{dep};\n")
     out.write("}\n")
@@ -141,6 +164,10 @@ def main():
     p.add_argument("--long", type=int, nargs=2, metavar=("MIN", "MAX"),
                    help="kernel times spread over [MIN, MAX] us instead of 1-7 us "
                         "(long kernels: the device, not the host, is the bottleneck)")
+    p.add_argument("--buffers", choices=["inferred", "declared"],
+                   help="each stage writes a ring of 2 and reads its dependencies' "
+                        "rings: with 'inferred' the data gives the dependencies, "
+                        "with 'declared' they are written and checked")
     p.add_argument("--unpinned", action="store_true",
                    help="no 'on': pipec assigns every stage's stream")
     p.add_argument("-o", default="-")

@@ -19,12 +19,16 @@ _pipec() {
   check) options="$common --profile= --split-input-file" ;;
   compile) options="$common --emit=text --emit=json --emit=dot --emit=cuda --emit=ast
                     --lower=streams --lower=graph --lower=auto --pipeline= --max-streams=
-                    --replays= --profile= --stats -o" ;;
+                    --replays= --profile= --stats -o --assign=makespan --assign=matching
+                    --assign=round-robin --assign=levels" ;;
   run) options="$common --backend=auto --backend=sim --backend=cuda --lower=streams
                 --lower=graph --lower=both --replays= --json --trace= --timeline
-                --ignore-priorities --pipeline= --max-streams= --profile= --stats -o" ;;
+                --ignore-priorities --pipeline= --max-streams= --profile= --stats -o
+                --html= --timing=auto --timing=cupti --timing=events --assign=makespan
+                --assign=matching --assign=round-robin --assign=levels" ;;
   advise) options="$common --backend=auto --backend=sim --backend=cuda --replays=
-                   --pipeline= --profile= -o" ;;
+                   --pipeline= --profile= -o --json --max-streams= --assign=makespan
+                   --assign=matching --assign=round-robin --assign=levels" ;;
   fmt) options="$common -i --check" ;;
   calibrate) options="$common -o" ;;
   *) return ;;

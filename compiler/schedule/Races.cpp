@@ -12,10 +12,16 @@
 using namespace pipec;
 
 std::vector<Race> pipec::findRaces(const Schedule &s) {
-  const Instances &inst = s.instances;
-  const program::Pipeline &p = s.pipeline;
+  return findRaces(s.instances, s.streamPlan.streamOfStage,
+                   static_cast<uint32_t>(s.streamPlan.streams.size()));
+}
+
+std::vector<Race> pipec::findRaces(const Instances &inst,
+                                   const std::vector<uint32_t> &streamOfStage,
+                                   uint32_t streams) {
+  const program::Pipeline &p = inst.pipeline();
   const size_t n = inst.size();
-  const uint32_t streams = static_cast<uint32_t>(s.streamPlan.streams.size());
+  auto streamOf = [&](uint32_t v) { return streamOfStage[inst.stageOf(v)]; };
   std::vector<Race> races;
   if (p.buffers.empty() || n == 0)
     return races;
@@ -29,7 +35,7 @@ std::vector<Race> pipec::findRaces(const Schedule &s) {
   std::vector<uint32_t> seq(n), lastOn(streams, UINT32_MAX), count(streams, 0);
   auto row = [&](uint32_t v) { return &clocks[size_t(v % window) * streams]; };
   auto reaches = [&](uint32_t u, uint32_t v) {
-    return row(v)[s.streamOf(u)] >= seq[u];
+    return row(v)[streamOf(u)] >= seq[u];
   };
 
   // Per buffer slot, per stream and per stage: the latest write and the
@@ -67,13 +73,13 @@ std::vector<Race> pipec::findRaces(const Schedule &s) {
       if (u == v || reaches(u, v))
         continue;
       for (auto [stage, w] : ofStage)
-        if (w != v && s.streamPlan.streamOfStage[stage] == stream && !reaches(w, v))
+        if (w != v && streamOfStage[stage] == stream && !reaches(w, v))
           race(w, v, b, earlierWrites, vWrites);
     }
   };
 
   for (uint32_t v = 0; v < n; ++v) {
-    const uint32_t c = s.streamOf(v);
+    const uint32_t c = streamOf(v);
     uint32_t *mine = row(v);
     std::fill(mine, mine + streams, 0);
     auto join = [&](uint32_t u) {
@@ -108,9 +114,13 @@ std::vector<Race> pipec::findRaces(const Schedule &s) {
 }
 
 void pipec::reportRaces(const Schedule &s, DiagnosticEngine &diags) {
-  const Instances &inst = s.instances;
-  const program::Pipeline &p = s.pipeline;
-  for (const Race &r : findRaces(s)) {
+  reportRaces(s.instances, findRaces(s), diags);
+}
+
+void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,
+                        DiagnosticEngine &diags) {
+  const program::Pipeline &p = inst.pipeline();
+  for (const Race &r : races) {
     if (diags.shouldStop())
       return;
     const program::Stage &a = inst.stage(r.first), &b = inst.stage(r.second);

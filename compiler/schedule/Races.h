@@ -22,6 +22,7 @@
 
 namespace pipec {
 
+class Instances;
 struct Schedule;
 
 /// An unordered conflicting pair: instances `first` (issued first) and
@@ -33,10 +34,16 @@ struct Race {
 };
 
 /// Every stage pair's first race (in issue order of its second instance).
+/// `streamOfStage` and `streams`: the streams the stages run on.
+std::vector<Race> findRaces(const Instances &instances,
+                            const std::vector<uint32_t> &streamOfStage,
+                            uint32_t streams);
 std::vector<Race> findRaces(const Schedule &schedule);
 
 /// `error: data race on 'x'` for each race, naming both stages and the first
 /// iteration, with a note that suggests the dependency that orders them.
+void reportRaces(const Instances &instances, const std::vector<Race> &races,
+                 DiagnosticEngine &diags);
 void reportRaces(const Schedule &schedule, DiagnosticEngine &diags);
 
 } // namespace pipec

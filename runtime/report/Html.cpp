@@ -71,9 +71,19 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : s.reduction.kept.row(v)) {
       bool cross = s.streamOf(u) != s.streamOf(v);
-      os << formatv("<line class=\"edge{0}\" x1=\"{1}\" y1=\"{2}\" x2=\"{3}\" "
-                    "y2=\"{4}\"/>\n",
-                    cross ? " cross" : "", x(u) + 100, y(u) + 15, x(v), y(v) + 15);
+      // An edge the data needs (sync inferred): dashed, titled with its buffer.
+      llvm::ArrayRef<uint32_t> deps = s.instances.deps().row(v);
+      int32_t buffer = -1;
+      for (size_t e = 0; e < deps.size(); ++e)
+        if (deps[e] == u)
+          buffer = s.instances.inferredFrom(s.instances.deps().begin[v] + e);
+      os << formatv("<line class=\"edge{0}{1}\" x1=\"{2}\" y1=\"{3}\" x2=\"{4}\" "
+                    "y2=\"{5}\">{6}</line>\n",
+                    cross ? " cross" : "", buffer >= 0 ? " inferred" : "", x(u) + 100,
+                    y(u) + 15, x(v), y(v) + 15,
+                    buffer >= 0 ? "<title>buffer '" +
+                                      escape(s.pipeline.buffers[buffer].name) + "'</title>"
+                                : std::string());
     }
   for (uint32_t v = 0; v < n; ++v)
     os << formatv("<g class=\"node\"><rect x=\"{0}\" y=\"{1}\" width=\"100\" "
@@ -146,6 +156,7 @@ void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend
         "svg text.lane, svg.timeline text { fill: #222; }\n"
         "line.edge { stroke: #999; stroke-width: 1.5; }\n"
         "line.edge.cross, line.wait { stroke: #c00; stroke-width: 1.5; }\n"
+        "line.edge.inferred { stroke-dasharray: 5 3; }\n"
         "line.lane { stroke: #ddd; }\n"
         ".violations { color: #c00; font-weight: bold; }\n"
         ".note { color: #666; }\n"

@@ -378,14 +378,26 @@ bool checkBuffer(Source &src, const DeviceProfile &profile) {
   program::Program program = analyze(file, profile, diags);
   for (const program::Pipeline &p : program.pipelines)
     lint(p, StageGraph(p, issueOrder(p)), profile, diags);
-  // sync declared: the races need the schedule (streams, as compile gives
-  // them).
+  // sync declared: the races need the unrolled stages on their streams
+  // (a stage without `on` gets the stream compile gives it), not a schedule.
   runtime::SimAssignmentCost assignCost(profile);
   for (const program::Pipeline &p : program.pipelines)
     if (p.syncDeclared && !diags.hadError() && !diags.shouldStop()) {
+      Instances instances(p);
+      bool pinned = std::all_of(p.stages.begin(), p.stages.end(), [](const auto &st) {
+        return st.stream != program::kNoStream;
+      });
+      if (pinned) {
+        std::vector<uint32_t> streamOfStage;
+        for (const program::Stage &st : p.stages)
+          streamOfStage.push_back(static_cast<uint32_t>(st.stream));
+        reportRaces(instances,
+                    findRaces(instances, streamOfStage,
+                              static_cast<uint32_t>(p.streams.size())),
+                    diags);
+        continue;
+      }
       ScheduleOptions options;
-      options.maxStreams = maxStreams;
-      options.assign = assignMethod;
       options.assignEvaluator = &assignCost;
       reportRaces(Schedule(p, profile, options), diags);
     }
