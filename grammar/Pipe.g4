@@ -22,6 +22,7 @@ stageDecl  : STAGE name (ON name)? work attrs? access* deps? SEMI ;
 work       : KERNEL amount
            | COPY direction amount?
            | HOST amount
+           | MEMSET amount
            ;
 access     : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;
 direction  : H2D | D2H | D2D ;
@@ -32,7 +33,7 @@ deps       : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
 dep        : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 
 // Contextual keywords are ordinary names wherever a name is expected.
-name       : IDENT | KERNEL | COPY | HOST | H2D | D2H | D2D | HIGH | NORMAL | LOW
+name       : IDENT | KERNEL | COPY | HOST | MEMSET | H2D | D2H | D2D | HIGH | NORMAL | LOW
            | SYNC | INFERRED | DECLARED | READS | WRITES ;
 
 // ---------------------------------------------------------------------------
@@ -53,6 +54,7 @@ BUFFER     : 'buffer' ;
 KERNEL     : 'kernel' ;
 COPY       : 'copy' ;
 HOST       : 'host' ;
+MEMSET     : 'memset' ;
 H2D        : 'h2d' ;
 D2H        : 'd2h' ;
 D2D        : 'd2d' ;

@@ -51,7 +51,8 @@ std::string commentText(llvm::StringRef text) {
 uint64_t copyBytes(const program::Stage &st, const DeviceProfile &profile) {
   if (st.bytes)
     return std::max<uint64_t>(1, *st.bytes);
-  double gbps = st.direction == CopyDirection::H2D   ? profile.h2dGBps
+  double gbps = st.kind == StageKind::Memset             ? profile.d2dGBps
+                : st.direction == CopyDirection::H2D   ? profile.h2dGBps
                 : st.direction == CopyDirection::D2H ? profile.d2hGBps
                                                      : profile.d2dGBps;
   return std::max<uint64_t>(1, static_cast<uint64_t>(st.durationUs * gbps * 1e3));
@@ -125,7 +126,7 @@ struct Buffers {
       CHECK(cudaMalloc(&device[i], bytes[i]));
       if (direction[i] == 2)
         CHECK(cudaMalloc(&device2[i], bytes[i]));
-      else
+      else if (direction[i] != 3) // a memset needs device memory only
         CHECK(cudaMallocHost(&host[i], bytes[i]));
     }
   }
@@ -156,7 +157,8 @@ public:
     // Copy stages, numbered for the buffers.
     copyIndex.assign(s.pipeline.stages.size(), -1);
     for (size_t k = 0; k < s.pipeline.stages.size(); ++k)
-      if (s.pipeline.stages[k].kind == StageKind::Copy)
+      if (s.pipeline.stages[k].kind == StageKind::Copy ||
+          s.pipeline.stages[k].kind == StageKind::Memset)
         copyIndex[k] = copies++;
     for (const program::Buffer &b : s.pipeline.buffers) {
       declaredBase.push_back(declaredSlots);
@@ -192,10 +194,10 @@ public:
     for (size_t k = 0; k < s.pipeline.stages.size(); ++k) {
       const program::Stage &st = s.pipeline.stages[k];
       std::string id = "k" + stageId(k);
-      if (st.kind == StageKind::Copy)
+      if (st.kind == StageKind::Copy || st.kind == StageKind::Memset)
         os << formatv("constexpr unsigned long long {0}Bytes = {1}ull; // {2} {3}\n",
                       id, copyBytes(st, profile), spelling(st.kind),
-                      spelling(st.direction));
+                      st.kind == StageKind::Memset ? "" : spelling(st.direction));
       else if (st.kind == StageKind::Kernel)
         os << formatv("constexpr unsigned long long {0}Nanoseconds = {1}ull; "
                       "// kernel, {2} block(s) of {3} thread(s)\n",
@@ -215,10 +217,13 @@ public:
     os << "const int kCopyDirection[kCopies] = {"; // 0 h2d, 1 d2h, 2 d2d
     for (size_t k = 0, i = 0; k < s.pipeline.stages.size(); ++k)
       if (copyIndex[k] >= 0)
-        os << (i++ ? ", " : "") << static_cast<int>(s.pipeline.stages[k].direction);
+        os << (i++ ? ", " : "")
+           << (s.pipeline.stages[k].kind == StageKind::Memset
+                   ? 3
+                   : static_cast<int>(s.pipeline.stages[k].direction));
     if (!copies)
       os << "0";
-    os << "}; // 0 h2d, 1 d2h, 2 d2d\n\n";
+    os << "}; // 0 h2d, 1 d2h, 2 d2d, 3 memset\n\n";
     os << "// The declared buffers, every ring slot: slot i of a buffer is\n"
           "// b.declared[its first index + i].\n";
     os << formatv("constexpr int kDeclared = {0};\n", declaredSlots);
@@ -311,6 +316,9 @@ private:
         else if (st.kind == StageKind::Copy)
           os << "  CHECK(" << copyCall(op.instance, stream) << "); // " << label
              << '\n';
+        else if (st.kind == StageKind::Memset)
+          os << formatv("  CHECK(cudaMemsetAsync({0}, 0, k{1}Bytes, {2})); // {3}\n",
+                        memsetTarget(op.instance), stageId(k), stream, label);
         else
           os << formatv("  CHECK(cudaLaunchHostFunc({0}, hostSpin, &k{1}Microseconds)); // {2}\n",
                         stream, stageId(k), label);
@@ -412,6 +420,10 @@ private:
       } else if (st.kind == StageKind::Copy) {
         os << formatv("    CHECK(cudaGraphAddMemcpyNode1D(&node[{0}], graph, {1}, {2}, {3}));\n",
                       v, deps, preds.size(), copyOperands(v));
+      } else if (st.kind == StageKind::Memset) {
+        os << memsetParams(v)
+           << formatv("    CHECK(cudaGraphAddMemsetNode(&node[{0}], graph, {1}, {2}, &p));\n",
+                      v, deps, preds.size());
       } else {
         os << formatv("    cudaHostNodeParams p{{};\n"
                       "    p.fn = hostSpin;\n"
@@ -502,6 +514,9 @@ private:
       } else if (st.kind == StageKind::Copy) {
         os << formatv("    CHECK(cudaGraphExecMemcpyNodeSetParams1D(exec, node[{0}], {1}));\n",
                       v, copyOperands(v));
+      } else if (st.kind == StageKind::Memset) {
+        os << memsetParams(v)
+           << formatv("    CHECK(cudaGraphExecMemsetNodeSetParams(exec, node[{0}], &p));\n", v);
       } else {
         os << formatv("    cudaHostNodeParams p{{};\n"
                       "    p.fn = hostSpin;\n"
@@ -514,6 +529,27 @@ private:
     if (!updates)
       os << "  (void)exec, (void)node, (void)b; // no dynamic stage\n";
     os << "}\n\n";
+  }
+
+  /// What instance v's memset fills: the declared buffer it writes (this
+  /// iteration's slot), else the stage's own device buffer.
+  std::string memsetTarget(uint32_t v) const {
+    uint32_t k = s.instances.stageOf(v);
+    for (const program::Access &a : s.pipeline.stages[k].accesses)
+      if (a.write)
+        return declaredSlot(a.buffer, s.instances.iterationOf(v));
+    return formatv("b.device[{0}]", copyIndex[k]);
+  }
+
+  /// `cudaMemsetParams p` for instance v, as statements.
+  std::string memsetParams(uint32_t v) const {
+    return formatv("    cudaMemsetParams p{{};\n"
+                   "    p.dst = {0};\n"
+                   "    p.value = 0;\n"
+                   "    p.elementSize = 1;\n"
+                   "    p.width = k{1}Bytes;\n"
+                   "    p.height = 1;\n",
+                   memsetTarget(v), stageId(s.instances.stageOf(v)));
   }
 
   /// dst, src, bytes, kind of instance v's copy, for the 1D memcpy calls.

@@ -134,6 +134,9 @@ void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
   } else if (c->HOST()) {
     into.kind = StageKind::Host;
     into.kindRange = ctx.rangeOf(c->HOST()->getSymbol());
+  } else if (c->MEMSET()) {
+    into.kind = StageKind::Memset;
+    into.kindRange = ctx.rangeOf(c->MEMSET()->getSymbol());
   }
   if (c->direction())
     into.direction = buildDirection(c->direction());

@@ -40,6 +40,8 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
     case StageKind::Host:
       host += st.durationUs;
       break;
+    case StageKind::Memset:
+      break; // a fill on the device: bounded by the paths, not a resource
     }
   }
   double sm = *std::max_element(area, area + 4) / double(std::max(1u, p.sms));

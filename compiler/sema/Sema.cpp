@@ -225,6 +225,10 @@ static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
     return b.host ? "kernels read and write device memory" : nullptr;
   case StageKind::Host:
     return b.host ? nullptr : "host stages read and write pinned host memory";
+  case StageKind::Memset:
+    if (!write)
+      return "a memset writes device memory and reads none";
+    return b.host ? "a memset writes device memory" : nullptr;
   case StageKind::Copy:
     switch (into.direction) {
     case CopyDirection::H2D:
@@ -368,10 +372,11 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
 void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
   into.kind = s.kind;
   into.direction = s.direction;
-  bool isCopy = into.kind == StageKind::Copy;
+  // Copies and memsets take a size (bytes moved or filled) or a time.
+  bool isCopy = into.kind == StageKind::Copy || into.kind == StageKind::Memset;
   std::string expects =
-      isCopy ? formatv("'copy' expects a size ({0}) or a time ({1})",
-                       sema::sizeUnitList(), sema::timeUnitList())
+      isCopy ? formatv("'{0}' expects a size ({1}) or a time ({2})",
+                       spelling(into.kind), sema::sizeUnitList(), sema::timeUnitList())
                    .str()
              : formatv("'{0}' expects a time ({1})", spelling(into.kind),
                        sema::timeUnitList())
@@ -401,7 +406,9 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
       return;
     }
     into.bytes = q.bytes;
-    into.durationUs = profile.copyTimeUs(into.direction, q.bytes);
+    // A memset writes its bytes at device-to-device bandwidth.
+    into.durationUs = profile.copyTimeUs(
+        into.kind == StageKind::Memset ? CopyDirection::D2D : into.direction, q.bytes);
     return;
   case sema::Quantity::Time:
     if (q.tooLarge) {

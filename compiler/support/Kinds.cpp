@@ -10,6 +10,8 @@ const char *pipec::spelling(StageKind kind) {
     return "copy";
   case StageKind::Host:
     return "host";
+  case StageKind::Memset:
+    return "memset";
   }
   return "?";
 }

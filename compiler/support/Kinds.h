@@ -4,10 +4,12 @@
 
 namespace pipec {
 
-enum class StageKind { Kernel, Copy, Host };
+/// Memset (language version 2, for imported traces): a device-side fill of
+/// device memory, as cudaMemsetAsync does.
+enum class StageKind { Kernel, Copy, Host, Memset };
 enum class CopyDirection { H2D, D2H, D2D };
 
-/// The keyword that spells the kind: "kernel", "copy", "host".
+/// The keyword that spells the kind: "kernel", "copy", "host", "memset".
 const char *spelling(StageKind kind);
 /// "h2d", "d2h", "d2d".
 const char *spelling(CopyDirection dir);

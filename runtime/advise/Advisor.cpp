@@ -135,7 +135,7 @@ llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
        restreamed(p, [](const program::Stage &s) {
          if (s.kind == StageKind::Copy)
            return std::string(spelling(s.direction));
-         return std::string(s.kind == StageKind::Host ? "host" : "compute");
+         return std::string(s.kind == StageKind::Host ? "host" : "compute"); // memsets too
        })});
   candidates.push_back({"let pipec assign every stage's stream (drop the 'on' clauses)",
                         restreamed(p, [](const program::Stage &) { return std::string(); })});

@@ -122,6 +122,35 @@ CopyArgs copyArgs(const Schedule &s, Resources &res, uint32_t v) {
   return c;
 }
 
+/// Instance v's memset: the declared buffer it writes (this iteration's
+/// slot), else the stage's own device buffer.
+struct MemsetArgs {
+  void *dst;
+  size_t bytes;
+};
+MemsetArgs memsetArgs(const Schedule &s, Resources &res, uint32_t v) {
+  const uint32_t k = s.instances.stageOf(v);
+  MemsetArgs m{res.deviceBuffers[k].get(), res.bytes[k]};
+  const uint32_t it = s.instances.iterationOf(v);
+  for (const program::Access &a : s.pipeline.stages[k].accesses)
+    if (a.write) {
+      m.dst = res.declared(s.pipeline, a.buffer, it % s.pipeline.buffers[a.buffer].slots);
+      break;
+    }
+  return m;
+}
+
+cudaMemsetParams memsetParams(const MemsetArgs &m) {
+  cudaMemsetParams p{};
+  p.dst = m.dst;
+  p.value = 0;
+  p.elementSize = 1;
+  p.width = m.bytes;
+  p.height = 1;
+  p.pitch = 0;
+  return p;
+}
+
 /// The timing events of one timeline replay: an origin recorded as the
 /// replay's first call, and a start and end around each device stage.
 struct TimingEvents {
@@ -255,17 +284,20 @@ private:
     for (size_t k = 0; k < stages.size(); ++k) {
       const program::Stage &st = stages[k];
       res.spinNanos[k] = static_cast<unsigned long long>(st.durationUs * 1000);
-      if (st.kind != StageKind::Copy)
+      if (st.kind != StageKind::Copy && st.kind != StageKind::Memset)
         continue;
-      double gbps = st.direction == CopyDirection::H2D   ? profile.h2dGBps
-                    : st.direction == CopyDirection::D2H ? profile.d2hGBps
-                                                         : profile.d2dGBps;
+      const bool memset = st.kind == StageKind::Memset;
+      double gbps = memset || st.direction == CopyDirection::D2D ? profile.d2dGBps
+                    : st.direction == CopyDirection::H2D         ? profile.h2dGBps
+                                                                 : profile.d2hGBps;
       size_t bytes = st.bytes ? *st.bytes
                               : static_cast<size_t>(st.durationUs * gbps * 1e3);
       bytes = std::max<size_t>(bytes, 1);
       res.bytes[k] = bytes;
       PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers[k].out(), bytes),
                      "stage '" + st.name + "'");
+      if (memset)
+        continue;
       if (st.direction == CopyDirection::D2D)
         PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers2[k].out(), bytes),
                        "stage '" + st.name + "'");
@@ -333,6 +365,11 @@ private:
       PIPEC_CUDA_TRY(cudaLaunchHostFunc(stream, hostSpin, &res.hostWork[v]),
                      stageContext(s, v));
       return llvm::Error::success();
+    case StageKind::Memset: {
+      MemsetArgs m = memsetArgs(s, res, v);
+      PIPEC_CUDA_TRY(cudaMemsetAsync(m.dst, 0, m.bytes, stream), stageContext(s, v));
+      return llvm::Error::success();
+    }
     }
     return llvm::Error::success();
   }
@@ -629,6 +666,10 @@ private:
         PIPEC_CUDA_TRY(cudaGraphAddMemcpyNode1D(&node, graph, deps.data(), deps.size(),
                                                 c.dst, c.src, c.bytes, c.kind),
                        stageContext(s, v));
+      } else if (st.kind == StageKind::Memset) {
+        cudaMemsetParams p = memsetParams(memsetArgs(s, res, v));
+        PIPEC_CUDA_TRY(cudaGraphAddMemsetNode(&node, graph, deps.data(), deps.size(), &p),
+                       stageContext(s, v));
       } else {
         cudaHostNodeParams p{};
         p.fn = hostSpin;
@@ -671,6 +712,10 @@ private:
         CopyArgs c = copyArgs(s, res, v);
         PIPEC_CUDA_TRY(cudaGraphExecMemcpyNodeSetParams1D(exec, g.node[v], c.dst, c.src,
                                                           c.bytes, c.kind),
+                       stageContext(s, v));
+      } else if (st.kind == StageKind::Memset) {
+        cudaMemsetParams p = memsetParams(memsetArgs(s, res, v));
+        PIPEC_CUDA_TRY(cudaGraphExecMemsetNodeSetParams(exec, g.node[v], &p),
                        stageContext(s, v));
       } else {
         cudaHostNodeParams p{};
@@ -728,6 +773,9 @@ private:
         copyInstances[{c.dst, c.src}].push_back(v);
       }
     std::map<std::pair<void *, void *>, size_t> copiesSeen;
+    for (uint32_t v = 0; v < n; ++v)
+      if (s.instances.stage(v).kind == StageKind::Memset)
+        copyInstances[{memsetArgs(s, res, v).dst, nullptr}].push_back(v);
     std::vector<int64_t> instanceOf(numNodes, -1);
     for (size_t i : order) {
       cudaGraphNodeType type;
@@ -743,6 +791,13 @@ private:
         auto *work = static_cast<HostWork *>(p.userData);
         if (work >= res.hostWork.data() && work < res.hostWork.data() + n)
           instanceOf[i] = work - res.hostWork.data();
+      } else if (type == cudaGraphNodeTypeMemset) {
+        cudaMemsetParams p{};
+        PIPEC_CUDA_TRY(cudaGraphMemsetNodeGetParams(nodes[i], &p), reading);
+        auto key = std::make_pair(p.dst, static_cast<void *>(nullptr));
+        auto it = copyInstances.find(key);
+        if (it != copyInstances.end() && copiesSeen[key] < it->second.size())
+          instanceOf[i] = it->second[copiesSeen[key]++];
       } else if (type == cudaGraphNodeTypeMemcpy) {
         cudaMemcpy3DParms p{};
         PIPEC_CUDA_TRY(cudaGraphMemcpyNodeGetParams(nodes[i], &p), reading);

@@ -56,6 +56,9 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t,
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       auto *m = reinterpret_cast<const CUpti_ActivityMemcpy6 *>(record);
       records.push_back({m->streamId, m->graphNodeId, m->start, m->end});
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      auto *m = reinterpret_cast<const CUpti_ActivityMemset4 *>(record);
+      records.push_back({m->streamId, m->graphNodeId, m->start, m->end});
     }
   }
   std::free(buffer);
@@ -159,7 +162,8 @@ llvm::Error cuda::cuptiStartRecording() {
     records.clear();
   }
   for (CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY})
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMSET})
     if (CUptiResult r = api.enable(kind); r != CUPTI_SUCCESS)
       return failed("cuptiActivityEnable", r);
   return llvm::Error::success();
@@ -169,6 +173,7 @@ llvm::Expected<std::vector<runtime::DeviceRecord>> cuda::cuptiStopRecording() {
   CUptiResult flushed = api.flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   api.disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  api.disable(CUPTI_ACTIVITY_KIND_MEMSET);
   if (flushed != CUPTI_SUCCESS)
     return failed("cuptiActivityFlushAll", flushed);
   std::lock_guard<std::mutex> lock(recordsMutex);

@@ -37,9 +37,10 @@ const char *kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
                          "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"};
 
 const char *colorOf(StageKind kind) {
-  return kind == StageKind::Kernel ? kColors[0]
-         : kind == StageKind::Copy ? kColors[1]
-                                   : kColors[2];
+  return kind == StageKind::Kernel   ? kColors[0]
+         : kind == StageKind::Copy   ? kColors[1]
+         : kind == StageKind::Memset ? kColors[6]
+                                     : kColors[2];
 }
 
 /// The DAG: instances in columns by depth, edges of the reduction.

@@ -266,6 +266,13 @@ private:
     case StageKind::Host:
       post(now + p.hostFuncLatencyUs, Event::HostReady, v);
       return true;
+    case StageKind::Memset:
+      // A fill runs as one small grid: it takes an SM slot for its time.
+      if (resident.size() >= p.maxResidentKernels)
+        return false;
+      resident.push_back({v, priorityOf(v), v, 1, 0, p.blockUse(32, 0, 0),
+                          stage.durationUs});
+      return true;
     }
     return true;
   }

@@ -32,7 +32,10 @@ std::string randomWorkload(std::mt19937 &rng) {
     text += "  stage X" + std::to_string(i);
     if (rng() % 4)
       text += " on s" + std::to_string(rng() % streams);
-    switch (rng() % 5) {
+    switch (rng() % 6) {
+    case 5:
+      text += " memset " + std::to_string(1 + rng() % 4000) + "KB";
+      break;
     case 0:
       text += " copy " + std::string(rng() % 2 ? "h2d" : rng() % 2 ? "d2h" : "d2d") +
               " " + std::to_string(1 + rng() % 4000) + "KB";
