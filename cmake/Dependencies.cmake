@@ -2,6 +2,7 @@
 # installs them) and makes imported targets for them:
 #   pipec::antlr4  - the ANTLR4 C++ runtime, static, headers as SYSTEM
 #   pipec::llvm    - LLVM 14 Support, static
+#   pipec::zlib    - zlib, static (gzip-compressed traces)
 #   doctest::doctest, and the lit/FileCheck programs for the test suite.
 
 find_program(ANTLR4_EXECUTABLE NAMES antlr4 REQUIRED
@@ -32,6 +33,15 @@ set_target_properties(pipec::llvm PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES ${LLVM_INCLUDE_DIR}
   INTERFACE_LINK_LIBRARIES
     "${LLVM_LIB_DIR}/libLLVMSupport.a;${LLVM_LIB_DIR}/libLLVMDemangle.a;-Wl,--as-needed;z;tinfo;pthread;dl;rt;-Wl,--no-as-needed")
+
+# zlib, for gzip-compressed profiler traces: static, so that a pipec built
+# here needs nothing more on a GPU machine.
+find_path(ZLIB_INCLUDE_DIR zlib.h REQUIRED)
+find_library(ZLIB_STATIC_LIBRARY NAMES libz.a REQUIRED)
+add_library(pipec::zlib STATIC IMPORTED)
+set_target_properties(pipec::zlib PROPERTIES
+  IMPORTED_LOCATION ${ZLIB_STATIC_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${ZLIB_INCLUDE_DIR})
 
 find_package(doctest QUIET)
 if(NOT doctest_FOUND)

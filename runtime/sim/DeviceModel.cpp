@@ -124,6 +124,8 @@ private:
     double host = 0;
     for (uint32_t i = 0; i < list.size(); ++i) {
       const Op &op = list[i];
+      if (options.issueAt && op.kind == Op::Launch)
+        host = std::max(host, (*options.issueAt)[op.instance]);
       double cost = op.kind == Op::Launch   ? p.launchUs
                     : op.kind == Op::Record ? p.recordUs
                                             : p.waitUs;

@@ -30,6 +30,10 @@ namespace pipec::sim {
 struct ModelOptions {
   bool priorities = true; ///< false: every stream at the same priority
   bool recordHost = true; ///< keep each host call's span (for traces)
+  /// Stream lowering: per instance, the earliest host time its launch may
+  /// be issued (a recorded program's launch times, `pipec import`); the
+  /// host still pays each call's cost, in order.
+  const std::vector<double> *issueAt = nullptr;
 };
 
 /// One replay, from the host's first call at time 0.

@@ -26,6 +26,7 @@
 #include "runtime/cost/AssignmentCost.h"
 #include "runtime/cost/GraphCost.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "runtime/import/Report.h"
 #include "runtime/report/Reports.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -61,6 +62,9 @@ cl::SubCommand runCmd("run", "Run a .pipe file's schedule and time it, on a "
 cl::SubCommand adviseCmd(
     "advise", "Answer, with measured numbers, how to schedule a pipeline");
 cl::SubCommand fmtCmd("fmt", "Print .pipe files in the canonical layout");
+cl::SubCommand importCmd("import",
+                         "Turn a PyTorch profiler trace into a .pipe file, and "
+                         "say what it tells");
 cl::SubCommand calibrateCmd("calibrate",
                             "Measure the device model's parameters on the GPU "
                             "and write a profile");
@@ -171,6 +175,7 @@ cl::opt<unsigned> replays(
     cl::desc("compile: replays the cost model of --lower=auto assumes; run: "
              "replays to time (default 100)"),
     cl::init(100), cl::sub(compileCmd), cl::sub(runCmd), cl::sub(adviseCmd),
+    cl::sub(importCmd),
     cl::cat(category));
 
 // pipec fmt
@@ -183,6 +188,21 @@ cl::opt<bool> fmtCheck(
     "check",
     cl::desc("Change nothing; exit 1 if a file is not in the canonical layout"),
     cl::sub(fmtCmd), cl::cat(category));
+
+// pipec import
+cl::opt<std::string> traceInput(cl::Positional, cl::Required,
+                                cl::desc("<trace.json or trace.json.gz>"),
+                                cl::sub(importCmd), cl::cat(category));
+cl::opt<long long> importStep(
+    "step", cl::desc("The ProfilerStep#N to import (default: the last with GPU ops)"),
+    cl::value_desc("N"), cl::init(-1), cl::sub(importCmd), cl::cat(category));
+cl::opt<bool> importReport(
+    "report", cl::desc("Print what the step says, and what pipec predicts for it"),
+    cl::sub(importCmd), cl::cat(category));
+cl::opt<std::string> profileOut(
+    "profile-out",
+    cl::desc("Write the device profile made from the trace's GPU (for run --profile)"),
+    cl::value_desc("path"), cl::sub(importCmd), cl::cat(category));
 
 // pipec run, pipec advise
 cl::opt<std::string> runInput(cl::Positional, cl::Required,
@@ -211,7 +231,8 @@ cl::opt<RunLowering> runLowering(
 cl::opt<bool> runJSON("json",
                       cl::desc("Write the run result (run) or the advice "
                                "(advise) as JSON"),
-                      cl::sub(runCmd), cl::sub(adviseCmd), cl::cat(category));
+                      cl::sub(runCmd), cl::sub(adviseCmd), cl::sub(importCmd),
+                      cl::cat(category));
 
 cl::opt<std::string> tracePath(
     "trace", cl::desc("Write a Chrome trace (Perfetto, chrome://tracing)"),
@@ -242,12 +263,13 @@ cl::opt<std::string> outputPath("o", cl::desc("Write the output to <path>"),
                                 cl::value_desc("path"), cl::init("-"),
                                 cl::sub(compileCmd), cl::sub(runCmd),
                                 cl::sub(calibrateCmd), cl::sub(adviseCmd),
+                                cl::sub(importCmd),
                                 cl::cat(category));
 
 cl::opt<std::string> profilePath(
     "profile", cl::desc("Device profile (JSON) instead of the built-in one"),
     cl::value_desc("file"), cl::sub(checkCmd), cl::sub(compileCmd),
-    cl::sub(runCmd), cl::sub(adviseCmd), cl::cat(category));
+    cl::sub(runCmd), cl::sub(adviseCmd), cl::sub(importCmd), cl::cat(category));
 
 // Catches `pipec frobnicate` to say it is no command.
 cl::list<std::string> strayArgs(cl::Positional, cl::ZeroOrMore, cl::Hidden,
@@ -813,6 +835,63 @@ int runRun() {
   return Success;
 }
 
+/// pipec import: the trace's step as a formatted .pipe file (checked clean
+/// before it is written), and with --report what it says.
+int runImport() {
+  Expected<importer::Trace> trace = importer::readTrace(traceInput);
+  if (!trace) {
+    toolError(toString(trace.takeError()));
+    return InputErrors;
+  }
+  Expected<importer::ImportedStep> step = importer::selectStep(
+      *trace, importStep >= 0 ? std::optional<int64_t>(importStep) : std::nullopt);
+  if (!step) {
+    toolError(toString(step.takeError()));
+    return InputErrors;
+  }
+  DeviceProfile profile = importer::profileFor(step->device);
+  if (!profilePath.empty() && !loadProfile(profile))
+    return UsageError;
+  std::string text = importer::writePipe(*step, traceInput, profile);
+
+  // Through the front end, as any .pipe file: it must check clean.
+  SourceMgr sm;
+  unsigned id = sm.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(text, "imported.pipe"),
+                                      SMLoc());
+  DiagnosticEngine diags(printingHandler(sm, errs(), "imported.pipe", useColor()), 20);
+  ast::File file = parseFile(sm, id, "imported.pipe", diags);
+  program::Program program;
+  if (!diags.hadError())
+    program = analyze(file, profile, diags);
+  diags.finish();
+  if (diags.hadError() || program.pipelines.empty()) {
+    toolError("internal error: the imported pipeline does not check clean");
+    return RunFailed;
+  }
+  std::string formatted = formatFile(file, sm.getMemoryBuffer(id)->getBuffer());
+
+  if (!profileOut.empty() &&
+      !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
+    return UsageError;
+  if (!importReport && !runJSON)
+    return emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }) ? Success
+                                                                         : UsageError;
+  if (outputPath != "-" &&
+      !emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }))
+    return UsageError;
+  runtime::SimGraphCost cost(profile);
+  ScheduleOptions options;
+  options.graphCost = &cost;
+  options.replays = replays;
+  Schedule schedule(program.pipelines.front(), profile, options);
+  importer::StepReport report = importer::reportStep(*step, schedule, profile, replays);
+  if (runJSON)
+    importer::writeStepReportJSON(report, *step, profile, outs());
+  else
+    importer::printStepReport(report, *step, profile, outs());
+  return Success;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -827,6 +906,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category, calibrateCmd);
   cl::HideUnrelatedOptions(category, fmtCmd);
   cl::HideUnrelatedOptions(category, adviseCmd);
+  cl::HideUnrelatedOptions(category, importCmd);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
@@ -841,7 +921,9 @@ int main(int argc, char **argv) {
           "  pipec fmt FILE...        print FILEs in the canonical layout "
           "(-i, --check)\n"
           "  pipec advise FILE        how to schedule it, with measured "
-          "numbers\n",
+          "numbers\n"
+          "  pipec import TRACE       a PyTorch profiler trace as a .pipe "
+          "file (--report)\n",
           &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
     return UsageError;
   applyColorChoice();
@@ -858,6 +940,8 @@ int main(int argc, char **argv) {
     return runFmt();
   if (adviseCmd)
     return runAdvise();
+  if (importCmd)
+    return runImport();
   if (!strayArgs.empty())
     toolError("unknown command '" + strayArgs.front() +
               "'; see 'pipec --help'");

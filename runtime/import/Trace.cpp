@@ -1,0 +1,308 @@
+//===- Trace.cpp - Reading a Kineto trace ---------------------------------===//
+
+#include "runtime/import/Trace.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+
+using namespace pipec;
+using namespace pipec::importer;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
+}
+
+/// The whole file, gunzipped when it starts with gzip's magic bytes; never
+/// more than kMaxTraceBytes.
+llvm::Expected<std::string> readText(llvm::StringRef path) {
+  std::FILE *f = std::fopen(path.str().c_str(), "rb");
+  if (!f)
+    return fail("cannot read '" + path + "': " + std::strerror(errno));
+  unsigned char magic[2] = {0, 0};
+  size_t got = std::fread(magic, 1, 2, f);
+  std::fclose(f);
+  bool gzipped = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  std::string text;
+  if (!gzipped) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false,
+                                    /*IsVolatile=*/true);
+    if (!buffer)
+      return fail("cannot read '" + path + "': " + buffer.getError().message());
+    if ((*buffer)->getBufferSize() > kMaxTraceBytes)
+      return fail("'" + path + "' is too large (" +
+                  llvm::Twine((*buffer)->getBufferSize() >> 20) +
+                  " MiB); pipec reads traces of up to 1024 MiB: record fewer steps");
+    return (*buffer)->getBuffer().str();
+  }
+  gzFile z = gzopen(path.str().c_str(), "rb");
+  if (!z)
+    return fail("cannot read '" + path + "'");
+  char chunk[1 << 16];
+  for (;;) {
+    int n = gzread(z, chunk, sizeof chunk);
+    if (n < 0) {
+      int code = 0;
+      std::string why = gzerror(z, &code);
+      gzclose(z);
+      return fail("'" + path + "' is not a valid gzip file: " + why);
+    }
+    if (n == 0)
+      break;
+    text.append(chunk, size_t(n));
+    if (text.size() > kMaxTraceBytes) {
+      gzclose(z);
+      return fail("'" + path + "' is too large uncompressed (over 1024 MiB); "
+                  "record fewer steps");
+    }
+  }
+  // gzread stops quietly at a truncated stream: gzclose, or the buffer
+  // state, tells.
+  int code = 0;
+  const char *why = gzerror(z, &code);
+  bool truncated = code != Z_OK && code != Z_STREAM_END;
+  std::string message = why ? why : "";
+  if (gzclose(z) != Z_OK || truncated)
+    return fail("'" + path + "' is a truncated or damaged gzip file" +
+                (message.empty() ? "" : ": " + message));
+  return text;
+}
+
+/// The position after `"key"` and its ':' at any depth, or npos.
+size_t findKey(llvm::StringRef text, llvm::StringRef key) {
+  std::string quoted = "\"" + key.str() + "\"";
+  size_t at = 0;
+  while ((at = text.find(quoted, at)) != llvm::StringRef::npos) {
+    size_t p = at + quoted.size();
+    while (p < text.size() && std::isspace(static_cast<unsigned char>(text[p])))
+      ++p;
+    if (p < text.size() && text[p] == ':')
+      return p + 1;
+    at = p;
+  }
+  return llvm::StringRef::npos;
+}
+
+/// From `at` (at or before a '[' or '{'), the end of that value: one past
+/// its closing bracket, skipping strings; npos when the text ends first.
+size_t endOfValue(llvm::StringRef text, size_t at) {
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = at; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{')
+      ++depth;
+    else if (c == ']' || c == '}') {
+      if (--depth == 0)
+        return i + 1;
+    }
+  }
+  return llvm::StringRef::npos;
+}
+
+int64_t intOr(const llvm::json::Object *o, llvm::StringRef key, int64_t fallback) {
+  if (!o)
+    return fallback;
+  if (auto v = o->getInteger(key))
+    return *v;
+  if (auto d = o->getNumber(key))
+    return static_cast<int64_t>(*d);
+  return fallback;
+}
+
+double numberOr(const llvm::json::Object *o, llvm::StringRef key, double fallback) {
+  if (!o)
+    return fallback;
+  if (auto d = o->getNumber(key))
+    return *d;
+  return fallback;
+}
+
+/// x * y * z of a `[x, y, z]` array.
+uint64_t product(const llvm::json::Object *args, llvm::StringRef key) {
+  if (!args)
+    return 1;
+  const llvm::json::Array *a = args->getArray(key);
+  if (!a)
+    return 1;
+  uint64_t p = 1;
+  for (const llvm::json::Value &v : *a)
+    if (auto n = v.getAsInteger())
+      p *= uint64_t(std::max<int64_t>(1, *n));
+  return p;
+}
+
+CopyDirection directionOf(llvm::StringRef name) {
+  if (name.contains("HtoD"))
+    return CopyDirection::H2D;
+  if (name.contains("DtoH"))
+    return CopyDirection::D2H;
+  return CopyDirection::D2D;
+}
+
+} // namespace
+
+llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
+  llvm::Expected<std::string> text = readText(path);
+  if (!text)
+    return text.takeError();
+  llvm::Expected<Trace> trace = parseTrace(*text);
+  if (!trace)
+    return fail("'" + path + "': " + llvm::toString(trace.takeError()));
+  return trace;
+}
+
+llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
+  Trace trace;
+  llvm::StringRef trimmed = text.ltrim();
+  if (trimmed.empty() || trimmed.front() != '{')
+    return fail("not a trace: a Kineto trace is a JSON object, this is not JSON");
+
+  // deviceProperties: small, parsed whole.
+  size_t props = findKey(text, "deviceProperties");
+  if (props != llvm::StringRef::npos) {
+    size_t end = endOfValue(text, props);
+    if (end == llvm::StringRef::npos)
+      return fail("the trace is truncated (inside 'deviceProperties')");
+    llvm::Expected<llvm::json::Value> v = llvm::json::parse(text.slice(props, end));
+    if (!v)
+      return fail("'deviceProperties' is not valid JSON: " + llvm::toString(v.takeError()));
+    if (const llvm::json::Array *a = v->getAsArray())
+      for (const llvm::json::Value &d : *a)
+        if (const llvm::json::Object *o = d.getAsObject()) {
+          DeviceInfo info;
+          if (auto n = o->getString("name"))
+            info.name = n->str();
+          if (o->get("gcnArchName") || llvm::StringRef(info.name).contains("AMD"))
+            return fail("a ROCm trace (device '" + info.name +
+                        "'): pipec models CUDA devices only");
+          info.sms = uint32_t(intOr(o, "numSms", 0));
+          info.maxThreadsPerSM = uint32_t(intOr(o, "maxThreadsPerMultiprocessor", 0));
+          info.maxThreadsPerBlock = uint32_t(intOr(o, "maxThreadsPerBlock", 0));
+          info.sharedMemoryPerSM = uint32_t(intOr(o, "sharedMemPerMultiprocessor", 0));
+          info.sharedMemoryPerBlock = uint32_t(
+              intOr(o, "sharedMemPerBlockOptin", intOr(o, "sharedMemPerBlock", 0)));
+          info.registersPerSM = uint32_t(intOr(o, "regsPerMultiprocessor", 0));
+          info.major = uint32_t(intOr(o, "computeMajor", 0));
+          info.minor = uint32_t(intOr(o, "computeMinor", 0));
+          trace.devices.push_back(std::move(info));
+        }
+  }
+
+  size_t events = findKey(text, "traceEvents");
+  if (events == llvm::StringRef::npos)
+    return fail("not a Chrome trace: it has no 'traceEvents'");
+  size_t i = events;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+    ++i;
+  if (i >= text.size() || text[i] != '[')
+    return fail("'traceEvents' is not an array");
+  ++i;
+  uint64_t index = 0;
+  bool hip = false;
+  for (;;) {
+    while (i < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) ||
+                               text[i] == ','))
+      ++i;
+    if (i >= text.size())
+      return fail("the trace is truncated (inside 'traceEvents')");
+    if (text[i] == ']')
+      break;
+    size_t end = endOfValue(text, i);
+    if (end == llvm::StringRef::npos)
+      return fail("the trace is truncated (inside 'traceEvents', event " +
+                  llvm::Twine(index) + ")");
+    llvm::Expected<llvm::json::Value> v = llvm::json::parse(text.slice(i, end));
+    if (!v)
+      return fail("event " + llvm::Twine(index) + " is not valid JSON: " +
+                  llvm::toString(v.takeError()));
+    i = end;
+    ++index;
+    const llvm::json::Object *e = v->getAsObject();
+    if (!e)
+      continue;
+    llvm::StringRef cat = e->getString("cat").getValueOr("");
+    llvm::StringRef name = e->getString("name").getValueOr("");
+    const llvm::json::Object *args = e->getObject("args");
+    double ts = numberOr(e, "ts", 0), dur = numberOr(e, "dur", 0);
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      GpuOp op;
+      op.kind = cat == "kernel"       ? OpKind::Kernel
+                : cat == "gpu_memcpy" ? OpKind::Memcpy
+                                      : OpKind::Memset;
+      op.name = name.str();
+      op.stream = intOr(args, "stream", intOr(e, "tid", 0));
+      op.ts = ts;
+      op.dur = std::max(0.0, dur);
+      op.correlation = intOr(args, "correlation", -1);
+      op.blocks = product(args, "grid");
+      op.threads = product(args, "block");
+      op.regs = uint32_t(std::max<int64_t>(0, intOr(args, "registers per thread", 0)));
+      op.smem = uint64_t(std::max<int64_t>(0, intOr(args, "shared memory", 0))) +
+                uint64_t(std::max<int64_t>(0, intOr(args, "dynamic shared memory", 0)));
+      op.bytes = uint64_t(std::max<int64_t>(0, intOr(args, "bytes", 0)));
+      op.direction = directionOf(name);
+      trace.ops.push_back(std::move(op));
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      int64_t corr = intOr(args, "correlation", -1);
+      if (corr >= 0)
+        trace.runtimeCalls[corr] = {ts, dur};
+      if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent")
+        trace.streamWaitCalls.push_back(ts);
+      if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize")
+        trace.contextSyncCalls.push_back(ts);
+      if (name.startswith("hip"))
+        hip = true;
+    } else if (cat == "cuda_sync") {
+      llvm::StringRef kind = args ? args->getString("cuda_sync_kind").getValueOr(name) : name;
+      SyncEvent s;
+      if (kind == "Stream Wait Event")
+        s.kind = SyncEvent::StreamWait;
+      else if (kind == "Event Sync")
+        s.kind = SyncEvent::EventSync;
+      else if (kind == "Stream Sync")
+        s.kind = SyncEvent::StreamSync;
+      else if (kind == "Context Sync")
+        s.kind = SyncEvent::ContextSync;
+      else
+        continue;
+      s.stream = intOr(args, "stream", -1);
+      s.waitOnStream = intOr(args, "wait_on_stream", -1);
+      s.recordCorrelation = intOr(args, "wait_on_cuda_event_record_corr_id", -1);
+      s.correlation = intOr(args, "correlation", -1);
+      s.ts = ts;
+      trace.syncs.push_back(s);
+    } else if (name.startswith("ProfilerStep#") && cat != "gpu_user_annotation") {
+      int64_t number = 0;
+      if (!name.drop_front(13).getAsInteger(10, number))
+        trace.steps.push_back({number, ts, dur});
+    }
+  }
+  if (hip)
+    return fail("a ROCm trace (HIP runtime calls): pipec models CUDA devices only");
+  if (trace.ops.empty())
+    return fail("the trace has no GPU op (kernel, memcpy or memset); was it "
+                "recorded with ProfilerActivity.CUDA?");
+  for (GpuOp &op : trace.ops) {
+    auto it = trace.runtimeCalls.find(op.correlation);
+    if (it != trace.runtimeCalls.end())
+      op.launchTs = it->second.first;
+  }
+  return trace;
+}

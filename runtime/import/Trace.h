@@ -1,0 +1,91 @@
+//===- Trace.h - A PyTorch profiler (Kineto) trace, read for its GPU work --===//
+//
+// Kineto writes Chrome trace JSON: `deviceProperties` (one entry per GPU)
+// and `traceEvents`, among them the GPU ops (categories `kernel`,
+// `gpu_memcpy`, `gpu_memset`), the CUDA runtime calls that launched them
+// (`cuda_runtime`, linked by `args.correlation`), the synchronisations
+// (`cuda_sync`: "Stream Wait Event" with `wait_on_stream` and
+// `wait_on_cuda_event_record_corr_id`, "Event Sync", "Stream Sync",
+// "Context Sync") and the `ProfilerStep#N` annotations. Only those are kept:
+// the events are parsed one at a time, so memory follows the GPU ops kept,
+// not the trace (beside its text, which is read whole, up to a limit).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_RUNTIME_IMPORT_TRACE_H
+#define PIPEC_RUNTIME_IMPORT_TRACE_H
+
+#include "compiler/support/Kinds.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pipec::importer {
+
+/// The largest trace read (decompressed): a bigger one is refused.
+constexpr uint64_t kMaxTraceBytes = uint64_t(1) << 30;
+
+enum class OpKind { Kernel, Memcpy, Memset };
+
+struct GpuOp {
+  OpKind kind = OpKind::Kernel;
+  std::string name;
+  int64_t stream = 0;
+  double ts = 0, dur = 0;  ///< microseconds, on the trace's clock
+  int64_t correlation = -1; ///< links to the runtime call that issued it
+  uint64_t blocks = 1, threads = 1;
+  uint32_t regs = 0;
+  uint64_t smem = 0; ///< static + dynamic shared memory per block
+  uint64_t bytes = 0;
+  CopyDirection direction = CopyDirection::D2D;
+  double launchTs = -1; ///< the runtime call's start; -1 when not in the trace
+};
+
+struct SyncEvent {
+  enum Kind { StreamWait, EventSync, StreamSync, ContextSync } kind;
+  int64_t stream = -1;             ///< the stream that waits (StreamWait), or is synced
+  int64_t waitOnStream = -1;       ///< the stream of the event record waited on
+  int64_t recordCorrelation = -1;  ///< the cudaEventRecord call waited on
+  int64_t correlation = -1;        ///< this call's
+  double ts = 0;
+};
+
+struct Step {
+  int64_t number = 0;
+  double ts = 0, dur = 0; ///< on the host
+};
+
+struct DeviceInfo {
+  std::string name;
+  uint32_t sms = 0, maxThreadsPerSM = 0, maxThreadsPerBlock = 0;
+  uint32_t sharedMemoryPerSM = 0, sharedMemoryPerBlock = 0, registersPerSM = 0;
+  uint32_t major = 0, minor = 0;
+};
+
+struct Trace {
+  std::vector<DeviceInfo> devices;
+  std::vector<GpuOp> ops; ///< as they come in the file
+  std::vector<SyncEvent> syncs;
+  std::vector<Step> steps;
+  /// Runtime calls' start and duration, by correlation (the ones GPU ops
+  /// and syncs refer to).
+  llvm::DenseMap<int64_t, std::pair<double, double>> runtimeCalls;
+  std::vector<double> streamWaitCalls; ///< cudaStreamWaitEvent calls' starts
+  std::vector<double> contextSyncCalls; ///< cudaDeviceSynchronize starts, when
+                                        ///< the trace has no cuda_sync events
+};
+
+/// Reads `path` (`.json`, or gzip-compressed `.json.gz`). Errors say what
+/// is wrong: not JSON, no GPU op, a truncated gzip stream, too large, a
+/// ROCm trace.
+llvm::Expected<Trace> readTrace(llvm::StringRef path);
+/// The same, from text already in memory (for tests and the fuzzer).
+llvm::Expected<Trace> parseTrace(llvm::StringRef text);
+
+} // namespace pipec::importer
+
+#endif // PIPEC_RUNTIME_IMPORT_TRACE_H
