@@ -6,7 +6,7 @@ _pipec() {
   local cur prev words cword
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
-  local commands="check compile run advise fmt calibrate"
+  local commands="check compile run advise fmt calibrate import"
   local common="--color=auto --color=always --color=never --error-limit= --help"
 
   if [ "$COMP_CWORD" -eq 1 ]; then
@@ -31,6 +31,7 @@ _pipec() {
                    --assign=matching --assign=round-robin --assign=levels" ;;
   fmt) options="$common -i --check" ;;
   calibrate) options="$common -o" ;;
+  import) options="$common -o --step= --report --json --profile= --profile-out= --replays=" ;;
   *) return ;;
   esac
 
@@ -44,7 +45,12 @@ _pipec() {
   if [[ "$prev" == "-o" ]]; then
     COMPREPLY=($(compgen -f -- "$cur"))
   else
-    COMPREPLY=($(compgen -f -X '!*.pipe' -- "$cur") $(compgen -d -- "$cur"))
+    if [ "${COMP_WORDS[1]}" = import ]; then
+      COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -f -X '!*.gz' -- "$cur")
+                 $(compgen -d -- "$cur"))
+    else
+      COMPREPLY=($(compgen -f -X '!*.pipe' -- "$cur") $(compgen -d -- "$cur"))
+    fi
   fi
 }
 complete -F _pipec pipec

@@ -137,24 +137,24 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
   auto key = [&](uint32_t i, bool byCorrelation) {
     return byCorrelation ? double(ops[i]->correlation) : launchOf(*ops[i]);
   };
+  // A stream's stages are in issue order, so both are binary searches.
   auto lastBefore = [&](int64_t stream, double at, bool byCorr) -> int64_t {
     auto it = onStream.find(stream);
     if (it == onStream.end())
       return -1;
-    int64_t found = -1;
-    for (uint32_t i : it->second)
-      if (key(i, byCorr) < at)
-        found = i;
-    return found;
+    const std::vector<uint32_t> &list = it->second;
+    auto pos = std::partition_point(list.begin(), list.end(),
+                                    [&](uint32_t i) { return key(i, byCorr) < at; });
+    return pos == list.begin() ? -1 : int64_t(*(pos - 1));
   };
   auto firstAfter = [&](int64_t stream, double at, bool byCorr) -> int64_t {
     auto it = onStream.find(stream);
     if (it == onStream.end())
       return -1;
-    for (uint32_t i : it->second)
-      if (key(i, byCorr) > at)
-        return i;
-    return -1;
+    const std::vector<uint32_t> &list = it->second;
+    auto pos = std::partition_point(list.begin(), list.end(),
+                                    [&](uint32_t i) { return key(i, byCorr) <= at; });
+    return pos == list.end() ? -1 : int64_t(*pos);
   };
   auto depend = [&](int64_t consumer, int64_t producer) {
     if (consumer < 0 || producer < 0 || consumer <= producer)

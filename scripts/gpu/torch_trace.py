@@ -42,8 +42,15 @@ for _ in range(3):  # warm-up outside the trace
     step()
 activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
 schedule = torch.profiler.schedule(wait=0, warmup=1, active=3)
+# Stream Wait Events with their streams, for pipec import (PyTorch 2.1+).
+extra = {}
+try:
+    extra["experimental_config"] = torch._C._profiler._ExperimentalConfig(
+        enable_cuda_sync_events=True)
+except (AttributeError, TypeError):
+    pass
 with torch.profiler.profile(activities=activities, schedule=schedule,
-                            record_shapes=True) as prof:
+                            record_shapes=True, **extra) as prof:
     for _ in range(4):
         step()
         prof.step()
