@@ -7,6 +7,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 
 using namespace pipec;
@@ -237,7 +238,16 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
     const llvm::json::Object *e = v->getAsObject();
     if (!e)
       continue;
-    llvm::StringRef cat = e->getString("cat").getValueOr("");
+    // Categories as PyTorch 1.x ("Kernel", "Memcpy", "Runtime") and 2.x
+    // ("kernel", "gpu_memcpy", "cuda_runtime") write them.
+    std::string catText = e->getString("cat").getValueOr("").lower();
+    if (catText == "memcpy")
+      catText = "gpu_memcpy";
+    else if (catText == "memset")
+      catText = "gpu_memset";
+    else if (catText == "runtime")
+      catText = "cuda_runtime";
+    llvm::StringRef cat = catText;
     llvm::StringRef name = e->getString("name").getValueOr("");
     const llvm::json::Object *args = e->getObject("args");
     double ts = numberOr(e, "ts", 0), dur = numberOr(e, "dur", 0);
@@ -250,7 +260,8 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
       op.stream = intOr(args, "stream", intOr(e, "tid", 0));
       op.ts = ts;
       op.dur = std::max(0.0, dur);
-      op.correlation = intOr(args, "correlation", -1);
+      op.correlation = intOr(args, "correlation", intOr(args, "correlation_id", -1));
+      op.device = intOr(args, "device", intOr(e, "pid", 0));
       op.blocks = product(args, "grid");
       op.threads = product(args, "block");
       op.regs = uint32_t(std::max<int64_t>(0, intOr(args, "registers per thread", 0)));
@@ -260,7 +271,7 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
       op.direction = directionOf(name);
       trace.ops.push_back(std::move(op));
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
-      int64_t corr = intOr(args, "correlation", -1);
+      int64_t corr = intOr(args, "correlation", intOr(args, "correlation_id", -1));
       if (corr >= 0)
         trace.runtimeCalls[corr] = {ts, dur};
       if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent")
@@ -299,6 +310,18 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
   if (trace.ops.empty())
     return fail("the trace has no GPU op (kernel, memcpy or memset); was it "
                 "recorded with ProfilerActivity.CUDA?");
+  // Several GPUs: the one with the most ops (one device, one pipeline).
+  llvm::DenseMap<int64_t, uint64_t> perDevice;
+  int64_t busiest = trace.ops.front().device;
+  for (const GpuOp &op : trace.ops)
+    if (++perDevice[op.device] > perDevice[busiest])
+      busiest = op.device;
+  if (perDevice.size() > 1) {
+    trace.otherDevices = perDevice.size() - 1;
+    trace.ops.erase(std::remove_if(trace.ops.begin(), trace.ops.end(),
+                                   [&](const GpuOp &op) { return op.device != busiest; }),
+                    trace.ops.end());
+  }
   for (GpuOp &op : trace.ops) {
     auto it = trace.runtimeCalls.find(op.correlation);
     if (it != trace.runtimeCalls.end())

@@ -35,6 +35,7 @@ struct GpuOp {
   OpKind kind = OpKind::Kernel;
   std::string name;
   int64_t stream = 0;
+  int64_t device = 0;
   double ts = 0, dur = 0;  ///< microseconds, on the trace's clock
   int64_t correlation = -1; ///< links to the runtime call that issued it
   uint64_t blocks = 1, threads = 1;
@@ -77,6 +78,8 @@ struct Trace {
   std::vector<double> streamWaitCalls; ///< cudaStreamWaitEvent calls' starts
   std::vector<double> contextSyncCalls; ///< cudaDeviceSynchronize starts, when
                                         ///< the trace has no cuda_sync events
+  /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
+  uint64_t otherDevices = 0;
 };
 
 /// Reads `path` (`.json`, or gzip-compressed `.json.gz`). Errors say what
