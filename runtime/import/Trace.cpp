@@ -3,7 +3,7 @@
 #include "runtime/import/Trace.h"
 
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "compiler/support/ReadFile.h"
 
 #include <zlib.h>
 
@@ -30,19 +30,8 @@ llvm::Expected<std::string> readText(llvm::StringRef path) {
   std::fclose(f);
   bool gzipped = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   std::string text;
-  if (!gzipped) {
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-        llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                    /*RequiresNullTerminator=*/false,
-                                    /*IsVolatile=*/true);
-    if (!buffer)
-      return fail("cannot read '" + path + "': " + buffer.getError().message());
-    if ((*buffer)->getBufferSize() > kMaxTraceBytes)
-      return fail("'" + path + "' is too large (" +
-                  llvm::Twine((*buffer)->getBufferSize() >> 20) +
-                  " MiB); pipec reads traces of up to 1024 MiB: record fewer steps");
-    return (*buffer)->getBuffer().str();
-  }
+  if (!gzipped)
+    return readBounded(path, kMaxTraceBytes, path);
   gzFile z = gzopen(path.str().c_str(), "rb");
   if (!z)
     return fail("cannot read '" + path + "'");

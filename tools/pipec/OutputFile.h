@@ -2,10 +2,12 @@
 #ifndef PIPEC_TOOLS_OUTPUTFILE_H
 #define PIPEC_TOOLS_OUTPUTFILE_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <string>
 
 namespace llvm {
 class raw_ostream;
@@ -17,8 +19,13 @@ namespace pipec {
 /// written beside its destination and renamed over it only once complete, so
 /// on any failure nothing is left at `path` and a file already there is
 /// untouched.
+/// Written through a symbolic link; a file with several hard links is
+/// rewritten in place once the new contents are complete; the mode and
+/// owner of a replaced file are kept; a read-only file, or one of `inputs`,
+/// is refused; the temporary is removed on SIGINT and SIGTERM.
 llvm::Error writeOutput(llvm::StringRef path,
-                        const std::function<void(llvm::raw_ostream &)> &write);
+                        const std::function<void(llvm::raw_ostream &)> &write,
+                        llvm::ArrayRef<std::string> inputs = {});
 
 } // namespace pipec
 

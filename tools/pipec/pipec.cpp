@@ -10,6 +10,8 @@
 
 #include "OutputFile.h"
 
+#include "compiler/support/ReadFile.h"
+
 #include "compiler/ast/AST.h"
 #include "compiler/diag/Diagnostics.h"
 #include "compiler/emit/Emitters.h"
@@ -34,11 +36,16 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
 
 #include <chrono>
 
@@ -50,7 +57,43 @@ namespace {
 constexpr const char *kVersion = "0.1.0";
 constexpr uint64_t kMaxFileBytes = 64ull << 20; // 64 MiB
 
-enum ExitCode { Success = 0, InputErrors = 1, UsageError = 2, RunFailed = 3 };
+enum ExitCode {
+  Success = 0,
+  InputErrors = 1,
+  UsageError = 2,
+  RunFailed = 3,
+  WriteFailed = 4, ///< an output (standard output, or -o) could not be written
+};
+
+/// Standard output, checked once at the end: a failed write (a full disk)
+/// is one error line and WriteFailed; a closed pipe ends quietly, as Unix
+/// tools do (as if killed by SIGPIPE). Never LLVM's fatal "IO failure".
+int finishOutput(int status) {
+  outs().flush();
+  errs().clear_error();
+  if (!outs().has_error())
+    return status;
+  std::error_code ec = outs().error();
+  outs().clear_error();
+  if (ec == std::errc::broken_pipe)
+    _exit(128 + SIGPIPE);
+  errs() << "pipec: error: cannot write to standard output: " << ec.message() << '\n';
+  errs().flush();
+  errs().clear_error();
+  return WriteFailed;
+}
+
+/// For the exits that do not return through main (--help, --version).
+void finishOutputAtExit() {
+  outs().flush();
+  if (outs().has_error())
+    _exit(finishOutput(Success));
+  errs().clear_error();
+}
+
+/// SIGPIPE (writing to a closed pipe): LLVM's handler has removed any
+/// temporary file; end as an interrupted Unix tool does, without a word.
+void quietPipeExit() { _exit(128 + SIGPIPE); }
 
 cl::OptionCategory category("pipec options");
 
@@ -311,35 +354,34 @@ struct Source {
 };
 
 /// Reads `path` ('-' is standard input). Reports and returns false on failure.
+/// The input files read so far: `-o` never writes over one of them.
+std::vector<std::string> inputsRead;
+
 bool load(StringRef path, Source &src) {
   src.name = path == "-" ? "<stdin>" : path.str();
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFileOrSTDIN(path);
-  if (!buffer) {
-    toolError("cannot read '" + src.name + "': " + buffer.getError().message());
+  // Read, never mapped, and never more than the limit, whatever it is.
+  Expected<std::string> text = readBounded(path, kMaxFileBytes, src.name);
+  if (!text) {
+    toolError(toString(text.takeError()));
     return false;
   }
-  if ((*buffer)->getBufferSize() > kMaxFileBytes) {
-    toolError("'" + src.name + "' is too large (" +
-              Twine((*buffer)->getBufferSize()) + " bytes); the limit is " +
-              Twine(kMaxFileBytes) + " bytes");
-    return false;
-  }
-  src.bufferId = src.sm.AddNewSourceBuffer(std::move(*buffer), SMLoc());
+  inputsRead.push_back(path.str());
+  src.bufferId = src.sm.AddNewSourceBuffer(
+      MemoryBuffer::getMemBufferCopy(*text, src.name), SMLoc());
   return true;
 }
 
 bool loadProfile(DeviceProfile &profile) {
   if (profilePath.empty())
     return true;
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(profilePath);
-  if (!buffer) {
-    toolError("cannot read profile '" + profilePath +
-              "': " + buffer.getError().message());
+  // A profile is a few hundred bytes: 64 KiB is plenty, and bounds a
+  // device or a pipe given by mistake.
+  Expected<std::string> text = readBounded(profilePath, 64 * 1024, profilePath);
+  if (!text) {
+    toolError("cannot read profile: " + toString(text.takeError()));
     return false;
   }
-  Expected<DeviceProfile> parsed = parseDeviceProfile((*buffer)->getBuffer());
+  Expected<DeviceProfile> parsed = parseDeviceProfile(*text);
   if (!parsed) {
     toolError("invalid profile '" + profilePath +
               "': " + toString(parsed.takeError()));
@@ -581,8 +623,12 @@ int compileFileImpl(StringRef path, const DeviceProfile &profile,
 }
 
 /// Writes `write`'s output to -o; on failure says why.
-bool emitTo(StringRef path, const std::function<void(raw_ostream &)> &write) {
-  if (Error err = writeOutput(path, write)) {
+/// `rewritesInput`: fmt -i, whose output is meant to replace its input.
+bool emitTo(StringRef path, const std::function<void(raw_ostream &)> &write,
+            bool rewritesInput = false) {
+  if (Error err = writeOutput(path, write,
+                              rewritesInput ? ArrayRef<std::string>()
+                                            : ArrayRef<std::string>(inputsRead))) {
     toolError(toString(std::move(err)));
     return false;
   }
@@ -615,7 +661,7 @@ int runCompile() {
     return emitTo(outputPath,
                   [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })
                ? Success
-               : UsageError;
+               : WriteFailed;
 
   auto clock = std::chrono::steady_clock::now();
   bool written = emitTo(outputPath, [&](raw_ostream &os) {
@@ -640,7 +686,7 @@ int runCompile() {
     }
   });
   if (!written)
-    return UsageError;
+    return WriteFailed;
   if (stats)
     printStats(c.views, c.parseSeconds, c.checkSeconds, secondsSince(clock));
   return Success;
@@ -699,8 +745,9 @@ int runFmt() {
     }
     if (fmtInPlace) {
       if (formatted != original &&
-          !emitTo(path, [&](raw_ostream &os) { os << formatted; }))
-        status = UsageError;
+          !emitTo(path, [&](raw_ostream &os) { os << formatted; },
+                  /*rewritesInput=*/true))
+        status = WriteFailed;
       continue;
     }
     outs() << formatted;
@@ -742,7 +789,7 @@ int runAdvise() {
                   }
                 })
              ? Success
-             : UsageError;
+             : WriteFailed;
 }
 
 int runCalibrate() {
@@ -756,7 +803,7 @@ int runCalibrate() {
            writeDeviceProfile(*measured, os);
          })
              ? Success
-             : UsageError;
+             : WriteFailed;
 }
 
 int runRun() {
@@ -809,12 +856,12 @@ int runRun() {
 
   if (!tracePath.empty() &&
       !emitTo(tracePath, [&](raw_ostream &os) { runtime::writeTrace(runs, os); }))
-    return UsageError;
+    return WriteFailed;
   if (!htmlPath.empty() &&
       !emitTo(htmlPath, [&](raw_ostream &os) {
         runtime::writeHtml(runs, *backend, c.src.name, os);
       }))
-    return UsageError;
+    return WriteFailed;
   bool written = emitTo(outputPath, [&](raw_ostream &os) {
     if (runJSON) {
       runtime::writeRunJSON(runs, *backend, os);
@@ -828,7 +875,7 @@ int runRun() {
       }
   });
   if (!written)
-    return UsageError;
+    return WriteFailed;
   for (const runtime::LoweringRun &r : runs)
     if (r.violations)
       return RunFailed;
@@ -872,13 +919,13 @@ int runImport() {
 
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
-    return UsageError;
+    return WriteFailed;
   if (!importReport && !runJSON)
     return emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }) ? Success
-                                                                         : UsageError;
+                                                                         : WriteFailed;
   if (outputPath != "-" &&
       !emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }))
-    return UsageError;
+    return WriteFailed;
   runtime::SimGraphCost cost(profile);
   ScheduleOptions options;
   options.graphCost = &cost;
@@ -892,10 +939,22 @@ int runImport() {
   return Success;
 }
 
+int dispatch(int argc, char **argv);
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  sys::SetOneShotPipeSignalFunction(quietPipeExit);
+  outs(); // constructed before the exit handler, so destroyed after it
+  errs();
+  std::atexit(finishOutputAtExit);
+  return finishOutput(dispatch(argc, argv));
+}
+
+namespace {
+
+int dispatch(int argc, char **argv) {
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << "pipec " << kVersion << '\n'; });
   registerColorOption();
@@ -949,3 +1008,5 @@ int main(int argc, char **argv) {
     toolError("no command given; see 'pipec --help'");
   return UsageError;
 }
+
+} // namespace
