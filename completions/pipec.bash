@@ -6,7 +6,7 @@ _pipec() {
   local cur prev words cword
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
-  local commands="check compile run advise fmt calibrate import"
+  local commands="check compile run advise fmt calibrate import profile"
   local common="--color=auto --color=always --color=never --error-limit= --help"
 
   if [ "$COMP_CWORD" -eq 1 ]; then
@@ -31,6 +31,7 @@ _pipec() {
                    --assign=matching --assign=round-robin --assign=levels" ;;
   fmt) options="$common -i --check" ;;
   calibrate) options="$common -o" ;;
+  profile) options="$common --default --profile=" ;;
   import) options="$common -o --step= --report --json --profile= --profile-out= --replays=" ;;
   *) return ;;
   esac

@@ -24,9 +24,9 @@ struct CountKey {
   double min, max;
 };
 const NumberKey kNumberKeys[] = {
-    {"h2d_GBps", &DeviceProfile::h2dGBps, 1e-3, 1e6},
-    {"d2h_GBps", &DeviceProfile::d2hGBps, 1e-3, 1e6},
-    {"d2d_GBps", &DeviceProfile::d2dGBps, 1e-3, 1e6},
+    {"h2d_GBps", &DeviceProfile::h2dGBps, 1e-3, 1e5},
+    {"d2h_GBps", &DeviceProfile::d2hGBps, 1e-3, 1e5},
+    {"d2d_GBps", &DeviceProfile::d2dGBps, 1e-3, 1e5},
     {"launch_us", &DeviceProfile::launchUs, 0, 1e6},
     {"record_us", &DeviceProfile::recordUs, 0, 1e6},
     {"wait_us", &DeviceProfile::waitUs, 0, 1e6},
@@ -43,14 +43,17 @@ const NumberKey kNumberKeys[] = {
     {"timer_resolution_ns", &DeviceProfile::timerResolutionNs, 0, 1e6},
 };
 const CountKey kCountKeys[] = {
-    {"sms", &DeviceProfile::sms, 1, 100000},
-    {"max_threads_per_sm", &DeviceProfile::maxThreadsPerSM, 1, 1 << 20},
-    {"max_blocks_per_sm", &DeviceProfile::maxBlocksPerSM, 1, 1 << 16},
-    {"max_resident_kernels", &DeviceProfile::maxResidentKernels, 1, 1 << 16},
-    {"hardware_queues", &DeviceProfile::hardwareQueues, 1, 1024},
-    {"shared_memory_per_sm", &DeviceProfile::sharedMemoryPerSM, 1024, 1 << 24},
-    {"shared_memory_per_block", &DeviceProfile::sharedMemoryPerBlock, 0, 1 << 24},
-    {"registers_per_sm", &DeviceProfile::registersPerSM, 256, 1 << 24},
+    // Ranges a real device can have (with room for the next generations):
+    // a profile outside them is a typo, and would make the model's cost
+    // unbounded.
+    {"sms", &DeviceProfile::sms, 1, 1024},
+    {"max_threads_per_sm", &DeviceProfile::maxThreadsPerSM, 32, 8192},
+    {"max_blocks_per_sm", &DeviceProfile::maxBlocksPerSM, 1, 256},
+    {"max_resident_kernels", &DeviceProfile::maxResidentKernels, 1, 4096},
+    {"hardware_queues", &DeviceProfile::hardwareQueues, 1, 128},
+    {"shared_memory_per_sm", &DeviceProfile::sharedMemoryPerSM, 1024, 1 << 22},
+    {"shared_memory_per_block", &DeviceProfile::sharedMemoryPerBlock, 0, 1 << 22},
+    {"registers_per_sm", &DeviceProfile::registersPerSM, 256, 1 << 22},
 };
 } // namespace
 
@@ -112,7 +115,35 @@ double DeviceProfile::copyTimeUs(program::CopyDirection dir,
   return static_cast<double>(bytes) / (gbps * 1e3);
 }
 
+/// The deepest nesting of brackets outside strings (JSON's parser recurses
+/// on it: 50 KB of '[' would overflow the stack).
+static unsigned nesting(llvm::StringRef text) {
+  unsigned depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
+  if (nesting(text) > 8)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "a profile is one flat JSON object; this one "
+                                   "nests %u levels deep",
+                                   nesting(text));
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
     return parsed.takeError();
@@ -122,6 +153,32 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
                                    "a profile must be a JSON object");
   DeviceProfile p;
   std::string problem;
+  // Every key is one pipec knows: a typo is an error, with the key meant.
+  std::vector<llvm::StringRef> known = {"name", "priority_least", "priority_greatest"};
+  for (const NumberKey &k : kNumberKeys)
+    known.push_back(k.key);
+  for (const CountKey &k : kCountKeys)
+    known.push_back(k.key);
+  std::vector<std::string> keys;
+  for (const auto &entry : *obj)
+    keys.push_back(entry.first.str());
+  std::sort(keys.begin(), keys.end());
+  for (const std::string &key : keys) {
+    if (std::find(known.begin(), known.end(), llvm::StringRef(key)) != known.end())
+      continue;
+    llvm::StringRef best;
+    unsigned bestDistance = 3;
+    for (llvm::StringRef k : known) {
+      unsigned d = llvm::StringRef(key).lower() == k.lower()
+                       ? 0
+                       : llvm::StringRef(key).edit_distance(k, true, 3);
+      if (d < bestDistance)
+        bestDistance = d, best = k;
+    }
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "unknown profile key '%s'%s", key.c_str(),
+        best.empty() ? "" : ("; did you mean '" + best.str() + "'?").c_str());
+  }
   auto number = [&](llvm::StringRef key, double &into, double min,
                     double max) {
     const llvm::json::Value *v = obj->get(key);

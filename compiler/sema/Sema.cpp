@@ -491,8 +491,11 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     diags.error(into.range,
                 formatv("one block of kernel '{0}' ({1} threads, {2} registers "
                         "each, {3} bytes of shared memory) does not fit on one "
-                        "SM: its registers or shared memory must be smaller",
-                        into.name, into.threads, into.regs, into.smemBytes));
+                        "SM, which has {4} threads, {5} registers and {6} bytes "
+                        "of shared memory",
+                        into.name, into.threads, into.regs, into.smemBytes,
+                        profile.maxThreadsPerSM, profile.registersPerSM,
+                        profile.sharedMemoryPerSM));
 }
 
 /// `smem=N` (bytes) or `smem=48KiB`: shared memory per block.

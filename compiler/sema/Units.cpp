@@ -43,8 +43,11 @@ Quantity pipec::sema::parseQuantity(llvm::StringRef number, llvm::StringRef unit
   if (sizeScale != 0) {
     q.kind = Quantity::Size;
     // Exact decimal arithmetic: bytes = digits * scale / 10^fractionDigits.
+    // At most 25 significant digits: 10^25 * 2^30 < 2^128, so nothing
+    // below wraps (a 30-digit size once came out as 0 B).
     auto [whole, fraction] = number.split('.');
-    if (whole.size() + fraction.size() > 30) {
+    whole = whole.ltrim('0');
+    if (whole.size() + fraction.size() > 25) {
       q.tooLarge = true;
       return q;
     }

@@ -108,6 +108,9 @@ cl::SubCommand fmtCmd("fmt", "Print .pipe files in the canonical layout");
 cl::SubCommand importCmd("import",
                          "Turn a PyTorch profiler trace into a .pipe file, and "
                          "say what it tells");
+cl::SubCommand profileCmd("profile",
+                          "Print a device profile as JSON: the built-in one "
+                          "(--default) or --profile's, checked");
 cl::SubCommand calibrateCmd("calibrate",
                             "Measure the device model's parameters on the GPU "
                             "and write a profile");
@@ -232,6 +235,10 @@ cl::opt<bool> fmtCheck(
     cl::desc("Change nothing; exit 1 if a file is not in the canonical layout"),
     cl::sub(fmtCmd), cl::cat(category));
 
+// pipec profile
+cl::opt<bool> profileDefault("default", cl::desc("The built-in profile"),
+                             cl::sub(profileCmd), cl::cat(category));
+
 // pipec import
 cl::opt<std::string> traceInput(cl::Positional, cl::Required,
                                 cl::desc("<trace.json or trace.json.gz>"),
@@ -312,7 +319,8 @@ cl::opt<std::string> outputPath("o", cl::desc("Write the output to <path>"),
 cl::opt<std::string> profilePath(
     "profile", cl::desc("Device profile (JSON) instead of the built-in one"),
     cl::value_desc("file"), cl::sub(checkCmd), cl::sub(compileCmd),
-    cl::sub(runCmd), cl::sub(adviseCmd), cl::sub(importCmd), cl::cat(category));
+    cl::sub(runCmd), cl::sub(adviseCmd), cl::sub(importCmd), cl::sub(profileCmd),
+    cl::cat(category));
 
 // Catches `pipec frobnicate` to say it is no command.
 cl::list<std::string> strayArgs(cl::Positional, cl::ZeroOrMore, cl::Hidden,
@@ -792,6 +800,20 @@ int runAdvise() {
              : WriteFailed;
 }
 
+/// pipec profile: --default prints the built-in profile; --profile=FILE
+/// prints FILE's, checked (every key known, every value in its range).
+int runProfile() {
+  if (profileDefault == !profilePath.empty()) {
+    toolError("give one of --default and --profile=FILE");
+    return UsageError;
+  }
+  DeviceProfile profile;
+  if (!loadProfile(profile))
+    return UsageError;
+  writeDeviceProfile(profile, outs());
+  return Success;
+}
+
 int runCalibrate() {
   DeviceProfile defaults;
   Expected<DeviceProfile> measured = runtime::calibrate(defaults, errs());
@@ -966,6 +988,7 @@ int dispatch(int argc, char **argv) {
   cl::HideUnrelatedOptions(category, fmtCmd);
   cl::HideUnrelatedOptions(category, adviseCmd);
   cl::HideUnrelatedOptions(category, importCmd);
+  cl::HideUnrelatedOptions(category, profileCmd);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
@@ -982,7 +1005,8 @@ int dispatch(int argc, char **argv) {
           "  pipec advise FILE        how to schedule it, with measured "
           "numbers\n"
           "  pipec import TRACE       a PyTorch profiler trace as a .pipe "
-          "file (--report)\n",
+          "file (--report)\n"
+          "  pipec profile --default  the built-in device profile, as JSON\n",
           &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
     return UsageError;
   applyColorChoice();
@@ -1001,6 +1025,8 @@ int dispatch(int argc, char **argv) {
     return runAdvise();
   if (importCmd)
     return runImport();
+  if (profileCmd)
+    return runProfile();
   if (!strayArgs.empty())
     toolError("unknown command '" + strayArgs.front() +
               "'; see 'pipec --help'");
