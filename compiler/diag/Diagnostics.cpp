@@ -4,6 +4,7 @@
 
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -92,25 +93,48 @@ static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
     llvm::SMDiagnostic diag = sm.GetMessage(d.range.Start, toKind(d.severity),
                                             d.message, ranges);
     llvm::StringRef line = diag.getLineContents();
-    if (line.size() <= kMaxShownLine) {
+    auto control = [](char c) {
+      unsigned char u = static_cast<unsigned char>(c);
+      return (u < 0x20 && c != '\t') || u == 0x7f;
+    };
+    bool raw = std::any_of(line.begin(), line.end(), control);
+    if (line.size() <= kMaxShownLine && !raw) {
       diag.print(nullptr, os, showColors);
       return;
     }
-    // A very long line: a window around the caret, marked with "...".
+    // A very long line: a window around the caret, marked with "...";
+    // control bytes (ESC, BEL, ...) shown as clang shows them, <U+001B>,
+    // never sent to the terminal.
     unsigned col = static_cast<unsigned>(std::max(0, diag.getColumnNo()));
-    unsigned from = col > kMaxShownLine / 2 ? col - kMaxShownLine / 2 : 0;
-    unsigned to = std::min<unsigned>(line.size(), from + kMaxShownLine);
-    std::string shown = (from ? "..." : "") + line.slice(from, to).str() +
-                        (to < line.size() ? "..." : "");
-    unsigned shift = from ? from - 3 : 0;
+    unsigned from = 0, to = static_cast<unsigned>(line.size());
+    if (line.size() > kMaxShownLine) {
+      from = col > kMaxShownLine / 2 ? col - kMaxShownLine / 2 : 0;
+      to = std::min<unsigned>(line.size(), from + kMaxShownLine);
+    }
+    std::string shown = from ? "..." : "";
+    std::vector<unsigned> at(to - from + 1); // line offset -> shown offset
+    for (unsigned i = from; i < to; ++i) {
+      at[i - from] = static_cast<unsigned>(shown.size());
+      if (control(line[i]))
+        shown += llvm::formatv("<U+{0:X-4}>", unsigned(static_cast<unsigned char>(line[i])))
+                     .str();
+      else
+        shown += line[i];
+    }
+    at[to - from] = static_cast<unsigned>(shown.size());
+    if (to < line.size())
+      shown += "...";
+    auto map = [&](unsigned offset) {
+      return at[std::min(std::max(offset, from), to) - from];
+    };
     std::vector<std::pair<unsigned, unsigned>> shownRanges;
     for (auto [a, b] : diag.getRanges()) {
       unsigned lo = std::max(a, from), hi = std::min(b, to);
       if (lo < hi)
-        shownRanges.push_back({lo - shift, hi - shift});
+        shownRanges.push_back({map(lo), map(hi)});
     }
     llvm::SMDiagnostic clipped(sm, diag.getLoc(), diag.getFilename(),
-                               diag.getLineNo(), static_cast<int>(col - shift),
+                               diag.getLineNo(), static_cast<int>(map(col)),
                                diag.getKind(), diag.getMessage(), shown,
                                shownRanges);
     // The column in the "file:line:col:" prefix stays the real one.

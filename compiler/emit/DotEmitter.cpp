@@ -2,6 +2,7 @@
 
 #include "compiler/emit/Emitters.h"
 
+#include "compiler/program/TimeFormat.h"
 #include "compiler/schedule/Schedule.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -25,15 +26,16 @@ static std::string quote(llvm::StringRef text) {
   return out + '"';
 }
 
-void pipec::emitDot(const Schedule &s, llvm::raw_ostream &os) {
+/// One pipeline: a cluster of stream clusters; node ids carry the
+/// pipeline's index, so that several pipelines make one valid graph.
+static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream &os) {
   const Instances &inst = s.instances;
-  os << "digraph " << quote(s.pipeline.name) << " {\n"
-     << "  rankdir=LR;\n"
-     << "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
-     << "  edge [fontname=\"Helvetica\"];\n";
+  const std::string p = "p" + std::to_string(index);
+  os << "  subgraph cluster_" << p << " {\n"
+     << "    label=" << quote("pipeline " + s.pipeline.name) << ";\n";
   for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st) {
     const program::Stream &stream = s.stream(st);
-    os << "  subgraph cluster_" << st << " {\n"
+    os << "  subgraph cluster_" << p << "_" << st << " {\n"
        << "    label=" << quote(stream.name + " (priority " +
                                 std::to_string(stream.cudaPriority) + ")")
        << ";\n    style=dashed;\n";
@@ -44,11 +46,8 @@ void pipec::emitDot(const Schedule &s, llvm::raw_ostream &os) {
       std::string work = spelling(stage.kind);
       if (stage.kind == StageKind::Copy)
         work += std::string(" ") + spelling(stage.direction);
-      std::string duration;
-      llvm::raw_string_ostream d(duration);
-      writeNumber(d, stage.durationUs);
-      os << "    n" << v << " [label="
-         << quote(inst.name(v) + "\n" + work + " " + d.str() + " us")
+      os << "    " << p << "n" << v << " [label="
+         << quote(inst.name(v) + "\n" + work + " " + formatTime(stage.durationUs))
          << "];\n";
     }
     os << "  }\n";
@@ -75,7 +74,7 @@ void pipec::emitDot(const Schedule &s, llvm::raw_ostream &os) {
     return inst.inferredFrom(inst.deps().begin[to] + (it - row.begin()));
   };
   for (auto [from, to] : s.graphEdges()) {
-    os << "  n" << from << " -> n" << to;
+    os << "  " << p << "n" << from << " -> " << p << "n" << to;
     int32_t buffer = inferredFrom(from, to);
     std::string style =
         buffer < 0 ? ""
@@ -98,5 +97,15 @@ void pipec::emitDot(const Schedule &s, llvm::raw_ostream &os) {
     }
     os << ";\n";
   }
+  os << "  }\n";
+}
+
+void pipec::emitDot(llvm::ArrayRef<const Schedule *> schedules, llvm::raw_ostream &os) {
+  os << "digraph pipec {\n"
+     << "  rankdir=LR;\n"
+     << "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
+     << "  edge [fontname=\"Helvetica\"];\n";
+  for (unsigned i = 0; i < schedules.size(); ++i)
+    pipelineCluster(*schedules[i], i, os);
   os << "}\n";
 }

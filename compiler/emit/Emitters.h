@@ -23,7 +23,8 @@ void emitJSON(llvm::ArrayRef<const Schedule *> schedules,
               llvm::StringRef source, llvm::raw_ostream &os);
 
 /// Graphviz: streams as clusters, event waits as highlighted edges.
-void emitDot(const Schedule &schedule, llvm::raw_ostream &os);
+/// Graphviz: one graph; each pipeline a cluster of stream clusters.
+void emitDot(llvm::ArrayRef<const Schedule *> schedules, llvm::raw_ostream &os);
 
 /// A standalone CUDA C++ program that performs and times every schedule
 /// (`nvcc` alone builds it). `profile` gives copies given as a time their bytes.

@@ -80,8 +80,12 @@ size_t findKey(llvm::StringRef text, llvm::StringRef key) {
   return llvm::StringRef::npos;
 }
 
+/// Deeper values are refused: JSON's parser recurses on nesting.
+constexpr int kMaxNesting = 64;
+
 /// From `at` (at or before a '[' or '{'), the end of that value: one past
-/// its closing bracket, skipping strings; npos when the text ends first.
+/// its closing bracket, skipping strings; npos when the text ends first,
+/// npos - 1 when it nests deeper than kMaxNesting.
 size_t endOfValue(llvm::StringRef text, size_t at) {
   int depth = 0;
   bool inString = false;
@@ -96,8 +100,8 @@ size_t endOfValue(llvm::StringRef text, size_t at) {
     }
     if (c == '"')
       inString = true;
-    else if (c == '[' || c == '{')
-      ++depth;
+    else if ((c == '[' || c == '{') && ++depth > kMaxNesting)
+      return llvm::StringRef::npos - 1;
     else if (c == ']' || c == '}') {
       if (--depth == 0)
         return i + 1;
@@ -170,6 +174,8 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
     size_t end = endOfValue(text, props);
     if (end == llvm::StringRef::npos)
       return fail("the trace is truncated (inside 'deviceProperties')");
+    if (end == llvm::StringRef::npos - 1)
+      return fail("'deviceProperties' nests too deeply");
     llvm::Expected<llvm::json::Value> v = llvm::json::parse(text.slice(props, end));
     if (!v)
       return fail("'deviceProperties' is not valid JSON: " + llvm::toString(v.takeError()));
@@ -218,6 +224,8 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
     if (end == llvm::StringRef::npos)
       return fail("the trace is truncated (inside 'traceEvents', event " +
                   llvm::Twine(index) + ")");
+    if (end == llvm::StringRef::npos - 1)
+      return fail("event " + llvm::Twine(index) + " nests more than 64 levels deep");
     llvm::Expected<llvm::json::Value> v = llvm::json::parse(text.slice(i, end));
     if (!v)
       return fail("event " + llvm::Twine(index) + " is not valid JSON: " +

@@ -72,6 +72,14 @@ TEST_CASE("import: a stream wait depends on the last op before the record") {
   CHECK(step->waitsIssued == 1);
 }
 
+TEST_CASE("import: deep nesting is refused before JSON's parser recurses on it") {
+  std::string deep = "{\"traceEvents\":[" + std::string(100000, '[') + "]}";
+  auto trace = parseTrace(deep);
+  REQUIRE(!trace);
+  CHECK(llvm::toString(trace.takeError()).find("nests more than 64 levels") !=
+        std::string::npos);
+}
+
 TEST_CASE("import: bad input is an error, never a crash") {
   for (const char *bad : {"", "[", "{", "{\"traceEvents\":", "{\"traceEvents\":[{",
                           "{\"traceEvents\":[{\"cat\":\"kernel\"", "{\"traceEvents\":[1,2]}",

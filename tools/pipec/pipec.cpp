@@ -678,8 +678,7 @@ int runCompile() {
       emitJSON(c.views, c.src.name, os);
       break;
     case Emit::DOT:
-      for (const Schedule *s : c.views)
-        emitDot(*s, os);
+      emitDot(c.views, os);
       break;
     case Emit::CUDA:
       emitCuda(c.views, c.src.name, profile, os);
