@@ -73,6 +73,9 @@ private:
   }
 
   const DeviceProfile &profile;
+  std::map<const void *, sema::NameIndex> indexes;
+  /// Name comparisons left for "did you mean" in this file.
+  uint64_t suggestBudget = 5'000'000;
   std::vector<Diagnostic> buffer;
   DiagnosticEngine diags;
 };
@@ -126,10 +129,15 @@ void Sema::flush(DiagnosticEngine &out) {
 template <typename Decl>
 void Sema::reportUnknown(const ast::Name &name, const char *what,
                          const std::vector<Decl> &decls) {
-  std::vector<llvm::StringRef> candidates;
-  for (const Decl &d : decls)
-    candidates.push_back(d.name.text);
-  std::optional<size_t> near = sema::suggestName(name.text, candidates);
+  // One index per list of declarations, built on first use.
+  auto it = indexes.find(&decls);
+  if (it == indexes.end()) {
+    std::vector<llvm::StringRef> candidates;
+    for (const Decl &d : decls)
+      candidates.push_back(d.name.text);
+    it = indexes.emplace(&decls, sema::NameIndex(std::move(candidates))).first;
+  }
+  std::optional<size_t> near = it->second.suggest(name.text, suggestBudget);
   if (!near) {
     diags.error(name.range, formatv("unknown {0} '{1}'", what, name.text));
     return;

@@ -88,3 +88,35 @@ TEST_CASE("sema: a pipeline with a syntax error is not analysed further") {
   CHECK(run.all[0].message.find("expected ';'") == 0);
   CHECK(run.all[1].message == "unknown stream 'nowhere'");
 }
+
+#include "compiler/sema/Suggest.h"
+
+#include <random>
+
+TEST_CASE("suggest: the index answers as the slow scan does") {
+  std::mt19937 rng(51);
+  const char alphabet[] = "abc_1";
+  auto word = [&](size_t length) {
+    std::string w;
+    for (size_t i = 0; i < length; ++i)
+      w += alphabet[rng() % 5];
+    return w;
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<std::string> storage;
+    for (int i = 0, n = 1 + rng() % 40; i < n; ++i)
+      storage.push_back(word(1 + rng() % (trial % 3 == 0 ? 30 : 6)));
+    std::vector<llvm::StringRef> names(storage.begin(), storage.end());
+    pipec::sema::NameIndex index(names);
+    for (int q = 0; q < 20; ++q) {
+      std::string typo = word(1 + rng() % (trial % 3 == 0 ? 30 : 6));
+      uint64_t budget = 1'000'000;
+      auto fast = index.suggest(typo, budget);
+      auto slow = pipec::sema::suggestName(typo, names);
+      INFO(typo);
+      REQUIRE(fast.has_value() == slow.has_value());
+      if (fast)
+        CHECK(names[*fast] == names[*slow]);
+    }
+  }
+}
