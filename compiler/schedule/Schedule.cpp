@@ -45,7 +45,9 @@ static StreamPlan planStreams(const Instances &instances,
   unsigned cap = std::min(options.maxStreams, profile.hardwareQueues);
   AssignOptions assign;
   assign.method = options.assign;
-  assign.maxStreams = options.maxStreams;
+  // The matching may make as many streams as chains: never more than the
+  // language's limit, whatever --max-streams says.
+  assign.maxStreams = std::min(options.maxStreams, 256u);
   assign.autoStreams = cap > declaredUsed ? cap - declaredUsed : 1;
   assign.evaluator = options.assignEvaluator;
   return assignStreams(instances, *graph, profile, assign);

@@ -331,6 +331,13 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
 void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
                         llvm::StringMap<uint32_t> &index) {
   for (const ast::StreamDecl &s : p.streams) {
+    if (out.streams.size() == kMaxStreams) {
+      diags.error(s.name.range,
+                  formatv("too many streams: a pipeline may declare at most {0} "
+                          "(CUDA has at most 32 hardware queues)",
+                          kMaxStreams));
+      break;
+    }
     if (tooLong(s.name))
       continue;
     auto [it, inserted] =

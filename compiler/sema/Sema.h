@@ -18,6 +18,9 @@ constexpr uint64_t kMaxRegisters = 255; // per thread, compute capability 9.0
 constexpr size_t kMaxNameLength = 256;
 constexpr size_t kMaxDependencies = 10'000; // of one stage
 constexpr uint64_t kMaxSlots = 65536;       // of one buffer ring
+/// Streams one pipeline may use, declared and automatic: CUDA has at most 32
+/// hardware queues, and the reduction's cost grows with the streams.
+constexpr size_t kMaxStreams = 256;
 
 /// Checks every pipeline of `file` that parsed cleanly and reports all errors
 /// and warnings, in source order. The result is meaningful only when no error

@@ -13,6 +13,8 @@ using namespace pipec::sim;
 namespace {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+/// Grids of more waves are simulated as this many waves of longer blocks.
+constexpr uint64_t kMaxWaves = 16;
 
 struct Event {
   double time;
@@ -254,12 +256,23 @@ private:
     case StageKind::Kernel:
       if (resident.size() >= p.maxResidentKernels)
         return false;
-      // Equal priorities: the oldest launch first, in both lowerings.
-      resident.push_back(
-          {v, priorityOf(v), v, stage.blocks, 0,
-           p.blockUse(stage.threads, stage.smemBytes, stage.regs),
-           stage.durationUs / double(p.waves(stage))});
+    {
+      // Equal priorities: the oldest launch first, in both lowerings. A grid
+      // of more than kMaxWaves waves is simulated as kMaxWaves waves of
+      // longer blocks: alone it still takes T, and the model's cost stays
+      // bounded by the device's size, not the grid's (2^31 - 1 blocks).
+      uint64_t waves = p.waves(stage), blocks = stage.blocks;
+      if (waves > kMaxWaves) {
+        uint64_t perWave =
+            uint64_t(p.blocksPerSM(stage.threads, stage.smemBytes, stage.regs)) * p.sms;
+        blocks = perWave * kMaxWaves;
+        waves = kMaxWaves;
+      }
+      resident.push_back({v, priorityOf(v), v, static_cast<uint32_t>(blocks), 0,
+                          p.blockUse(stage.threads, stage.smemBytes, stage.regs),
+                          stage.durationUs / double(waves)});
       return true;
+    }
     case StageKind::Copy: {
       unsigned engine = static_cast<unsigned>(stage.direction);
       copyQueues[engine].push_back(v);
@@ -317,8 +330,11 @@ private:
                                         : a->order < b->order;
     });
     for (Resident *r : order) {
+      // SMs only fill up during one pump: the search for this kernel's next
+      // block starts where the last one fitted.
+      uint32_t cursor = 0;
       while (r->pending) {
-        uint32_t sm = findSM(r->use);
+        uint32_t sm = findSM(r->use, cursor);
         if (sm == kNone)
           break; // try smaller blocks of other kernels (backfill)
         take(freeSM[sm], r->use);
@@ -333,12 +349,14 @@ private:
     return progress;
   }
 
-  uint32_t findSM(const DeviceProfile::BlockUse &use) const {
-    for (uint32_t sm = 0; sm < freeSM.size(); ++sm) {
+  uint32_t findSM(const DeviceProfile::BlockUse &use, uint32_t &cursor) const {
+    for (uint32_t sm = cursor; sm < freeSM.size(); ++sm) {
       const DeviceProfile::BlockUse &f = freeSM[sm];
       if (f.slots >= use.slots && f.threads >= use.threads && f.smem >= use.smem &&
-          f.regs >= use.regs)
+          f.regs >= use.regs) {
+        cursor = sm;
         return sm;
+      }
     }
     return kNone;
   }

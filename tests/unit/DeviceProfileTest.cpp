@@ -18,7 +18,7 @@ TEST_CASE("profile: every key written is read back (calibrate -> --profile)") {
                     &p.streamGapUs, &p.graphGapUs, &p.waitLatencyUs,
                     &p.hostFuncLatencyUs, &p.copyLatencyUs})
     *d = (x += 1.5);
-  unsigned u = 7;
+  unsigned u = 31; // every count within its range (max_threads_per_sm >= 32)
   for (unsigned *c : {&p.sms, &p.maxThreadsPerSM, &p.maxBlocksPerSM,
                       &p.maxResidentKernels, &p.hardwareQueues})
     *c = (u += 3);
