@@ -31,9 +31,32 @@ private:
       os << " @<invalid>\n";
       return;
     }
-    auto [line, col] = sm.getLineAndColumn(range.Start);
+    auto [line, col] = lineAndColumn(range.Start);
     os << " @" << file.path << ':' << line << ':' << col << '\n';
   }
+
+  /// SourceMgr finds a column by scanning back to the line's start: on one
+  /// long line that is quadratic over the nodes. The start of every line is
+  /// found once instead, and each lookup is a binary search.
+  std::pair<unsigned, unsigned> lineAndColumn(llvm::SMLoc loc) {
+    unsigned id = sm.FindBufferContainingLoc(loc);
+    if (id == 0)
+      return {0, 0};
+    llvm::StringRef text = sm.getMemoryBuffer(id)->getBuffer();
+    if (id != lineBuffer) {
+      lineBuffer = id;
+      lineStarts.assign(1, 0);
+      for (size_t i = 0; i < text.size(); ++i)
+        if (text[i] == '\n')
+          lineStarts.push_back(i + 1);
+    }
+    size_t offset = static_cast<size_t>(loc.getPointer() - text.data());
+    auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset);
+    size_t line = static_cast<size_t>(it - lineStarts.begin());
+    return {static_cast<unsigned>(line), static_cast<unsigned>(offset - *(it - 1) + 1)};
+  }
+  unsigned lineBuffer = 0;
+  std::vector<size_t> lineStarts;
 
   void dumpPipeline(const Pipeline &p) {
     indent(1);

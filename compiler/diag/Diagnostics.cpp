@@ -1,6 +1,7 @@
 //===- Diagnostics.cpp ----------------------------------------------------===//
 
 #include "compiler/diag/Diagnostics.h"
+#include "compiler/diag/LineIndex.h"
 
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -8,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <memory>
 
 using namespace pipec;
 
@@ -84,73 +86,74 @@ constexpr unsigned kMaxShownLine = 160;
 
 static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
                      const std::string &fileName, bool showColors,
-                     const Diagnostic &d) {
-  if (d.range.Start.isValid()) {
-    llvm::SmallVector<llvm::SMRange, 1> ranges;
-    if (d.range.End.isValid() &&
-        d.range.End.getPointer() > d.range.Start.getPointer() + 1)
-      ranges.push_back(d.range);
-    llvm::SMDiagnostic diag = sm.GetMessage(d.range.Start, toKind(d.severity),
-                                            d.message, ranges);
-    llvm::StringRef line = diag.getLineContents();
+                     LineIndex &lines, const Diagnostic &d) {
+  LineIndex::Position at;
+  if (d.range.Start.isValid())
+    at = lines.locate(sm, d.range.Start);
+  if (at.buffer != 0) {
+    llvm::StringRef line = at.text;
     auto control = [](char c) {
       unsigned char u = static_cast<unsigned char>(c);
       return (u < 0x20 && c != '\t') || u == 0x7f;
     };
-    bool raw = std::any_of(line.begin(), line.end(), control);
-    if (line.size() <= kMaxShownLine && !raw) {
-      diag.print(nullptr, os, showColors);
-      return;
-    }
     // A very long line: a window around the caret, marked with "...";
     // control bytes (ESC, BEL, ...) shown as clang shows them, <U+001B>,
     // never sent to the terminal.
-    unsigned col = static_cast<unsigned>(std::max(0, diag.getColumnNo()));
+    unsigned col = std::min<unsigned>(at.column, static_cast<unsigned>(line.size()));
     unsigned from = 0, to = static_cast<unsigned>(line.size());
     if (line.size() > kMaxShownLine) {
       from = col > kMaxShownLine / 2 ? col - kMaxShownLine / 2 : 0;
       to = std::min<unsigned>(line.size(), from + kMaxShownLine);
     }
     std::string shown = from ? "..." : "";
-    std::vector<unsigned> at(to - from + 1); // line offset -> shown offset
+    std::vector<unsigned> map(to - from + 1); // line offset -> shown offset
     for (unsigned i = from; i < to; ++i) {
-      at[i - from] = static_cast<unsigned>(shown.size());
+      map[i - from] = static_cast<unsigned>(shown.size());
       if (control(line[i]))
         shown += llvm::formatv("<U+{0:X-4}>", unsigned(static_cast<unsigned char>(line[i])))
                      .str();
       else
         shown += line[i];
     }
-    at[to - from] = static_cast<unsigned>(shown.size());
+    map[to - from] = static_cast<unsigned>(shown.size());
     if (to < line.size())
       shown += "...";
-    auto map = [&](unsigned offset) {
-      return at[std::min(std::max(offset, from), to) - from];
+    auto shownAt = [&](unsigned offset) {
+      return map[std::min(std::max(offset, from), to) - from];
     };
-    std::vector<std::pair<unsigned, unsigned>> shownRanges;
-    for (auto [a, b] : diag.getRanges()) {
-      unsigned lo = std::max(a, from), hi = std::min(b, to);
+    // The range, on this line: from the caret to its end (or the line's).
+    std::vector<std::pair<unsigned, unsigned>> ranges;
+    if (d.range.End.isValid() &&
+        d.range.End.getPointer() > d.range.Start.getPointer() + 1) {
+      unsigned end = col + static_cast<unsigned>(d.range.End.getPointer() -
+                                                 d.range.Start.getPointer());
+      unsigned lo = std::max(col, from), hi = std::min<unsigned>(end, to);
       if (lo < hi)
-        shownRanges.push_back({map(lo), map(hi)});
+        ranges.push_back({shownAt(lo), shownAt(hi)});
     }
-    llvm::SMDiagnostic clipped(sm, diag.getLoc(), diag.getFilename(),
-                               diag.getLineNo(), static_cast<int>(map(col)),
-                               diag.getKind(), diag.getMessage(), shown,
-                               shownRanges);
-    // The column in the "file:line:col:" prefix stays the real one.
+    llvm::SMDiagnostic shownDiag(sm, d.range.Start, fileName, int(at.line),
+                                 int(shownAt(col)), toKind(d.severity), d.message,
+                                 shown, ranges);
+    if (shownAt(col) == col) {
+      // The common case: the line as it is; SourceMgr's colours.
+      shownDiag.print(nullptr, os, showColors);
+      return;
+    }
+    // Clipped or escaped: the "file:line:col:" prefix keeps the real column.
+    llvm::SMDiagnostic prefixDiag(sm, d.range.Start, fileName, int(at.line), int(col),
+                                  toKind(d.severity), d.message, "", {});
     std::string prefix;
     llvm::raw_string_ostream p(prefix);
-    diag.print(nullptr, p, false, /*ShowKindLabel=*/true);
+    prefixDiag.print(nullptr, p, false, /*ShowKindLabel=*/true);
     p.flush();
-    llvm::StringRef firstLine = llvm::StringRef(prefix).split('\n').first;
     if (showColors)
       os.changeColor(llvm::raw_ostream::SAVEDCOLOR, true);
-    os << firstLine << '\n';
+    os << llvm::StringRef(prefix).split('\n').first << '\n';
     if (showColors)
       os.resetColor();
     std::string rest;
     llvm::raw_string_ostream r(rest);
-    clipped.print(nullptr, r, false);
+    shownDiag.print(nullptr, r, false);
     r.flush();
     os << llvm::StringRef(rest).split('\n').second;
     return;
@@ -183,10 +186,11 @@ DiagnosticEngine::Handler pipec::printingHandler(llvm::SourceMgr &sm,
                                                  llvm::raw_ostream &os,
                                                  std::string fileName,
                                                  bool showColors) {
-  return [&sm, &os, fileName = std::move(fileName),
-          showColors](const Diagnostic &d) {
-    printOne(sm, os, fileName, showColors, d);
+  auto lines = std::make_shared<LineIndex>();
+  return [&sm, &os, fileName = std::move(fileName), showColors,
+          lines](const Diagnostic &d) {
+    printOne(sm, os, fileName, showColors, *lines, d);
     for (const Diagnostic &note : d.notes)
-      printOne(sm, os, fileName, showColors, note);
+      printOne(sm, os, fileName, showColors, *lines, note);
   };
 }
