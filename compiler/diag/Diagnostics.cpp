@@ -186,7 +186,9 @@ DiagnosticEngine::Handler pipec::printingHandler(llvm::SourceMgr &sm,
                                                  llvm::raw_ostream &os,
                                                  std::string fileName,
                                                  bool showColors) {
-  auto lines = std::make_shared<LineIndex>();
+  // One index for the process: the parts of one file (check
+  // --split-input-file) share the file's, built once.
+  static auto lines = std::make_shared<LineIndex>();
   return [&sm, &os, fileName = std::move(fileName), showColors,
           lines](const Diagnostic &d) {
     printOne(sm, os, fileName, showColors, *lines, d);

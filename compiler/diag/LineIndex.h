@@ -32,8 +32,8 @@ public:
     if (p.buffer == 0)
       return p;
     llvm::StringRef text = sm.getMemoryBuffer(p.buffer)->getBuffer();
-    if (p.buffer != buffer) {
-      buffer = p.buffer;
+    if (text.data() != indexed.data() || text.size() != indexed.size()) {
+      indexed = text;
       starts.assign(1, 0);
       for (size_t i = 0; i < text.size(); ++i)
         if (text[i] == '\n')
@@ -50,7 +50,7 @@ public:
   }
 
 private:
-  unsigned buffer = 0;
+  llvm::StringRef indexed; ///< the text `starts` describes
   std::vector<size_t> starts;
 };
 

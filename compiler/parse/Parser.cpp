@@ -234,9 +234,17 @@ private:
 
 ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned bufferId,
                            llvm::StringRef path, DiagnosticEngine &diags) {
-  const llvm::MemoryBuffer *buffer = sm.getMemoryBuffer(bufferId);
-  SourceText text(buffer->getBuffer());
-  ParseContext ctx(buffer->getBufferStart(), text, diags);
+  return parseFile(sm, bufferId, path, diags,
+                   sm.getMemoryBuffer(bufferId)->getBuffer());
+}
+
+ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
+                           DiagnosticEngine &diags, llvm::StringRef range) {
+  // Locations point into `range`, inside the buffer: a part of a file has
+  // the whole file's line numbers without a copy of it.
+  SourceText text(range);
+  ParseContext ctx(range.data(), text, diags);
+  (void)sm;
 
   CodePointStream input(text.codePoints());
   PipeLexer lexer(&input);

@@ -23,6 +23,10 @@ namespace pipec {
 /// the AST and its dump use for the file.
 ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId,
                     llvm::StringRef path, DiagnosticEngine &diags);
+/// The same for `range`, a part of the buffer (`check --split-input-file`):
+/// locations, and so line numbers, are the whole file's.
+ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId, llvm::StringRef path,
+                    DiagnosticEngine &diags, llvm::StringRef range);
 
 } // namespace pipec
 

@@ -399,31 +399,22 @@ bool loadProfile(DeviceProfile &profile) {
   return true;
 }
 
-/// The parts of `text` between lines that are exactly `// -----`, each as
-/// a copy of the whole text with everything outside the part blanked (newlines
-/// kept), so that diagnostics keep the whole file's line numbers.
-std::vector<std::string> splitParts(StringRef text) {
-  std::vector<std::pair<size_t, size_t>> bounds;
+/// The parts of `text` between lines that are exactly `// -----`, as
+/// ranges of it (no copies: a part is parsed in place).
+std::vector<StringRef> splitParts(StringRef text) {
+  std::vector<StringRef> parts;
   size_t start = 0, pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find('\n', pos);
     if (end == StringRef::npos)
       end = text.size();
     if (text.slice(pos, end).rtrim("\r") == "// -----") {
-      bounds.push_back({start, pos});
+      parts.push_back(text.slice(start, pos));
       start = end;
     }
     pos = end + 1;
   }
-  bounds.push_back({start, text.size()});
-  std::vector<std::string> parts;
-  for (auto [from, to] : bounds) {
-    std::string part = text.str();
-    for (size_t i = 0; i < part.size(); ++i)
-      if ((i < from || i >= to) && part[i] != '\n')
-        part[i] = ' ';
-    parts.push_back(std::move(part));
-  }
+  parts.push_back(text.slice(start, text.size()));
   return parts;
 }
 
@@ -436,11 +427,15 @@ void lint(const program::Pipeline &p, const StageGraph &graph,
     lintHardwareQueues(p, profile.hardwareQueues, diags);
 }
 
-/// Parses and checks one buffer; true when it has no error.
-bool checkBuffer(Source &src, const DeviceProfile &profile) {
+/// Parses and checks one buffer (or `part` of it); true when it has no
+/// error.
+bool checkBuffer(Source &src, const DeviceProfile &profile,
+                 std::optional<StringRef> part = std::nullopt) {
   DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
                          errorLimit);
-  ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
+  ast::File file =
+      part ? parseFile(src.sm, src.bufferId, src.name, diags, *part)
+           : parseFile(src.sm, src.bufferId, src.name, diags);
   if (diags.shouldStop())
     return false;
   if (diags.hadError()) {
@@ -494,14 +489,9 @@ int runCheck() {
       continue;
     }
     StringRef whole = src.sm.getMemoryBuffer(src.bufferId)->getBuffer();
-    for (std::string &part : splitParts(whole)) {
-      Source piece;
-      piece.name = src.name;
-      piece.bufferId = piece.sm.AddNewSourceBuffer(
-          MemoryBuffer::getMemBufferCopy(part, src.name), SMLoc());
-      if (!checkBuffer(piece, profile))
+    for (StringRef part : splitParts(whole))
+      if (!checkBuffer(src, profile, part))
         status = InputErrors;
-    }
   }
   return status;
 }
