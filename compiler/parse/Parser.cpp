@@ -13,6 +13,7 @@
 #include "compiler/parse/SourceText.h"
 #include "compiler/parse/SyntaxErrors.h"
 #include "compiler/parse/TokenSource.h"
+#include "compiler/parse/TokenWindow.h"
 #include "compiler/parse/Tokens.h"
 
 #include "PipeLexer.h"
@@ -69,7 +70,7 @@ namespace {
 /// at once, and its parse tree freed, so memory stays small on large files.
 class FileDriver {
 public:
-  FileDriver(ParseContext &ctx, antlr4::CommonTokenStream &tokens,
+  FileDriver(ParseContext &ctx, TokenWindow &tokens,
              PipeParser &parser)
       : ctx(ctx), tokens(tokens), parser(parser), builder(ctx),
         bail(std::make_shared<antlr4::BailErrorStrategy>()),
@@ -122,14 +123,35 @@ private:
         if (t == wanted)
           return;
       tokens.consume();
+      forgetPassedTokens();
     }
+  }
+
+  /// Frees the tokens passed (see TokenWindow), telling the error strategy
+  /// first, as it counts in token indexes.
+  void forgetPassedTokens() {
+    if (size_t drop = tokens.passable()) {
+      report->forgetTokens(tokens, drop);
+      tokens.forgetPassed();
+    }
+  }
+
+  /// From `first` to the end of `last` (or just `first`, if `last` ends
+  /// before it).
+  llvm::SMRange spanFrom(llvm::SMRange first, antlr4::Token *last) {
+    llvm::SMRange b = ctx.rangeOf(last);
+    if (!b.Start.isValid() || b.End.getPointer() < first.Start.getPointer())
+      return first;
+    return {first.Start, b.End};
   }
 
   /// pipeline : PIPELINE name LBRACE item* RBRACE ;
   ast::Pipeline pipeline() {
     ast::Pipeline p;
     const size_t errorsBefore = ctx.syntaxErrors.size();
-    antlr4::Token *keyword = tokens.LT(1);
+    // Only the keyword's place is kept: its token is forgotten with the
+    // rest once the items after it are parsed.
+    const llvm::SMRange keyword = ctx.rangeOf(tokens.LT(1));
     tokens.consume();
     if (isNameToken(type(1))) {
       p.name = {tokens.LT(1)->getText(), ctx.rangeOf(tokens.LT(1))};
@@ -156,11 +178,11 @@ private:
         continue;
       }
       if (t == PipeParser::RBRACE) {
-        p.range = ctx.rangeOf(keyword, tokens.LT(1));
+        p.range = spanFrom(keyword, tokens.LT(1));
         tokens.consume();
         break;
       }
-      p.range = ctx.rangeOf(keyword, tokens.index() > 0 ? tokens.LT(-1) : keyword);
+      p.range = tokens.index() > 0 ? spanFrom(keyword, tokens.LT(-1)) : keyword;
       error(tokens.LT(1),
             "expected 'stream', 'buffer', 'stage', 'iterations', 'sync' or '}'");
       if (t == antlr4::Token::EOF || t == PipeParser::PIPELINE)
@@ -217,10 +239,11 @@ private:
     }
     builder.buildItem(tree, into);
     parser.getTreeTracker().reset(); // this item's parse tree is done with
+    forgetPassedTokens();            // and so are its tokens
   }
 
   ParseContext &ctx;
-  antlr4::CommonTokenStream &tokens;
+  TokenWindow &tokens;
   PipeParser &parser;
   ASTBuilder builder;
   std::shared_ptr<antlr4::BailErrorStrategy> bail;
@@ -239,7 +262,8 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned bufferId,
 }
 
 ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
-                           DiagnosticEngine &diags, llvm::StringRef range) {
+                           DiagnosticEngine &diags, llvm::StringRef range,
+                           size_t freeAfter) {
   // Locations point into `range`, inside the buffer: a part of a file has
   // the whole file's line numbers without a copy of it.
   SourceText text(range);
@@ -252,7 +276,7 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
   lexer.removeErrorListeners();
   lexer.addErrorListener(&lexerErrors);
   FilteringTokenSource source(lexer, ctx);
-  antlr4::CommonTokenStream tokens(&source);
+  TokenWindow tokens(&source, freeAfter);
   PipeParser parser(&tokens);
   parser.removeErrorListeners();
 

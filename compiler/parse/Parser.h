@@ -24,9 +24,13 @@ namespace pipec {
 ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId,
                     llvm::StringRef path, DiagnosticEngine &diags);
 /// The same for `range`, a part of the buffer (`check --split-input-file`):
-/// locations, and so line numbers, are the whole file's.
+/// locations, and so line numbers, are the whole file's. The parser frees
+/// the tokens it has passed once `freeAfter` of them pile up (tests free
+/// them after every item, to check that nothing needed them).
+inline constexpr size_t kFreePassedTokensAfter = 4096;
 ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId, llvm::StringRef path,
-                    DiagnosticEngine &diags, llvm::StringRef range);
+                    DiagnosticEngine &diags, llvm::StringRef range,
+                    size_t freeAfter = kFreePassedTokensAfter);
 
 } // namespace pipec
 

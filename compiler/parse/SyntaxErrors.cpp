@@ -2,6 +2,7 @@
 
 #include "compiler/parse/SyntaxErrors.h"
 
+#include "compiler/parse/TokenWindow.h"
 #include "compiler/parse/Tokens.h"
 
 #include "PipeParser.h"
@@ -155,6 +156,43 @@ std::string quoteToken(Token *tok) {
 
 } // namespace
 
+/// Whether a ';' or '}' lies among tokens [from, to) (freed debris is
+/// never one: skipUntil keeps them).
+bool PipeErrorStrategy::passesBoundary(antlr4::TokenStream &stream,
+                                       size_t from, size_t to) const {
+  for (size_t i = from; i < to; ++i) {
+    Token *tok = stream.get(i);
+    if (!tok)
+      continue;
+    size_t type = tok->getType();
+    if (type == PipeParser::SEMI || type == PipeParser::RBRACE)
+      return true;
+  }
+  return false;
+}
+
+void PipeErrorStrategy::forgetTokens(antlr4::TokenStream &stream,
+                                     size_t drop) {
+  if (lastError >= drop) {
+    lastError -= drop;
+    return;
+  }
+  // Token `drop` becomes token 0, and the scan after the next error
+  // starts past it: decide now about the tokens that go.
+  if (quietUntilBoundary && passesBoundary(stream, lastError + 1, drop + 1))
+    quietUntilBoundary = false;
+  lastError = 0;
+}
+
+void PipeErrorStrategy::consumeUntil(Parser *parser,
+                                     const antlr4::misc::IntervalSet &set) {
+  auto *window = dynamic_cast<TokenWindow *>(parser->getTokenStream());
+  if (!window)
+    return DefaultErrorStrategy::consumeUntil(parser, set);
+  window->skipUntil(set, antlr4::misc::IntervalSet::of(PipeParser::SEMI)
+                             .Or(antlr4::misc::IntervalSet::of(PipeParser::RBRACE)));
+}
+
 void PipeErrorStrategy::report(Parser *parser, Token *offending) {
   auto *stream = parser->getTokenStream();
   Token *previous = nullptr;
@@ -168,15 +206,9 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
   // until it has passed a ';' or '}': what comes before is debris.
   size_t here = ctx.isReal(offending) ? offending->getTokenIndex()
                                       : stream->index();
-  if (quietUntilBoundary) {
-    bool passedBoundary = false;
-    for (size_t i = lastError + 1; i < here && !passedBoundary; ++i) {
-      size_t type = stream->get(i)->getType();
-      passedBoundary = type == PipeParser::SEMI || type == PipeParser::RBRACE;
-    }
-    if (!passedBoundary && here >= lastError)
-      return;
-  }
+  if (quietUntilBoundary && here >= lastError &&
+      !passesBoundary(*stream, lastError + 1, here))
+    return;
   lastError = here;
   quietUntilBoundary = true;
 

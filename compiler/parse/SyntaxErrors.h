@@ -19,6 +19,10 @@ class PipeErrorStrategy : public antlr4::DefaultErrorStrategy {
 public:
   explicit PipeErrorStrategy(ParseContext &ctx) : ctx(ctx) {}
 
+  /// The stream is about to drop its first `drop` tokens and number the
+  /// rest from zero: keeps what the quiet-until-boundary rule needs.
+  void forgetTokens(antlr4::TokenStream &stream, size_t drop);
+
 protected:
   void reportNoViableAlternative(antlr4::Parser *parser,
                                  const antlr4::NoViableAltException &e) override;
@@ -28,9 +32,15 @@ protected:
                              const antlr4::FailedPredicateException &e) override;
   void reportUnwantedToken(antlr4::Parser *parser) override;
   void reportMissingToken(antlr4::Parser *parser) override;
+  /// Skips debris without parse-tree nodes, freeing the tokens as it goes
+  /// when the stream is a TokenWindow.
+  void consumeUntil(antlr4::Parser *parser,
+                    const antlr4::misc::IntervalSet &set) override;
 
 private:
   void report(antlr4::Parser *parser, antlr4::Token *offending);
+  bool passesBoundary(antlr4::TokenStream &stream, size_t from,
+                      size_t to) const;
 
   ParseContext &ctx;
   size_t lastError = 0;            ///< token index of the last error
