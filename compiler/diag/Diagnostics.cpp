@@ -182,13 +182,14 @@ static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
     os.resetColor();
 }
 
-DiagnosticEngine::Handler pipec::printingHandler(llvm::SourceMgr &sm,
-                                                 llvm::raw_ostream &os,
-                                                 std::string fileName,
-                                                 bool showColors) {
-  // One index for the process: the parts of one file (check
-  // --split-input-file) share the file's, built once.
-  static auto lines = std::make_shared<LineIndex>();
+DiagnosticEngine::Handler
+pipec::printingHandler(llvm::SourceMgr &sm, llvm::raw_ostream &os,
+                       std::string fileName, bool showColors,
+                       std::shared_ptr<LineIndex> lines) {
+  // Never one index for the process: a later buffer may sit where a freed
+  // one was, at the same size, and would be given its lines.
+  if (!lines)
+    lines = std::make_shared<LineIndex>();
   return [&sm, &os, fileName = std::move(fileName), showColors,
           lines](const Diagnostic &d) {
     printOne(sm, os, fileName, showColors, *lines, d);

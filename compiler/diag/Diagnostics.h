@@ -14,6 +14,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -109,10 +110,14 @@ inline llvm::SMRange rangeAt(const char *start, size_t length) {
 
 /// The handler the command line uses: clang-style text through SourceMgr.
 /// Diagnostics without a location are printed as "FILE: error: ...".
-DiagnosticEngine::Handler printingHandler(llvm::SourceMgr &sm,
-                                          llvm::raw_ostream &os,
-                                          std::string fileName,
-                                          bool showColors);
+/// Handlers for parts of one file (check --split-input-file) pass one
+/// `lines`, so that the file's lines are indexed once; by default each
+/// handler indexes its own.
+class LineIndex;
+DiagnosticEngine::Handler
+printingHandler(llvm::SourceMgr &sm, llvm::raw_ostream &os,
+                std::string fileName, bool showColors,
+                std::shared_ptr<LineIndex> lines = nullptr);
 
 } // namespace pipec
 

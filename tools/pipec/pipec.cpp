@@ -14,6 +14,7 @@
 
 #include "compiler/ast/AST.h"
 #include "compiler/diag/Diagnostics.h"
+#include "compiler/diag/LineIndex.h"
 #include "compiler/emit/Emitters.h"
 #include "compiler/format/Formatter.h"
 #include "compiler/parse/Parser.h"
@@ -359,6 +360,8 @@ struct Source {
   SourceMgr sm;
   unsigned bufferId = 0;
   std::string name;
+  /// Where its lines start, shared by the handlers of its parts.
+  std::shared_ptr<LineIndex> lines = std::make_shared<LineIndex>();
 };
 
 /// Reads `path` ('-' is standard input). Reports and returns false on failure.
@@ -431,8 +434,9 @@ void lint(const program::Pipeline &p, const StageGraph &graph,
 /// error.
 bool checkBuffer(Source &src, const DeviceProfile &profile,
                  std::optional<StringRef> part = std::nullopt) {
-  DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
-                         errorLimit);
+  DiagnosticEngine diags(
+      printingHandler(src.sm, errs(), src.name, useColor(), src.lines),
+      errorLimit);
   ast::File file =
       part ? parseFile(src.sm, src.bufferId, src.name, diags, *part)
            : parseFile(src.sm, src.bufferId, src.name, diags);
