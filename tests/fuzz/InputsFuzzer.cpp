@@ -1,0 +1,84 @@
+//===- InputsFuzzer.cpp - libFuzzer over pipec's other inputs -------------===//
+//
+// The JSON that pipec reads besides .pipe files: device profiles
+// (`--profile`) and PyTorch profiler traces (`pipec import`). The first
+// byte picks which. A profile that parses must write out and read back the
+// same; a trace that parses is imported, written as a .pipe file, and that
+// file is compiled. Crashes, sanitizer reports, leaks and hangs are
+// findings; errors are the expected answer to bad input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/diag/Diagnostics.h"
+#include "compiler/parse/Parser.h"
+#include "compiler/program/DeviceProfile.h"
+#include "compiler/sema/Sema.h"
+#include "runtime/import/Step.h"
+#include "runtime/import/Trace.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstddef>
+#include <cstdint>
+
+using namespace pipec;
+
+namespace {
+
+void fuzzProfile(llvm::StringRef json) {
+  llvm::Expected<DeviceProfile> profile = parseDeviceProfile(json);
+  if (!profile) {
+    llvm::consumeError(profile.takeError());
+    return;
+  }
+  std::string written, again;
+  llvm::raw_string_ostream os(written);
+  writeDeviceProfile(*profile, os);
+  llvm::Expected<DeviceProfile> reread = parseDeviceProfile(os.str());
+  if (!reread) // what pipec writes, it reads
+    __builtin_trap();
+  llvm::raw_string_ostream os2(again);
+  writeDeviceProfile(*reread, os2);
+  if (os2.str() != os.str())
+    __builtin_trap();
+}
+
+void fuzzTrace(llvm::StringRef json) {
+  llvm::Expected<importer::Trace> trace = importer::parseTrace(json);
+  if (!trace) {
+    llvm::consumeError(trace.takeError());
+    return;
+  }
+  llvm::Expected<importer::ImportedStep> step =
+      importer::selectStep(*trace, std::nullopt);
+  if (!step) {
+    llvm::consumeError(step.takeError());
+    return;
+  }
+  DeviceProfile profile = importer::profileFor(step->device);
+  std::string pipe = importer::writePipe(*step, "fuzz.json", profile);
+  llvm::SourceMgr sm;
+  unsigned id = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(pipe, "import.pipe"), llvm::SMLoc());
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  DiagnosticEngine diags(printingHandler(sm, os, "import.pipe", false), 20);
+  ast::File file = parseFile(sm, id, "import.pipe", diags);
+  if (!diags.hadError())
+    (void)analyze(file, profile, diags);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0)
+    return 0;
+  llvm::StringRef json(reinterpret_cast<const char *>(data) + 1, size - 1);
+  if (data[0] & 1)
+    fuzzTrace(json);
+  else
+    fuzzProfile(json);
+  return 0;
+}
