@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       const Schedule *one[] = {&s};
       emitText(s, os);
       emitJSON(one, "fuzz.pipe", os);
-      emitDot(s, os);
+      emitDot(one, os);
       emitCuda(one, "fuzz.pipe", profile, os);
       if (s.instances.size() <= 2000) {
         auto backend = runtime::makeSimBackend(profile);
