@@ -148,3 +148,18 @@ TEST_CASE("parser: freeing passed tokens changes nothing it reports") {
     CHECK(parseFreeing(text, 1) == parseFreeing(text, SIZE_MAX));
   }
 }
+TEST_CASE("parser: freeing tokens keeps quiet-until-boundary across items") {
+  // The error in the first item makes the parser quiet until a ';' or '}';
+  // that ';' is freed before the second item is parsed, and the second
+  // item's error must still be reported.
+  for (const char *text :
+       {"pipeline p {\n stage e kernel ((( 4us;\n stage ;\n}\n",
+        "pipeline p {\n stage e kernel (((\n stage f kernel ))) 1us;\n stage ;\n}\n",
+        "pipeline p {\n stream ;\n stream t;\n stage ;\n}\n"}) {
+    INFO(text);
+    std::string kept = parseFreeing(text, SIZE_MAX);
+    CHECK(parseFreeing(text, 1) == kept);
+  }
+  CHECK(parseFreeing("pipeline p {\n stage e kernel ((( 4us;\n stage ;\n}\n", 1)
+            .find("3:8 expected stage name after 'stage'") != std::string::npos);
+}
