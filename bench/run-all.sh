@@ -14,3 +14,5 @@ echo "## Synchronisation against baselines"; echo
 bash "$here/sync-baselines.sh" "$build"; echo
 echo "## Simulator speed"; echo
 bash "$here/sim-speed.sh" "$build/pipec"
+echo; echo "## Adversarial inputs (docs/robustness.md)"; echo
+python3 "$here/adversarial.py" "$build/pipec"
