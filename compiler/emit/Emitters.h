@@ -7,6 +7,9 @@
 
 namespace llvm {
 class raw_ostream;
+namespace json {
+class OStream;
+}
 }
 
 namespace pipec {
@@ -35,6 +38,9 @@ void emitCuda(llvm::ArrayRef<const Schedule *> schedules,
 /// Shortest text that reads back as the same double, with a ".0" on whole
 /// numbers: 12.0, 0.25, 1e-05.
 void writeNumber(llvm::raw_ostream &os, double value);
+/// `"key": value` in `j`, the value written by writeNumber.
+void writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
+                          double value);
 
 } // namespace pipec
 

@@ -17,6 +17,13 @@
 
 using namespace pipec;
 
+void pipec::writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
+                                 double value) {
+  j.attributeBegin(key);
+  j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
+  j.attributeEnd();
+}
+
 void pipec::writeNumber(llvm::raw_ostream &os, double value) {
   if (!std::isfinite(value)) {
     os << "null";
@@ -54,9 +61,7 @@ public:
 
 private:
   void number(llvm::StringRef key, double value) {
-    j.attributeBegin(key);
-    j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
-    j.attributeEnd();
+    writeNumberAttribute(j, key, value);
   }
 
   void pipeline(const Schedule &s) {

@@ -298,9 +298,7 @@ void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice,
                               llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 0);
   auto number = [&](llvm::StringRef key, double value) {
-    j.attributeBegin(key);
-    j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
-    j.attributeEnd();
+    writeNumberAttribute(j, key, value);
   };
   j.object([&] {
     j.attribute("format", "pipec-advice");

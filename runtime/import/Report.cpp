@@ -142,9 +142,7 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
                                    const DeviceProfile &profile, llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 2);
   auto number = [&](llvm::StringRef key, double value) {
-    j.attributeBegin(key);
-    j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
-    j.attributeEnd();
+    writeNumberAttribute(j, key, value);
   };
   j.object([&] {
     j.attribute("format", "pipec-import-report");

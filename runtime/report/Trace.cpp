@@ -14,9 +14,7 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
                          llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 0);
   auto number = [&](llvm::StringRef key, double value) {
-    j.attributeBegin(key);
-    j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
-    j.attributeEnd();
+    writeNumberAttribute(j, key, value);
   };
   auto metadata = [&](const char *what, int64_t pid, int64_t tid,
                       const std::string &name) {
