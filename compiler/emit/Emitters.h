@@ -13,6 +13,7 @@ class OStream;
 }
 
 namespace pipec {
+struct GraphAdvice;
 
 struct Schedule;
 struct DeviceProfile;
@@ -38,6 +39,10 @@ void emitCuda(llvm::ArrayRef<const Schedule *> schedules,
 /// Shortest text that reads back as the same double, with a ".0" on whole
 /// numbers: 12.0, 0.25, 1e-05.
 void writeNumber(llvm::raw_ostream &os, double value);
+/// The costs behind "does a graph pay?" -- streams_replay_us,
+/// graph_replay_us, one_time_us, break_even_replays (null: never) -- as
+/// compile's graph_advice and run's comparison both write them.
+void writeGraphCosts(llvm::json::OStream &j, const GraphAdvice &g);
 /// `"key": value` in `j`, the value written by writeNumber.
 void writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
                           double value);

@@ -17,6 +17,16 @@
 
 using namespace pipec;
 
+void pipec::writeGraphCosts(llvm::json::OStream &j, const GraphAdvice &g) {
+  writeNumberAttribute(j, "streams_replay_us", g.streamsReplayUs);
+  writeNumberAttribute(j, "graph_replay_us", g.graphReplayUs);
+  writeNumberAttribute(j, "one_time_us", g.oneTimeUs);
+  if (g.breakEvenReplays)
+    j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
+  else
+    j.attribute("break_even_replays", nullptr);
+}
+
 void pipec::writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
                                  double value) {
   j.attributeBegin(key);
@@ -257,13 +267,7 @@ private:
           for (const std::string &r : g.reasons)
             j.value(r);
         });
-        number("streams_replay_us", g.streamsReplayUs);
-        number("graph_replay_us", g.graphReplayUs);
-        number("one_time_us", g.oneTimeUs);
-        if (g.breakEvenReplays)
-          j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
-        else
-          j.attribute("break_even_replays", nullptr);
+        writeGraphCosts(j, g);
       });
       j.attributeArray("critical_path", [&] {
         for (uint32_t v : a.criticalPath)

@@ -57,13 +57,7 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
               const LoweringRun &gr = r.lowering == Lowering::Streams ? other : r;
               GraphAdvice g = compareLowerings(st, gr, r.replays);
               j.attributeObject("comparison", [&] {
-                number("streams_replay_us", g.streamsReplayUs);
-                number("graph_replay_us", g.graphReplayUs);
-                number("one_time_us", g.oneTimeUs);
-                if (g.breakEvenReplays)
-                  j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
-                else
-                  j.attribute("break_even_replays", nullptr);
+                writeGraphCosts(j, g);
               });
             }
           number("lower_bound_us", s.analysis.lowerBoundUs);
