@@ -49,6 +49,8 @@ constexpr uint32_t kNone = UINT32_MAX;
 
 /// One assignment of the unpinned stages: an automatic stream each.
 struct Candidate {
+  Candidate(const char *name, std::vector<uint32_t> autoStream)
+      : name(name), autoStream(std::move(autoStream)) {}
   const char *name;
   std::vector<uint32_t> autoStream; ///< per unpinned stage (issue order)
   double makespan = INFINITY;
