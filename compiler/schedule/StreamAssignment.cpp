@@ -4,6 +4,7 @@
 
 #include "compiler/schedule/Matching.h"
 #include "compiler/schedule/Reduction.h"
+#include "compiler/schedule/Redundancy.h"
 
 #include <algorithm>
 
@@ -26,33 +27,35 @@ StageGraph::StageGraph(const program::Pipeline &p,
     deps.begin.push_back(deps.targets.size());
   }
 
-  // One pass computes a chain cover, the vector clocks over it, and the
-  // reduction. Chains are chosen greedily: a stage extends a chain whose
-  // last stage is already one of its ancestors, else it starts a chain. A
-  // clock row only spans the chains that existed when its stage was seen
-  // (later chains hold no ancestor of it), so memory follows the width of
-  // the graph, not the number of stages times the number of chains.
+  // Which declared dependencies the others imply: exact at any size.
+  DeclaredRedundancy redundancy = findRedundantDependencies(deps);
+  declaredKept = std::move(redundancy.kept);
+  reductionExact = redundancy.complete;
+  reduced.begin.assign(1, 0);
+  for (uint32_t v = 0; v < n; ++v) {
+    for (uint64_t e = deps.begin[v]; e < deps.begin[v + 1]; ++e)
+      if (declaredKept[e])
+        reduced.targets.push_back(deps.targets[e]);
+    reduced.begin.push_back(reduced.targets.size());
+  }
+
+  // The reachability index: a chain cover and vector clocks over it. Chains
+  // are chosen greedily: a stage extends a chain whose last stage is already
+  // one of its ancestors, else it starts a chain. A clock row only spans the
+  // chains that existed when its stage was seen (later chains hold no
+  // ancestor of it), so memory follows the width of the graph, not the
+  // number of stages times the number of chains.
   constexpr uint32_t kNone = UINT32_MAX;
   chainOf.assign(n, 0);
   rowBegin.assign(1, 0);
   clocks.clear();
-  reduced.begin.assign(1, 0);
-  reduced.targets.clear();
-  declaredKept.assign(deps.edges(), 0);
-  std::vector<uint32_t> tailOf, acc, kept;
+  std::vector<uint32_t> tailOf, acc;
   for (uint32_t v = 0; v < n; ++v) {
     const uint32_t width = static_cast<uint32_t>(tailOf.size());
     acc.assign(width + 1, 0);
-    kept.clear();
-    for (uint64_t e = deps.begin[v + 1]; e-- > deps.begin[v];) {
-      const uint32_t p = deps.targets[e];
+    for (uint32_t p : reduced.row(v)) {
       const uint32_t *row = &clocks[rowBegin[p]];
       const uint32_t rowWidth = static_cast<uint32_t>(rowBegin[p + 1] - rowBegin[p]);
-      const uint32_t c = chainOf[p];
-      if (row[c] <= acc[c])
-        continue; // a later dependency already has p as an ancestor
-      declaredKept[e] = 1;
-      kept.push_back(p);
       for (uint32_t k = 0; k < rowWidth; ++k)
         acc[k] = std::max(acc[k], row[k]);
     }
@@ -75,20 +78,14 @@ StageGraph::StageGraph(const program::Pipeline &p,
     acc.resize(rowWidth, 0);
     acc[chosen] = positionOf1[v];
     if (clocks.size() + rowWidth > kMaxClockCells) {
-      // Too wide to index cheaply: keep every edge, answer reachability by
-      // direct edges only.
-      exact = false;
-      reduced = deps;
-      declaredKept.assign(deps.edges(), 1);
+      // Too wide to index cheaply: answer reachability by direct edges only.
+      indexed = false;
       clocks = {};
       rowBegin = {};
       return;
     }
     clocks.insert(clocks.end(), acc.begin(), acc.end());
     rowBegin.push_back(clocks.size());
-    std::reverse(kept.begin(), kept.end());
-    reduced.targets.insert(reduced.targets.end(), kept.begin(), kept.end());
-    reduced.begin.push_back(reduced.targets.size());
   }
   numChains = static_cast<uint32_t>(tailOf.size());
 }
@@ -96,7 +93,7 @@ StageGraph::StageGraph(const program::Pipeline &p,
 bool StageGraph::reaches(uint32_t u, uint32_t v) const {
   if (u >= v)
     return false;
-  if (!exact) {
+  if (!indexed) {
     llvm::ArrayRef<uint32_t> preds = deps.row(v);
     return std::binary_search(preds.begin(), preds.end(), u);
   }

@@ -35,14 +35,17 @@ struct StageGraph {
   CSR reduced; ///< transitive reduction, per position
   /// Parallel to deps.targets: 1 if the edge survived the reduction.
   std::vector<uint8_t> declaredKept;
-  /// Whether `reduced` is exact. A pipeline too wide for the reachability
-  /// index (more than kMaxClockCells clock entries) keeps every edge.
-  bool exact = true;
+  /// Whether `reduced` is exact (findRedundantDependencies completed within
+  /// its budget); when not, it keeps every edge.
+  bool reductionExact = true;
+  /// Whether reaches() is exact. A pipeline too wide for the reachability
+  /// index (more than kMaxClockCells clock entries) answers by direct edges.
+  bool indexed = true;
   /// Chains in the cover the index uses (at least the graph's width).
   uint32_t numChains = 0;
 
   /// Whether position u reaches position v (u != v) through dependencies.
-  /// Conservative (direct edges only) when not exact.
+  /// Conservative (direct edges only) when not indexed.
   bool reaches(uint32_t u, uint32_t v) const;
 
   static constexpr uint64_t kMaxClockCells = uint64_t(1) << 22; // 16 MiB
