@@ -38,8 +38,12 @@ StageGraph::StageGraph(const program::Pipeline &p,
         reduced.targets.push_back(deps.targets[e]);
     reduced.begin.push_back(reduced.targets.size());
   }
+}
 
-  // The reachability index: a chain cover and vector clocks over it. Chains
+ReachIndex::ReachIndex(const StageGraph &graph) : graph(graph) {
+  const uint32_t n = static_cast<uint32_t>(graph.order.size());
+  const CSR &reduced = graph.reduced;
+  // A chain cover and vector clocks over it. Chains
   // are chosen greedily: a stage extends a chain whose last stage is already
   // one of its ancestors, else it starts a chain. A clock row only spans the
   // chains that existed when its stage was seen (later chains hold no
@@ -87,14 +91,13 @@ StageGraph::StageGraph(const program::Pipeline &p,
     clocks.insert(clocks.end(), acc.begin(), acc.end());
     rowBegin.push_back(clocks.size());
   }
-  numChains = static_cast<uint32_t>(tailOf.size());
 }
 
-bool StageGraph::reaches(uint32_t u, uint32_t v) const {
+bool ReachIndex::reaches(uint32_t u, uint32_t v) const {
   if (u >= v)
     return false;
   if (!indexed) {
-    llvm::ArrayRef<uint32_t> preds = deps.row(v);
+    llvm::ArrayRef<uint32_t> preds = graph.deps.row(v);
     return std::binary_search(preds.begin(), preds.end(), u);
   }
   uint32_t c = chainOf[u];
@@ -173,6 +176,7 @@ StreamPlan pipec::assignStreams(const Instances &inst, const StageGraph &graph,
   }
   const uint32_t cap =
       std::max<uint32_t>(1, maxStreams > declaredUsed ? maxStreams - declaredUsed : 1);
+  const ReachIndex index(graph);
   std::vector<uint32_t> tailPos; // per automatic stream: its last position
   std::vector<uint32_t> streamOfAuto(m);
   for (uint32_t head = 0; head < m; ++head) {
@@ -182,7 +186,7 @@ StreamPlan pipec::assignStreams(const Instances &inst, const StageGraph &graph,
     const uint32_t headPos = autoPos[head];
     uint32_t best = UINT32_MAX;
     for (uint32_t s = 0; s < tailPos.size(); ++s)
-      if (graph.reaches(tailPos[s], headPos) &&
+      if (index.reaches(tailPos[s], headPos) &&
           (best == UINT32_MAX || tailPos[s] > tailPos[best]))
         best = s;
     if (best == UINT32_MAX && tailPos.size() < cap) {

@@ -38,19 +38,26 @@ struct StageGraph {
   /// Whether `reduced` is exact (findRedundantDependencies completed within
   /// its budget); when not, it keeps every edge.
   bool reductionExact = true;
-  /// Whether reaches() is exact. A pipeline too wide for the reachability
-  /// index (more than kMaxClockCells clock entries) answers by direct edges.
-  bool indexed = true;
-  /// Chains in the cover the index uses (at least the graph's width).
-  uint32_t numChains = 0;
+};
+
+/// Which position reaches which in a StageGraph, for the matching's folding
+/// of chains: a greedy chain cover with a vector clock per position. Built
+/// only where it is asked (the matching), as it costs O(positions x width).
+class ReachIndex {
+public:
+  explicit ReachIndex(const StageGraph &graph);
 
   /// Whether position u reaches position v (u != v) through dependencies.
   /// Conservative (direct edges only) when not indexed.
   bool reaches(uint32_t u, uint32_t v) const;
 
+  /// Whether reaches() is exact. A pipeline too wide for the index (more
+  /// than kMaxClockCells clock entries) answers by direct edges.
+  bool indexed = true;
   static constexpr uint64_t kMaxClockCells = uint64_t(1) << 22; // 16 MiB
 
 private:
+  const StageGraph &graph;
   std::vector<uint32_t> chainOf, clocks, positionOf1, chainLength;
   std::vector<uint64_t> rowBegin; ///< clocks of position v: [rowBegin[v], rowBegin[v+1])
 };
