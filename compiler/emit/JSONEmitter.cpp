@@ -8,10 +8,12 @@
 #include "compiler/emit/Emitters.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "compiler/support/Decimal.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -150,40 +152,57 @@ private:
         << ",\"dynamic\":" << (st.dynamic ? "true" : "false");
     }
     const bool indexed = p.iterations > 1;
+    // Dependencies are inferred only from reads and writes: without any,
+    // every edge is declared and the lists are written straight.
+    const bool anyInferred =
+        std::any_of(p.stages.begin(), p.stages.end(),
+                    [](const program::Stage &st) { return !st.accesses.empty(); });
     out << '[';
     for (uint32_t v = 0; v < inst.size(); ++v) {
       const uint32_t k = inst.stageOf(v), it = inst.iterationOf(v);
-      out << (v ? ",{\"id\":" : "{\"id\":") << v << head[k];
+      out << (v ? ",{\"id\":" : "{\"id\":") << Decimal(v) << head[k];
       if (indexed)
-        out << '[' << it << ']';
-      out << "\",\"iteration\":" << it << tail[k];
+        out << '[' << Decimal(it) << ']';
+      out << "\",\"iteration\":" << Decimal(it) << tail[k];
       const program::Stage &st = p.stages[k];
-      for (bool write : {false, true}) {
-        out << (write ? ",\"writes\":[" : ",\"reads\":[");
-        bool first = true;
-        for (const program::Access &a : st.accesses)
-          if (a.write == write) {
-            const program::Buffer &b = p.buffers[a.buffer];
-            out << (first ? "" : ",") << "{\"buffer\":\"" << b.name
-                << "\",\"slot\":" << it % b.slots << '}';
-            first = false;
-          }
-        out << ']';
-      }
+      if (st.accesses.empty())
+        out << ",\"reads\":[],\"writes\":[]";
+      else
+        for (bool write : {false, true}) {
+          out << (write ? ",\"writes\":[" : ",\"reads\":[");
+          bool first = true;
+          for (const program::Access &a : st.accesses)
+            if (a.write == write) {
+              const program::Buffer &b = p.buffers[a.buffer];
+              out << (first ? "" : ",") << "{\"buffer\":\"" << b.name
+                  << "\",\"slot\":" << Decimal(it % b.slots) << '}';
+              first = false;
+            }
+          out << ']';
+        }
       out << ",\"depends_on\":[";
       const uint64_t base = inst.deps().begin[v];
       llvm::ArrayRef<uint32_t> row = inst.deps().row(v);
+      if (!anyInferred) {
+        for (size_t i = 0; i < row.size(); ++i) {
+          if (i)
+            out << ',';
+          out << Decimal(row[i]);
+        }
+        out << "],\"inferred_from\":[]}";
+        continue;
+      }
       bool first = true;
       for (size_t i = 0; i < row.size(); ++i)
         if (inst.inferredFrom(base + i) < 0) {
-          out << (first ? "" : ",") << row[i];
+          out << (first ? "" : ",") << Decimal(row[i]);
           first = false;
         }
       out << "],\"inferred_from\":[";
       first = true;
       for (size_t i = 0; i < row.size(); ++i)
         if (int32_t b = inst.inferredFrom(base + i); b >= 0) {
-          out << (first ? "" : ",") << "{\"stage\":" << row[i] << ",\"buffer\":\""
+          out << (first ? "" : ",") << "{\"stage\":" << Decimal(row[i]) << ",\"buffer\":\""
               << p.buffers[b].name << "\"}";
           first = false;
         }
@@ -207,13 +226,13 @@ private:
       first = false;
       switch (op.kind) {
       case Op::Launch:
-        out << launch[op.stream] << op.instance << '}';
+        out << launch[op.stream] << Decimal(op.instance) << '}';
         break;
       case Op::Record:
-        out << record[op.stream] << op.event << '}';
+        out << record[op.stream] << Decimal(op.event) << '}';
         break;
       case Op::Wait:
-        out << wait[op.stream] << op.event << '}';
+        out << wait[op.stream] << Decimal(op.event) << '}';
         break;
       }
     }
