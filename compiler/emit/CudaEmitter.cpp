@@ -10,6 +10,7 @@
 #include "compiler/emit/Emitters.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "compiler/support/Decimal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -164,6 +165,16 @@ public:
       declaredBase.push_back(declaredSlots);
       declaredSlots += b.slots;
     }
+    // What the per-instance code repeats, made once: each stage's
+    // identifier, each stream's `stream[i]`.
+    for (size_t k = 0; k < s.pipeline.stages.size(); ++k) {
+      std::string id;
+      for (char c : s.pipeline.stages[k].name)
+        id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      ids.push_back(id + "_" + std::to_string(k));
+    }
+    for (size_t i = 0; i < s.streamPlan.streams.size(); ++i)
+      streamRefs.push_back("stream[" + std::to_string(i) + "]");
   }
 
   void pipeline() {
@@ -251,33 +262,56 @@ public:
   }
 
 private:
-  std::string stageId(size_t k) const {
-    std::string out;
-    for (char c : s.pipeline.stages[k].name)
-      out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    return out + "_" + std::to_string(k);
-  }
+  const std::string &stageId(size_t k) const { return ids[k]; }
 
-  std::string copyCall(uint32_t v, const std::string &stream) const {
-    return "cudaMemcpyAsync(" + copyOperands(v) + ", " + stream + ")";
-  }
+  /// Instance v's name, as the comments give it: `Stage[3]`.
+  void writeLabel(uint32_t v) { s.instances.writeName(os, v); }
 
   /// `b.declared[i]`: slot `it mod slots` of declared buffer `buffer`.
-  std::string declaredSlot(uint32_t buffer, uint32_t iteration) const {
-    return formatv("b.declared[{0}]",
-                   declaredBase[buffer] + iteration % s.pipeline.buffers[buffer].slots);
+  void writeDeclaredSlot(uint32_t buffer, uint32_t iteration) {
+    os << "b.declared["
+       << Decimal(declaredBase[buffer] + iteration % s.pipeline.buffers[buffer].slots)
+       << ']';
   }
 
   /// The declared buffer a kernel instance writes (else reads), as a
   /// pointer the spin kernel touches; "nullptr" when it declares none.
-  std::string touchOf(uint32_t v) const {
+  void writeTouch(uint32_t v) {
+    const program::Access *touched = nullptr;
+    for (const program::Access &a : s.instances.stage(v).accesses)
+      if (!touched || a.write)
+        touched = &a;
+    if (!touched) {
+      os << "nullptr";
+      return;
+    }
+    os << "static_cast<unsigned char *>(";
+    writeDeclaredSlot(touched->buffer, s.instances.iterationOf(v));
+    os << ')';
+  }
+
+  /// The statements that fill `cudaKernelNodeParams p` for instance v.
+  void writeKernelParams(uint32_t v) {
     const program::Stage &st = s.instances.stage(v);
-    std::string out = "nullptr";
-    for (const program::Access &a : st.accesses)
-      if (out == "nullptr" || a.write)
-        out = "static_cast<unsigned char *>(" +
-              declaredSlot(a.buffer, s.instances.iterationOf(v)) + ")";
-    return out;
+    os << "    unsigned long long nanoseconds = k" << stageId(s.instances.stageOf(v))
+       << "Nanoseconds;\n"
+          "    unsigned char *touch = ";
+    writeTouch(v);
+    os << ";\n"
+          "    void *args[] = {&nanoseconds, &touch};\n"
+          "    cudaKernelNodeParams p{};\n"
+          "    p.func = reinterpret_cast<void *>(&spin);\n"
+          "    p.gridDim = dim3("
+       << st.blocks << ");\n    p.blockDim = dim3(" << st.threads
+       << ");\n    p.kernelParams = args;\n";
+  }
+
+  /// The statements that fill `cudaHostNodeParams p` for stage k.
+  void writeHostParams(uint32_t k) {
+    os << "    cudaHostNodeParams p{};\n"
+          "    p.fn = hostSpin;\n"
+          "    p.userData = &k"
+       << stageId(k) << "Microseconds;\n";
   }
 
   void commonSetup() {
@@ -301,36 +335,51 @@ private:
        << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(),
                   s.records, s.waits);
     os << "static void issue(cudaStream_t *stream, cudaEvent_t *event, Buffers &b) {\n";
+    // Millions of calls: written piece by piece, no string built per call.
     for (const Op &op : s.ops) {
-      std::string stream = "stream[" + std::to_string(op.stream) + "]";
-      std::string label = s.instances.name(op.instance);
+      const std::string &stream = streamRefs[op.stream];
       switch (op.kind) {
       case Op::Launch: {
         uint32_t k = s.instances.stageOf(op.instance);
         const program::Stage &st = s.pipeline.stages[k];
-        if (st.kind == StageKind::Kernel)
-          os << formatv("  spin<<<{0}, {1}, 0, {2}>>>(k{3}Nanoseconds, {5}); // {4}\n"
-                        "  CHECK(cudaGetLastError());\n",
-                        st.blocks, st.threads, stream, stageId(k), label,
-                        touchOf(op.instance));
-        else if (st.kind == StageKind::Copy)
-          os << "  CHECK(" << copyCall(op.instance, stream) << "); // " << label
-             << '\n';
-        else if (st.kind == StageKind::Memset)
-          os << formatv("  CHECK(cudaMemsetAsync({0}, 0, k{1}Bytes, {2})); // {3}\n",
-                        memsetTarget(op.instance), stageId(k), stream, label);
-        else
-          os << formatv("  CHECK(cudaLaunchHostFunc({0}, hostSpin, &k{1}Microseconds)); // {2}\n",
-                        stream, stageId(k), label);
+        if (st.kind == StageKind::Kernel) {
+          os << "  spin<<<" << st.blocks << ", " << st.threads << ", 0, " << stream
+             << ">>>(k" << stageId(k) << "Nanoseconds, ";
+          writeTouch(op.instance);
+          os << "); // ";
+          writeLabel(op.instance);
+          os << "\n  CHECK(cudaGetLastError());\n";
+        } else if (st.kind == StageKind::Copy) {
+          os << "  CHECK(cudaMemcpyAsync(";
+          writeCopyOperands(op.instance);
+          os << ", " << stream << ")); // ";
+          writeLabel(op.instance);
+          os << '\n';
+        } else if (st.kind == StageKind::Memset) {
+          os << "  CHECK(cudaMemsetAsync(";
+          writeMemsetTarget(op.instance);
+          os << ", 0, k" << stageId(k) << "Bytes, " << stream << ")); // ";
+          writeLabel(op.instance);
+          os << '\n';
+        } else {
+          os << "  CHECK(cudaLaunchHostFunc(" << stream << ", hostSpin, &k"
+             << stageId(k) << "Microseconds)); // ";
+          writeLabel(op.instance);
+          os << '\n';
+        }
         break;
       }
       case Op::Record:
-        os << formatv("  CHECK(cudaEventRecord(event[{0}], {1})); // after {2}\n",
-                      op.event, stream, label);
+        os << "  CHECK(cudaEventRecord(event[" << Decimal(op.event) << "], " << stream
+           << ")); // after ";
+        writeLabel(op.instance);
+        os << '\n';
         break;
       case Op::Wait:
-        os << formatv("  CHECK(cudaStreamWaitEvent({0}, event[{1}], 0)); // for {2}\n",
-                      stream, op.event, label);
+        os << "  CHECK(cudaStreamWaitEvent(" << stream << ", event["
+           << Decimal(op.event) << "], 0)); // for ";
+        writeLabel(op.instance);
+        os << '\n';
         break;
       }
     }
@@ -391,45 +440,47 @@ private:
     for (uint32_t v = 0; v < n; ++v) {
       uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
-      std::string label = s.instances.name(v);
       llvm::ArrayRef<uint32_t> preds = s.reduction.kept.row(v);
-      std::string deps = "nullptr";
-      os << formatv("  {{ // {0}\n", label);
+      os << "  { // ";
+      writeLabel(v);
+      os << '\n';
       if (!preds.empty()) {
         os << "    cudaGraphNode_t deps[] = {";
         for (size_t i = 0; i < preds.size(); ++i)
-          os << (i ? ", " : "") << "node[" << preds[i] << "]";
+          os << (i ? ", node[" : "node[") << Decimal(preds[i]) << ']';
         os << "};\n";
-        deps = "deps";
       }
+      // `(&node[v], graph, deps, count`: every cudaGraphAdd*Node starts so.
+      auto nodeArgs = [&] {
+        os << "(&node[" << Decimal(v) << "], graph, "
+           << (preds.empty() ? "nullptr" : "deps") << ", " << Decimal(preds.size());
+      };
       if (st.kind == StageKind::Kernel) {
-        os << formatv("    unsigned long long nanoseconds = k{0}Nanoseconds;\n"
-                      "    unsigned char *touch = {7};\n"
-                      "    void *args[] = {{&nanoseconds, &touch};\n"
-                      "    cudaKernelNodeParams p{{};\n"
-                      "    p.func = reinterpret_cast<void *>(&spin);\n"
-                      "    p.gridDim = dim3({1});\n"
-                      "    p.blockDim = dim3({2});\n"
-                      "    p.kernelParams = args;\n"
-                      "    CHECK(cudaGraphAddKernelNode(&node[{3}], graph, {4}, {5}, &p));\n"
-                      "    priority.priority = priorityOf(kStreamSpecs[{6}], least, greatest);\n"
-                      "    CHECK(cudaGraphKernelNodeSetAttribute(node[{3}], "
-                      "cudaLaunchAttributePriority, &priority));\n",
-                      stageId(k), st.blocks, st.threads, v, deps, preds.size(),
-                      s.streamOf(v), touchOf(v));
+        writeKernelParams(v);
+        os << "    CHECK(cudaGraphAddKernelNode";
+        nodeArgs();
+        os << ", &p));\n"
+              "    priority.priority = priorityOf(kStreamSpecs["
+           << Decimal(s.streamOf(v))
+           << "], least, greatest);\n"
+              "    CHECK(cudaGraphKernelNodeSetAttribute(node["
+           << Decimal(v) << "], cudaLaunchAttributePriority, &priority));\n";
       } else if (st.kind == StageKind::Copy) {
-        os << formatv("    CHECK(cudaGraphAddMemcpyNode1D(&node[{0}], graph, {1}, {2}, {3}));\n",
-                      v, deps, preds.size(), copyOperands(v));
+        os << "    CHECK(cudaGraphAddMemcpyNode1D";
+        nodeArgs();
+        os << ", ";
+        writeCopyOperands(v);
+        os << "));\n";
       } else if (st.kind == StageKind::Memset) {
-        os << memsetParams(v)
-           << formatv("    CHECK(cudaGraphAddMemsetNode(&node[{0}], graph, {1}, {2}, &p));\n",
-                      v, deps, preds.size());
+        writeMemsetParams(v);
+        os << "    CHECK(cudaGraphAddMemsetNode";
+        nodeArgs();
+        os << ", &p));\n";
       } else {
-        os << formatv("    cudaHostNodeParams p{{};\n"
-                      "    p.fn = hostSpin;\n"
-                      "    p.userData = &k{0}Microseconds;\n"
-                      "    CHECK(cudaGraphAddHostNode(&node[{1}], graph, {2}, {3}, &p));\n",
-                      stageId(k), v, deps, preds.size());
+        writeHostParams(k);
+        os << "    CHECK(cudaGraphAddHostNode";
+        nodeArgs();
+        os << ", &p));\n";
       }
       os << "  }\n";
     }
@@ -499,30 +550,26 @@ private:
       if (!st.dynamic)
         continue;
       ++updates;
-      os << formatv("  {{ // {0}\n", s.instances.name(v));
+      os << "  { // ";
+      writeLabel(v);
+      os << '\n';
       if (st.kind == StageKind::Kernel) {
-        os << formatv("    unsigned long long nanoseconds = k{0}Nanoseconds;\n"
-                      "    unsigned char *touch = {4};\n"
-                      "    void *args[] = {{&nanoseconds, &touch};\n"
-                      "    cudaKernelNodeParams p{{};\n"
-                      "    p.func = reinterpret_cast<void *>(&spin);\n"
-                      "    p.gridDim = dim3({1});\n"
-                      "    p.blockDim = dim3({2});\n"
-                      "    p.kernelParams = args;\n"
-                      "    CHECK(cudaGraphExecKernelNodeSetParams(exec, node[{3}], &p));\n",
-                      stageId(k), st.blocks, st.threads, v, touchOf(v));
+        writeKernelParams(v);
+        os << "    CHECK(cudaGraphExecKernelNodeSetParams(exec, node[" << Decimal(v)
+           << "], &p));\n";
       } else if (st.kind == StageKind::Copy) {
-        os << formatv("    CHECK(cudaGraphExecMemcpyNodeSetParams1D(exec, node[{0}], {1}));\n",
-                      v, copyOperands(v));
+        os << "    CHECK(cudaGraphExecMemcpyNodeSetParams1D(exec, node[" << Decimal(v)
+           << "], ";
+        writeCopyOperands(v);
+        os << "));\n";
       } else if (st.kind == StageKind::Memset) {
-        os << memsetParams(v)
-           << formatv("    CHECK(cudaGraphExecMemsetNodeSetParams(exec, node[{0}], &p));\n", v);
+        writeMemsetParams(v);
+        os << "    CHECK(cudaGraphExecMemsetNodeSetParams(exec, node[" << Decimal(v)
+           << "], &p));\n";
       } else {
-        os << formatv("    cudaHostNodeParams p{{};\n"
-                      "    p.fn = hostSpin;\n"
-                      "    p.userData = &k{0}Microseconds;\n"
-                      "    CHECK(cudaGraphExecHostNodeSetParams(exec, node[{1}], &p));\n",
-                      stageId(k), v);
+        writeHostParams(k);
+        os << "    CHECK(cudaGraphExecHostNodeSetParams(exec, node[" << Decimal(v)
+           << "], &p));\n";
       }
       os << "  }\n";
     }
@@ -533,49 +580,62 @@ private:
 
   /// What instance v's memset fills: the declared buffer it writes (this
   /// iteration's slot), else the stage's own device buffer.
-  std::string memsetTarget(uint32_t v) const {
+  void writeMemsetTarget(uint32_t v) {
     uint32_t k = s.instances.stageOf(v);
     for (const program::Access &a : s.pipeline.stages[k].accesses)
-      if (a.write)
-        return declaredSlot(a.buffer, s.instances.iterationOf(v));
-    return formatv("b.device[{0}]", copyIndex[k]);
+      if (a.write) {
+        writeDeclaredSlot(a.buffer, s.instances.iterationOf(v));
+        return;
+      }
+    os << "b.device[" << copyIndex[k] << ']';
   }
 
   /// `cudaMemsetParams p` for instance v, as statements.
-  std::string memsetParams(uint32_t v) const {
-    return formatv("    cudaMemsetParams p{{};\n"
-                   "    p.dst = {0};\n"
-                   "    p.value = 0;\n"
-                   "    p.elementSize = 1;\n"
-                   "    p.width = k{1}Bytes;\n"
-                   "    p.height = 1;\n",
-                   memsetTarget(v), stageId(s.instances.stageOf(v)));
+  void writeMemsetParams(uint32_t v) {
+    os << "    cudaMemsetParams p{};\n"
+          "    p.dst = ";
+    writeMemsetTarget(v);
+    os << ";\n"
+          "    p.value = 0;\n"
+          "    p.elementSize = 1;\n"
+          "    p.width = k"
+       << stageId(s.instances.stageOf(v))
+       << "Bytes;\n"
+          "    p.height = 1;\n";
   }
 
-  /// dst, src, bytes, kind of instance v's copy, for the 1D memcpy calls.
-  std::string copyOperands(uint32_t v) const {
+  /// dst, src, bytes, kind of instance v's copy, for the 1D memcpy calls:
+  /// the stage's own buffers, or (version 2) the declared buffers it writes
+  /// and reads, this iteration's slot.
+  void writeCopyOperands(uint32_t v) {
     uint32_t k = s.instances.stageOf(v);
     const program::Stage &st = s.pipeline.stages[k];
-    int c = copyIndex[k];
-    const char *dst = st.direction == CopyDirection::H2D   ? "b.device"
-                      : st.direction == CopyDirection::D2H ? "b.host"
-                                                           : "b.device2";
-    const char *src = st.direction == CopyDirection::H2D ? "b.host" : "b.device";
+    const int c = copyIndex[k];
+    const uint32_t it = s.instances.iterationOf(v);
+    const char *dst = st.direction == CopyDirection::H2D   ? "b.device["
+                      : st.direction == CopyDirection::D2H ? "b.host["
+                                                           : "b.device2[";
+    const char *src = st.direction == CopyDirection::H2D ? "b.host[" : "b.device[";
     const char *kind = st.direction == CopyDirection::H2D   ? "cudaMemcpyHostToDevice"
                        : st.direction == CopyDirection::D2H ? "cudaMemcpyDeviceToHost"
                                                             : "cudaMemcpyDeviceToDevice";
-    std::string to = formatv("{0}[{1}]", dst, c), from = formatv("{0}[{1}]", src, c);
-    // Declared buffers (version 2): the ones it writes and reads, this
-    // iteration's slot.
-    bool wrote = false, read = false;
+    const program::Access *written = nullptr, *read = nullptr;
     for (const program::Access &a : st.accesses) {
-      std::string slot = declaredSlot(a.buffer, s.instances.iterationOf(v));
-      if (a.write && !wrote)
-        to = slot, wrote = true;
+      if (a.write && !written)
+        written = &a;
       else if (!a.write && !read)
-        from = slot, read = true;
+        read = &a;
     }
-    return formatv("{0}, {1}, k{2}Bytes, {3}", to, from, stageId(k), kind);
+    if (written)
+      writeDeclaredSlot(written->buffer, it);
+    else
+      os << dst << c << ']';
+    os << ", ";
+    if (read)
+      writeDeclaredSlot(read->buffer, it);
+    else
+      os << src << c << ']';
+    os << ", k" << stageId(k) << "Bytes, " << kind;
   }
 
   const Schedule &s;
@@ -585,6 +645,8 @@ private:
   std::vector<int> copyIndex;
   int copies = 0;
   std::vector<uint32_t> declaredBase; ///< per buffer: its first slot's index
+  std::vector<std::string> ids;        ///< per stage: its C++ identifier
+  std::vector<std::string> streamRefs; ///< per stream: `stream[i]`
   uint32_t declaredSlots = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include "compiler/program/TimeFormat.h"
 #include "compiler/schedule/Schedule.h"
+#include "compiler/support/Decimal.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -97,23 +98,29 @@ void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
   size_t width = 0;
   for (const program::Stream &st : s.streamPlan.streams)
     width = std::max(width, st.name.size());
+  // Per stream, the text before each call's name, made once.
+  std::vector<std::string> launch, record, wait;
+  for (const program::Stream &st : s.streamPlan.streams) {
+    std::string padded = st.name + std::string(width - st.name.size(), ' ');
+    launch.push_back("  launch  " + padded + "  ");
+    record.push_back("  record  " + padded + "  e");
+    wait.push_back("  wait    " + padded + "  e");
+  }
   os << "\nhost calls, in issue order:\n";
   for (const Op &op : s.ops) {
-    const std::string &stream = s.stream(op.stream).name;
     switch (op.kind) {
     case Op::Launch:
-      os << "  launch  " << llvm::left_justify(stream, width) << "  "
-         << s.instances.name(op.instance) << '\n';
+      os << launch[op.stream];
       break;
     case Op::Record:
-      os << "  record  " << llvm::left_justify(stream, width) << "  e"
-         << op.event << " after " << s.instances.name(op.instance) << '\n';
+      os << record[op.stream] << Decimal(op.event) << " after ";
       break;
     case Op::Wait:
-      os << "  wait    " << llvm::left_justify(stream, width) << "  e"
-         << op.event << " for " << s.instances.name(op.instance) << '\n';
+      os << wait[op.stream] << Decimal(op.event) << " for ";
       break;
     }
+    s.instances.writeName(os, op.instance);
+    os << '\n';
   }
   os << formatv("\nevents: {0} object{1}, {2} record{3}, {4} wait{5}\n",
                 s.eventObjects, s.eventObjects == 1 ? "" : "s", s.records,
@@ -127,13 +134,18 @@ void graph(const Schedule &s, llvm::raw_ostream &os) {
                 s.instances.size(), edges.size());
   for (uint32_t v = 0; v < s.instances.size(); ++v) {
     const program::Stream &st = s.stream(s.streamOf(v));
-    os << "  node " << v << "  " << s.instances.name(v) << "  ("
-       << spelling(s.instances.stage(v).kind) << ", priority "
+    os << "  node " << Decimal(v) << "  ";
+    s.instances.writeName(os, v);
+    os << "  (" << spelling(s.instances.stage(v).kind) << ", priority "
        << st.cudaPriority << ")\n";
   }
-  for (auto [from, to] : edges)
-    os << "  edge " << s.instances.name(from) << " -> "
-       << s.instances.name(to) << '\n';
+  for (auto [from, to] : edges) {
+    os << "  edge ";
+    s.instances.writeName(os, from);
+    os << " -> ";
+    s.instances.writeName(os, to);
+    os << '\n';
+  }
 }
 
 void analysis(const Schedule &s, llvm::raw_ostream &os) {

@@ -2,6 +2,8 @@
 
 #include "compiler/schedule/Instances.h"
 
+#include "compiler/support/Decimal.h"
+
 #include <algorithm>
 #include <functional>
 #include <queue>
@@ -90,6 +92,12 @@ Instances::Instances(const program::Pipeline &pipeline)
       depGraph.begin.push_back(depGraph.targets.size());
     }
   }
+}
+
+void Instances::writeName(llvm::raw_ostream &os, uint32_t id) const {
+  os << stage(id).name;
+  if (source->iterations != 1)
+    os << '[' << Decimal(iterationOf(id)) << ']';
 }
 
 std::string Instances::name(uint32_t id) const {

@@ -19,6 +19,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class raw_ostream;
+}
+
 namespace pipec {
 
 /// Compressed sparse rows: the neighbours of v are targets[begin[v]..begin[v+1]).
@@ -57,6 +61,8 @@ public:
   }
   /// `X` with one iteration, `X[i]` with more.
   std::string name(uint32_t id) const;
+  /// The same, written: `os << name(id)` without building a string.
+  void writeName(llvm::raw_ostream &os, uint32_t id) const;
 
   /// Declared dependencies after unrolling (no reduction), ascending.
   const CSR &deps() const { return depGraph; }
