@@ -182,6 +182,23 @@ static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
     os.resetColor();
 }
 
+namespace {
+/// One diagnostic and its notes, gathered and then written in one go (the
+/// standard error stream is unbuffered: a write per fragment otherwise),
+/// coloured as the real stream would be.
+class DiagnosticBuffer : public llvm::raw_string_ostream {
+public:
+  DiagnosticBuffer(std::string &text, bool colors)
+      : raw_string_ostream(text), colors(colors) {
+    enable_colors(colors);
+  }
+  bool has_colors() const override { return colors; }
+
+private:
+  bool colors;
+};
+} // namespace
+
 DiagnosticEngine::Handler
 pipec::printingHandler(llvm::SourceMgr &sm, llvm::raw_ostream &os,
                        std::string fileName, bool showColors,
@@ -192,8 +209,11 @@ pipec::printingHandler(llvm::SourceMgr &sm, llvm::raw_ostream &os,
     lines = std::make_shared<LineIndex>();
   return [&sm, &os, fileName = std::move(fileName), showColors,
           lines](const Diagnostic &d) {
-    printOne(sm, os, fileName, showColors, *lines, d);
+    std::string text;
+    DiagnosticBuffer buffer(text, showColors);
+    printOne(sm, buffer, fileName, showColors, *lines, d);
     for (const Diagnostic &note : d.notes)
-      printOne(sm, os, fileName, showColors, *lines, note);
+      printOne(sm, buffer, fileName, showColors, *lines, note);
+    os << buffer.str();
   };
 }
