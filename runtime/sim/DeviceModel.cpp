@@ -27,6 +27,14 @@ struct Event {
   }
 };
 
+/// What a stage's kernel (or fill) asks of the device, the same for every
+/// instance: worked out once per stage, not per launch.
+struct Shape {
+  uint32_t blocks = 1;
+  DeviceProfile::BlockUse use{};
+  double blockUs = 0; ///< the kernel's time over its waves
+};
+
 /// A kernel that has become resident and has blocks to run.
 struct Resident {
   uint32_t instance;
@@ -45,6 +53,8 @@ public:
         n(s.instances.size()), freeSM(profile.sms, profile.smCapacity()) {
     out.start.assign(n, -1);
     out.end.assign(n, -1);
+    for (const program::Stage &stage : s.pipeline.stages)
+      shapes.push_back(shapeOf(stage));
   }
 
   ReplayTrace run() {
@@ -62,8 +72,9 @@ public:
       for (; nextSubmit < submitAt.size() && submitAt[nextSubmit] == now;
            ++nextSubmit) {
         ++out.simulatedEvents;
-        queues[queueOf(ops()[nextSubmit].stream)].push_back(
-            static_cast<uint32_t>(nextSubmit));
+        const uint32_t q = queueOf(ops()[nextSubmit].stream);
+        queues[q].push_back(static_cast<uint32_t>(nextSubmit));
+        markQueue(q);
       }
       while (!events.empty() && events.top().time == now) {
         Event e = events.top();
@@ -79,6 +90,31 @@ public:
   }
 
 private:
+  /// Equal priorities: the oldest launch first, in both lowerings. A grid of
+  /// more than kMaxWaves waves is simulated as kMaxWaves waves of longer
+  /// blocks: alone it still takes T, and the model's cost stays bounded by
+  /// the device's size, not the grid's (2^31 - 1 blocks). A fill runs as one
+  /// small grid: it takes an SM slot for its time.
+  Shape shapeOf(const program::Stage &stage) const {
+    Shape shape;
+    if (stage.kind == StageKind::Memset) {
+      shape.use = p.blockUse(32, 0, 0);
+      shape.blockUs = stage.durationUs;
+    } else if (stage.kind == StageKind::Kernel) {
+      uint64_t waves = p.waves(stage), blocks = stage.blocks;
+      if (waves > kMaxWaves) {
+        uint64_t perWave =
+            uint64_t(p.blocksPerSM(stage.threads, stage.smemBytes, stage.regs)) * p.sms;
+        blocks = perWave * kMaxWaves;
+        waves = kMaxWaves;
+      }
+      shape.blocks = static_cast<uint32_t>(blocks);
+      shape.use = p.blockUse(stage.threads, stage.smemBytes, stage.regs);
+      shape.blockUs = stage.durationUs / double(waves);
+    }
+    return shape;
+  }
+
   // --- Events ----------------------------------------------------------------
   void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0) {
     events.push({time, seq++, kind, a, b});
@@ -96,7 +132,10 @@ private:
       hostQueue.push_back(e.a);
       break;
     case Event::Wake:
-      break; // only makes the pump look again
+      // Makes the pump look again (at a hardware queue: that one).
+      if (lowering == Lowering::Streams)
+        markQueue(e.a);
+      break;
     }
   }
 
@@ -113,12 +152,16 @@ private:
     const size_t streams = s.streamPlan.streams.size();
     queues.assign(std::max(1u, p.hardwareQueues), {});
     queueWake.assign(queues.size(), -1);
+    queueDirty.assign(queues.size(), 0);
+    stuckOn.assign(queues.size(), kNone);
+    waitNext.assign(queues.size(), kNone);
     streamBusy.assign(streams, 0);
     streamFreeAt.assign(streams, 0);
     // Each wait binds to the latest record of its event issued before it.
     const std::vector<Op> &list = ops();
     std::vector<uint32_t> latestRecord(s.eventObjects, kNone);
     boundRecord.assign(list.size(), kNone);
+    waitHead.assign(list.size(), kNone);
     recordDoneAt.assign(list.size(), -1);
     if (options.recordHost)
       out.host.reserve(list.size());
@@ -153,12 +196,41 @@ private:
     if (queueWake[q] == time)
       return;
     queueWake[q] = time;
-    post(time, Event::Wake);
+    post(time, Event::Wake, q);
+  }
+
+  /// A queue is looked at only when something that held its head back may
+  /// have changed: an op arrived, its stream finished, a wake-up time came,
+  /// the record its wait binds to ran, a resident-kernel slot freed up.
+  void markQueue(uint32_t q) { queueDirty[q] = 1; }
+  void markAllQueues() {
+    std::fill(queueDirty.begin(), queueDirty.end(), 1);
+  }
+  /// Queue q's head waits for record op `record`, not yet reached.
+  void waitFor(uint32_t q, uint32_t record) {
+    if (stuckOn[q] == record)
+      return;
+    stuckOn[q] = record;
+    waitNext[q] = waitHead[record];
+    waitHead[record] = q;
+  }
+  void recordReached(uint32_t record) {
+    for (uint32_t q = waitHead[record]; q != kNone;) {
+      uint32_t next = waitNext[q];
+      stuckOn[q] = kNone;
+      waitNext[q] = kNone;
+      markQueue(q);
+      q = next;
+    }
+    waitHead[record] = kNone;
   }
 
   bool pumpQueues(double now) {
     bool progress = false;
     for (uint32_t qi = 0; qi < queues.size(); ++qi) {
+      if (!queueDirty[qi])
+        continue;
+      queueDirty[qi] = 0; // until something changes again
       std::deque<uint32_t> &q = queues[qi];
       while (!q.empty()) {
         const Op &op = ops()[q.front()];
@@ -171,12 +243,15 @@ private:
         }
         if (op.kind == Op::Record) {
           recordDoneAt[q.front()] = now;
+          recordReached(q.front());
         } else if (op.kind == Op::Wait) {
           uint32_t record = boundRecord[q.front()];
           if (record != kNone) {
             double done = recordDoneAt[record];
-            if (done < 0)
+            if (done < 0) {
+              waitFor(qi, record);
               break; // the record is not reached yet
+            }
             double ready = done + p.waitLatencyUs;
             if (now < ready) {
               wakeQueue(qi, ready);
@@ -254,23 +329,15 @@ private:
     const program::Stage &stage = s.instances.stage(v);
     switch (stage.kind) {
     case StageKind::Kernel:
-      if (resident.size() >= p.maxResidentKernels)
+    case StageKind::Memset: {
+      if (resident.size() >= p.maxResidentKernels) {
+        blockedOnResidency = true;
         return false;
-    {
-      // Equal priorities: the oldest launch first, in both lowerings. A grid
-      // of more than kMaxWaves waves is simulated as kMaxWaves waves of
-      // longer blocks: alone it still takes T, and the model's cost stays
-      // bounded by the device's size, not the grid's (2^31 - 1 blocks).
-      uint64_t waves = p.waves(stage), blocks = stage.blocks;
-      if (waves > kMaxWaves) {
-        uint64_t perWave =
-            uint64_t(p.blocksPerSM(stage.threads, stage.smemBytes, stage.regs)) * p.sms;
-        blocks = perWave * kMaxWaves;
-        waves = kMaxWaves;
       }
-      resident.push_back({v, priorityOf(v), v, static_cast<uint32_t>(blocks), 0,
-                          p.blockUse(stage.threads, stage.smemBytes, stage.regs),
-                          stage.durationUs / double(waves)});
+      const Shape &shape = shapes[s.instances.stageOf(v)];
+      resident.push_back(
+          {v, priorityOf(v), v, shape.blocks, 0, shape.use, shape.blockUs});
+      blocksChanged = true;
       return true;
     }
     case StageKind::Copy: {
@@ -280,13 +347,6 @@ private:
     }
     case StageKind::Host:
       post(now + p.hostFuncLatencyUs, Event::HostReady, v);
-      return true;
-    case StageKind::Memset:
-      // A fill runs as one small grid: it takes an SM slot for its time.
-      if (resident.size() >= p.maxResidentKernels)
-        return false;
-      resident.push_back({v, priorityOf(v), v, 1, 0, p.blockUse(32, 0, 0),
-                          stage.durationUs});
       return true;
     }
     return true;
@@ -316,6 +376,11 @@ private:
   }
 
   bool pumpBlocks(double now) {
+    // Placed all it could last time, and neither a kernel nor a free SM came
+    // since: nothing to do.
+    if (!blocksChanged)
+      return false;
+    blocksChanged = false;
     bool progress = false;
     // Most urgent first (lower CUDA priority value), then oldest.
     std::vector<Resident *> &order = byUrgency;
@@ -373,8 +438,14 @@ private:
     auto it = std::find_if(resident.begin(), resident.end(),
                            [&](const Resident &r) { return r.instance == v; });
     give(freeSM[sm], it->use);
+    blocksChanged = true;
     if (--it->running == 0 && it->pending == 0) {
       resident.erase(it);
+      if (blockedOnResidency) {
+        // A queue that could not launch for want of a resident slot may now.
+        blockedOnResidency = false;
+        markAllQueues();
+      }
       finish(v, now);
     }
   }
@@ -396,6 +467,7 @@ private:
       uint32_t stream = s.streamOf(v);
       streamBusy[stream] = 0;
       streamFreeAt[stream] = now + p.streamGapUs;
+      markQueue(queueOf(stream));
     } else {
       nodeDone(v, now);
     }
@@ -409,6 +481,11 @@ private:
     }
     for (bool progress = true; progress;) {
       progress = false;
+      if (options.lookEverywhere) {
+        if (lowering == Lowering::Streams)
+          markAllQueues();
+        blocksChanged = true;
+      }
       if (lowering == Lowering::Streams)
         progress |= pumpQueues(now);
       else
@@ -433,6 +510,11 @@ private:
   size_t nextSubmit = 0;
   std::vector<std::deque<uint32_t>> queues; ///< op indices per hardware queue
   std::vector<double> queueWake;
+  std::vector<uint8_t> queueDirty;
+  /// Waits held back by records not yet reached: per record op, the first
+  /// queue waiting (waitHead), then the next (waitNext, per queue); stuckOn
+  /// keeps a queue from being listed twice.
+  std::vector<uint32_t> waitHead, waitNext, stuckOn;
   std::vector<uint8_t> streamBusy;
   std::vector<double> streamFreeAt;
   std::vector<uint32_t> boundRecord;
@@ -452,6 +534,11 @@ private:
   std::vector<DeviceProfile::BlockUse> freeSM; ///< what each SM has free
   std::vector<Resident> resident;
   std::vector<Resident *> byUrgency; ///< reused by pumpBlocks
+  std::vector<Shape> shapes;         ///< per stage
+  /// Whether pumpBlocks could place a block it could not before.
+  bool blocksChanged = false;
+  /// Whether a launch waits for a resident-kernel slot.
+  bool blockedOnResidency = false;
   std::deque<uint32_t> copyQueues[3];
   uint8_t engineBusy[3] = {0, 0, 0};
   std::deque<uint32_t> hostQueue;

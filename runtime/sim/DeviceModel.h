@@ -34,6 +34,10 @@ struct ModelOptions {
   /// be issued (a recorded program's launch times, `pipec import`); the
   /// host still pays each call's cost, in order.
   const std::vector<double> *issueAt = nullptr;
+  /// For tests: every pump looks at every hardware queue and every resident
+  /// kernel, as a model without incremental bookkeeping would; the traces
+  /// must be the same.
+  bool lookEverywhere = false;
 };
 
 /// One replay, from the host's first call at time 0.
