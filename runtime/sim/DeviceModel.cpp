@@ -337,6 +337,7 @@ private:
       const Shape &shape = shapes[s.instances.stageOf(v)];
       resident.push_back(
           {v, priorityOf(v), v, shape.blocks, 0, shape.use, shape.blockUs});
+      ++withPending;
       blocksChanged = true;
       return true;
     }
@@ -378,7 +379,7 @@ private:
   bool pumpBlocks(double now) {
     // Placed all it could last time, and neither a kernel nor a free SM came
     // since: nothing to do.
-    if (!blocksChanged)
+    if (!blocksChanged || withPending == 0)
       return false;
     blocksChanged = false;
     bool progress = false;
@@ -403,7 +404,8 @@ private:
         if (sm == kNone)
           break; // try smaller blocks of other kernels (backfill)
         take(freeSM[sm], r->use);
-        --r->pending;
+        if (--r->pending == 0)
+          --withPending;
         ++r->running;
         if (out.start[r->instance] < 0)
           out.start[r->instance] = now;
@@ -537,6 +539,8 @@ private:
   std::vector<Shape> shapes;         ///< per stage
   /// Whether pumpBlocks could place a block it could not before.
   bool blocksChanged = false;
+  /// Resident kernels with blocks not yet placed.
+  uint32_t withPending = 0;
   /// Whether a launch waits for a resident-kernel slot.
   bool blockedOnResidency = false;
   std::deque<uint32_t> copyQueues[3];
