@@ -16,3 +16,5 @@ echo "## Simulator speed"; echo
 bash "$here/sim-speed.sh" "$build/pipec"
 echo; echo "## Adversarial inputs (docs/robustness.md)"; echo
 python3 "$here/adversarial.py" "$build/pipec"
+echo; echo "## Issue 18 targets"; echo
+python3 "$here/targets.py" "$build/pipec"

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Issue 18's figures, each next to its target.
+
+Usage: bench/targets.py [PIPEC] [--quick]
+
+Measures, on generated pipelines (bench/gen.py):
+  - `pipec check` of flat files of 10^5 and 10^6 stages (time, peak memory);
+  - the redundant-dependency lint on flat files of 4,000, 6,000 and 10^5
+    stages (how many it reports: never silently none);
+  - emit time of JSON for 10^7 instances and of CUDA and text against JSON
+    for 10^6, all to /dev/null (the `--stats` emit phase);
+  - write calls for the diagnostics of a file with ten warnings (strace);
+  - the transitive reduction and the model per instance/event at 128
+    streams against 8;
+  - the model's events per second, both lowerings, 10^6 instances.
+--quick skips the 10^6-stage file and the 10^7-instance emit.
+Results are kept in docs/performance.md.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+quick = "--quick" in sys.argv
+pipec = args[0] if args else os.path.join(here, "..", "build", "pipec")
+work = tempfile.mkdtemp()
+rows = []
+
+
+def gen(name, *opts):
+    path = os.path.join(work, name)
+    subprocess.run([sys.executable, os.path.join(here, "gen.py"), *opts, "-o", path],
+                   check=True)
+    return path
+
+
+def timed(cmd):
+    """Wall seconds, peak MiB and stderr of one run."""
+    t = time.time()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    wall = time.time() - t
+    lines = p.stderr.strip().splitlines()
+    return wall, int(lines[-1]) / 1024, "\n".join(lines[:-1])
+
+
+def stat(text, pattern):
+    m = re.search(pattern, text)
+    return float(m.group(1)) if m else float("nan")
+
+
+def row(figure, measured, target, met):
+    rows.append(f"| {figure} | {measured} | {target} | {'yes' if met else '**no**'} |")
+
+
+# Front end: flat files.
+for n, t_target, m_target in [(100_000, 0.5, 100)] + ([] if quick else [(1_000_000, 4.0, 600)]):
+    f = gen(f"flat{n}.pipe", "random", "--stages", str(n), "--seed", "1")
+    wall, mib, _ = min(timed([pipec, "check", f]) for _ in range(2))
+    row(f"check, {n:,} flat stages", f"{wall:.2f} s, {mib:.0f} MiB",
+        f"< {t_target} s, < {m_target} MiB", wall < t_target and mib < m_target)
+
+# The lint at every size.
+for n in (4000, 6000, 100_000):
+    f = gen(f"lint{n}.pipe", "random", "--stages", str(n), "--seed", "1")
+    err = subprocess.run([pipec, "check", f], stderr=subprocess.PIPE, text=True).stderr
+    shown = len(re.findall(r"warning: redundant dependency on", err))
+    more = stat(err, r"warning: (\d+) more redundant dependencies")
+    total = shown + (0 if more != more else int(more))
+    skipped = "were not checked" in err
+    row(f"redundant-dependency lint, {n:,} flat stages", f"{total} reported",
+        "reported, never silently none", total > 0 and not skipped)
+
+# Emitters.
+emit = r"emit ([\d.]+) s"
+u6 = gen("u6.pipe", "random", "--stages", "100", "--iterations", "10000", "--seed", "1")
+times = {}
+for what in ("json", "cuda", "text"):
+    err = subprocess.run([pipec, "compile", u6, f"--emit={what}", "-o", "/dev/null", "--stats"],
+                         stderr=subprocess.PIPE, text=True).stderr
+    times[what] = stat(err, emit)
+for what in ("cuda", "text"):
+    ratio = times[what] / times["json"]
+    row(f"--emit={what} of 10^6 instances, against JSON",
+        f"{times[what]:.3f} s ({ratio:.2f}x JSON's {times['json']:.3f} s)", "within 2x",
+        ratio <= 2)
+if not quick:
+    u7 = gen("u7.pipe", "random", "--stages", "100", "--iterations", "100000", "--seed", "1")
+    err = subprocess.run([pipec, "compile", u7, "--emit=json", "-o", "/dev/null", "--stats"],
+                         stderr=subprocess.PIPE, text=True).stderr
+    e = stat(err, emit)
+    row("JSON emit of 10^7 instances to /dev/null", f"{e:.2f} s", "< 2 s", e < 2)
+
+# Diagnostics: write calls.
+if shutil.which("strace"):
+    f = os.path.join(work, "lint4000.pipe")
+    p = subprocess.run(["strace", "-f", "-c", "-e", "trace=write", pipec, "check", f],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    m = re.search(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?write$",
+                  p.stderr, re.M)
+    calls = int(m.group(1)) if m else -1
+    row("write calls for 11 diagnostics (10 warnings with notes, 1 summary)",
+        str(calls), "one per diagnostic", 0 < calls <= 11)
+
+# Streams: 8 against 128.
+per = {}
+for s in (8, 128):
+    f = gen(f"s{s}.pipe", "random", "--stages", "1000", "--streams", str(s),
+            "--iterations", "1000", "--seed", "1")
+    err = subprocess.run([pipec, "compile", f, "--max-streams=256", "--stats", "-o", "/dev/null"],
+                         stderr=subprocess.PIPE, text=True).stderr
+    red = stat(err, r"reduction ([\d.]+) s")
+    err = subprocess.run([pipec, "run", f, "--max-streams=256", "--backend=sim", "--lower=graph",
+                          "--replays=1", "--stats", "-o", "/dev/null"],
+                         stderr=subprocess.PIPE, text=True).stderr
+    rate = stat(err, r"(\d+) events per second")
+    per[s] = (red, rate)
+r = per[128][0] / per[8][0]
+row("reduction per instance, 128 streams against 8 (10^6 instances)",
+    f"{per[128][0]:.3f} s / {per[8][0]:.3f} s = {r:.2f}x", "within 1.3x", r <= 1.3)
+r = per[8][1] / per[128][1]
+row("model, graph lowering, time per event, 128 streams against 8",
+    f"{per[8][1]:,.0f} / {per[128][1]:,.0f} events/s = {r:.2f}x", "within 1.3x", r <= 1.3)
+
+# Model rate: sim-speed.sh's pipeline at 10^6 instances.
+err = subprocess.run([pipec, "run", u6, "--backend=sim", "--lower=both", "--replays=1",
+                      "--stats", "-o", "/dev/null"], stderr=subprocess.PIPE, text=True).stderr
+for lowering, rate in re.findall(r"\((\w+)\): .* (\d+) events per second", err):
+    row(f"model, {lowering} lowering, 10^6 instances", f"{int(rate):,} events/s",
+        ">= 14,000,000", int(rate) >= 14_000_000)
+
+shutil.rmtree(work)
+print("| figure | measured | target | met |")
+print("|---|---|---|---|")
+print("\n".join(rows))
