@@ -14,13 +14,15 @@ Reduction pipec::transitiveReduction(const CSR &declared,
                                      std::vector<uint32_t> *clocks) {
   constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
   const size_t n = declared.rows();
-  const size_t rows = std::max<size_t>(1, std::min(n, window));
+  // One row more than the window: a vertex's row never shares its place with
+  // a predecessor's, so it is built where it is kept.
+  const bool all = window >= n;
+  const size_t rows = all ? std::max<size_t>(1, n) : window + 1;
   const uint32_t c = numChains;
   // clock[(v % rows) * c + k]: 1 + position on chain k of v's latest
   // ancestor there (v itself included); 0 when it has none.
   std::vector<uint32_t> clock(rows * c, 0);
   std::vector<uint32_t> lastOnChain(c, kNone), chainLength(c, 0);
-  std::vector<uint32_t> acc(c);
   // (predecessor, index of the declared edge or kNone for chain order)
   std::vector<std::pair<uint32_t, uint64_t>> preds;
   std::vector<uint32_t> keptHere;
@@ -43,22 +45,29 @@ Reduction pipec::transitiveReduction(const CSR &declared,
       if (it == preds.end() || it->first != chainPrev)
         preds.insert(it, {chainPrev, std::numeric_limits<uint64_t>::max()});
     }
-    std::fill(acc.begin(), acc.end(), 0);
+    // v's row starts as its latest predecessor's (always kept: nothing
+    // later can have it as an ancestor) and takes in the others kept.
+    uint32_t *acc = &clock[(v % rows) * c];
     keptHere.clear();
     for (auto it = preds.rbegin(); it != preds.rend(); ++it) {
       const uint32_t p = it->first;
-      assert(v - p <= rows && "predecessor outside the window");
+      assert(v - p < rows && "predecessor outside the window");
       const uint32_t *row = &clock[(p % rows) * c];
-      if (row[chainOf[p]] <= acc[chainOf[p]])
+      const bool first = keptHere.empty();
+      if (!first && row[chainOf[p]] <= acc[chainOf[p]])
         continue; // a later predecessor already has p as an ancestor
       keptHere.push_back(p);
       if (it->second != std::numeric_limits<uint64_t>::max())
         out.declaredKept[it->second] = 1;
-      for (uint32_t k = 0; k < c; ++k)
-        acc[k] = std::max(acc[k], row[k]);
+      if (first)
+        std::copy(row, row + c, acc);
+      else
+        for (uint32_t k = 0; k < c; ++k)
+          acc[k] = std::max(acc[k], row[k]);
     }
+    if (keptHere.empty())
+      std::fill(acc, acc + c, 0);
     acc[chain] = ++chainLength[chain];
-    std::copy(acc.begin(), acc.end(), &clock[(v % rows) * c]);
     lastOnChain[chain] = static_cast<uint32_t>(v);
     std::reverse(keptHere.begin(), keptHere.end());
     out.kept.targets.insert(out.kept.targets.end(), keptHere.begin(),
@@ -67,7 +76,7 @@ Reduction pipec::transitiveReduction(const CSR &declared,
   }
   for (uint8_t k : out.declaredKept)
     out.removedDeclared += !k;
-  if (clocks && rows == n)
+  if (clocks && all)
     *clocks = std::move(clock);
   return out;
 }
