@@ -27,13 +27,11 @@ using namespace pipec::parse;
 
 namespace {
 
-/// An ANTLR input stream over already-decoded code points.
+/// An ANTLR input stream over code points decoded in place (SourceText
+/// fills `codePoints()`): one copy of the file, not two.
 class CodePointStream : public antlr4::ANTLRInputStream {
 public:
-  explicit CodePointStream(const std::u32string &points) {
-    _data = points;
-    p = 0;
-  }
+  std::u32string &codePoints() { return _data; }
 };
 
 /// The lexer matches every character (BAD_CHAR catches the rest), so this
@@ -266,11 +264,11 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
                            size_t freeAfter) {
   // Locations point into `range`, inside the buffer: a part of a file has
   // the whole file's line numbers without a copy of it.
-  SourceText text(range);
+  CodePointStream input;
+  SourceText text(range, input.codePoints());
   ParseContext ctx(range.data(), text, diags);
   (void)sm;
 
-  CodePointStream input(text.codePoints());
   PipeLexer lexer(&input);
   LexerErrors lexerErrors(ctx);
   lexer.removeErrorListeners();

@@ -41,7 +41,9 @@ static unsigned decodeOne(llvm::StringRef s, size_t i, char32_t &out) {
   return 0;
 }
 
-SourceText::SourceText(llvm::StringRef bytes) {
+SourceText::SourceText(llvm::StringRef bytes, std::u32string &points)
+    : points(points) {
+  points.clear();
   bool ascii = true;
   for (char c : bytes)
     if (static_cast<uint8_t>(c) >= 0x80) {

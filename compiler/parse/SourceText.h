@@ -21,7 +21,9 @@ namespace pipec::parse {
 
 class SourceText {
 public:
-  explicit SourceText(llvm::StringRef bytes);
+  /// Decodes `bytes` into `points` (the lexer's input stream holds them, so
+  /// that a file's code points are kept once), which must outlive this.
+  SourceText(llvm::StringRef bytes, std::u32string &points);
 
   const std::u32string &codePoints() const { return points; }
 
@@ -38,7 +40,7 @@ public:
   }
 
 private:
-  std::u32string points;
+  const std::u32string &points;
   std::vector<uint32_t> offsets; ///< empty when the text is pure ASCII
 };
 
