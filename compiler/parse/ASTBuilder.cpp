@@ -200,8 +200,10 @@ ast::Attr ASTBuilder::buildAttr(PipeParser::AttrContext *c) {
 
 /// deps : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
 std::vector<ast::Dep> ASTBuilder::buildDeps(PipeParser::DepsContext *c) {
+  std::vector<PipeParser::DepContext *> list = c->dep();
   std::vector<ast::Dep> deps;
-  for (PipeParser::DepContext *d : c->dep())
+  deps.reserve(list.size());
+  for (PipeParser::DepContext *d : list)
     deps.push_back(buildDep(d));
   return deps;
 }

@@ -687,9 +687,11 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
   checkBuffers(p, out, buffers);
 
   // Index every stage first: a stage may depend on one declared later.
-  llvm::StringMap<uint32_t> stages;
+  llvm::StringMap<uint32_t> stages(static_cast<unsigned>(p.stages.size()));
   std::vector<bool> redefined(p.stages.size(), false);
   std::vector<size_t> declOf; // out.stages index -> p.stages index
+  declOf.reserve(p.stages.size());
+  out.stages.reserve(p.stages.size()); // no doubling: the largest structure
   for (size_t i = 0; i < p.stages.size(); ++i) {
     const ast::StageDecl &s = p.stages[i];
     if (tooLong(s.name)) {
