@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 using namespace pipec;
@@ -115,9 +116,16 @@ int64_t intOr(const llvm::json::Object *o, llvm::StringRef key, int64_t fallback
     return fallback;
   if (auto v = o->getInteger(key))
     return *v;
-  if (auto d = o->getNumber(key))
+  // A number no integer can hold (1e400 reads as infinity) is not one.
+  if (auto d = o->getNumber(key); d && *d >= -9.2e18 && *d <= 9.2e18)
     return static_cast<int64_t>(*d);
   return fallback;
+}
+
+/// A device property: a count that fits 32 bits, else 0 (not known).
+uint32_t propertyOr0(const llvm::json::Object *o, llvm::StringRef key) {
+  int64_t v = intOr(o, key, 0);
+  return v >= 0 && v <= int64_t(UINT32_MAX) ? static_cast<uint32_t>(v) : 0;
 }
 
 double numberOr(const llvm::json::Object *o, llvm::StringRef key, double fallback) {
@@ -188,15 +196,16 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
           if (o->get("gcnArchName") || llvm::StringRef(info.name).contains("AMD"))
             return fail("a ROCm trace (device '" + info.name +
                         "'): pipec models CUDA devices only");
-          info.sms = uint32_t(intOr(o, "numSms", 0));
-          info.maxThreadsPerSM = uint32_t(intOr(o, "maxThreadsPerMultiprocessor", 0));
-          info.maxThreadsPerBlock = uint32_t(intOr(o, "maxThreadsPerBlock", 0));
-          info.sharedMemoryPerSM = uint32_t(intOr(o, "sharedMemPerMultiprocessor", 0));
-          info.sharedMemoryPerBlock = uint32_t(
-              intOr(o, "sharedMemPerBlockOptin", intOr(o, "sharedMemPerBlock", 0)));
-          info.registersPerSM = uint32_t(intOr(o, "regsPerMultiprocessor", 0));
-          info.major = uint32_t(intOr(o, "computeMajor", 0));
-          info.minor = uint32_t(intOr(o, "computeMinor", 0));
+          info.sms = propertyOr0(o, "numSms");
+          info.maxThreadsPerSM = propertyOr0(o, "maxThreadsPerMultiprocessor");
+          info.maxThreadsPerBlock = propertyOr0(o, "maxThreadsPerBlock");
+          info.sharedMemoryPerSM = propertyOr0(o, "sharedMemPerMultiprocessor");
+          info.sharedMemoryPerBlock = o->get("sharedMemPerBlockOptin")
+                                          ? propertyOr0(o, "sharedMemPerBlockOptin")
+                                          : propertyOr0(o, "sharedMemPerBlock");
+          info.registersPerSM = propertyOr0(o, "regsPerMultiprocessor");
+          info.major = propertyOr0(o, "computeMajor");
+          info.minor = propertyOr0(o, "computeMinor");
           trace.devices.push_back(std::move(info));
         }
   }
