@@ -1,6 +1,7 @@
 // The device model's behaviour, case by case.
 
 #include "FrontendHelpers.h"
+#include "RandomPrograms.h"
 
 #include "runtime/Backend.h"
 #include "runtime/report/Reports.h"
@@ -222,53 +223,16 @@ TEST_CASE("model: a grid of 2^31 - 1 blocks is simulated in bounded time, taking
 TEST_CASE("model: incremental bookkeeping gives the traces of looking everywhere") {
   // The model looks at a hardware queue or the resident kernels only when
   // something that held them back changed. Against the obvious model that
-  // looks at everything on every pump: random programs (kernels with grids,
-  // copies, host work, fills, many streams), a roomy and a tight device
-  // (few queues, few resident kernels), both lowerings.
+  // looks at everything on every pump: random programs (every kind of stage,
+  // grids of many shapes, priorities, @prev), a roomy and a tight device
+  // (fewer queues than streams, two resident kernels), both lowerings.
   std::mt19937 rng(2024);
   DeviceProfile tight;
   tight.hardwareQueues = 3;
   tight.maxResidentKernels = 2;
   for (int round = 0; round < 120; ++round) {
     CAPTURE(round);
-    uint32_t streams = 1 + rng() % 12, stages = 1 + rng() % 25;
-    std::string t = "pipeline r {\n  iterations " + std::to_string(1 + rng() % 4) + ";\n";
-    for (uint32_t i = 0; i < streams; ++i)
-      t += "  stream s" + std::to_string(i) +
-           (rng() % 3 == 0 ? " priority high" : "") + ";\n";
-    for (uint32_t i = 0; i < stages; ++i) {
-      t += "  stage X" + std::to_string(i);
-      if (rng() % 4)
-        t += " on s" + std::to_string(rng() % streams);
-      switch (rng() % 6) {
-      case 0:
-        t += " copy " + std::string(rng() % 2 ? "h2d" : "d2h") + " " +
-             std::to_string(1 + rng() % 9) + "us";
-        break;
-      case 1:
-        t += " host " + std::to_string(1 + rng() % 9) + "us";
-        break;
-      case 2:
-        t += " memset " + std::to_string(1 + rng() % 9) + "us";
-        break;
-      default:
-        t += " kernel " + std::to_string(1 + rng() % 30) + "us [blocks=" +
-             std::to_string(1 + rng() % 600) + ", threads=" +
-             std::to_string(32 << (rng() % 6)) + "]";
-      }
-      std::string deps;
-      for (uint32_t k = 0; k < 3 && i > 0; ++k)
-        if (rng() % 2) {
-          std::string d = "X" + std::to_string(rng() % i);
-          if (deps.find(d + ",") == std::string::npos &&
-              deps.find(d + ")") == std::string::npos)
-            deps += (deps.empty() ? "" : ", ") + d + (rng() % 5 == 0 ? "@prev" : "");
-        }
-      if (!deps.empty())
-        t += " depends_on(" + deps + ")";
-      t += ";\n";
-    }
-    t += "}\n";
+    std::string t = test::randomWorkload(rng);
     FrontendRun front(t);
     REQUIRE_MESSAGE(front.errors == 0, t);
     for (const DeviceProfile &profile : {DeviceProfile(), tight}) {
