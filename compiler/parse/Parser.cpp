@@ -10,13 +10,13 @@
 
 #include "compiler/parse/ASTBuilder.h"
 #include "compiler/parse/ParseContext.h"
+#include "compiler/parse/Scanner.h"
 #include "compiler/parse/SourceText.h"
 #include "compiler/parse/SyntaxErrors.h"
 #include "compiler/parse/TokenSource.h"
 #include "compiler/parse/TokenWindow.h"
 #include "compiler/parse/Tokens.h"
 
-#include "PipeLexer.h"
 #include "PipeParser.h"
 #include "antlr4-runtime.h"
 
@@ -33,32 +33,6 @@ class CodePointStream : public antlr4::ANTLRInputStream {
 public:
   std::u32string &codePoints() { return _data; }
 };
-
-/// The lexer matches every character (BAD_CHAR catches the rest), so this
-/// listener should never hear anything; if it does, it reports rather than
-/// letting ANTLR print to the console.
-class LexerErrors : public antlr4::BaseErrorListener {
-public:
-  explicit LexerErrors(ParseContext &ctx) : ctx(ctx) {}
-  void syntaxError(antlr4::Recognizer *recognizer, antlr4::Token *,
-                   size_t line, size_t column, const std::string &,
-                   std::exception_ptr) override {
-    auto *lexer = static_cast<antlr4::Lexer *>(recognizer);
-    ctx.diags.error({ctx.locAt(lexer->tokenStartCharIndex),
-                     ctx.locAt(lexer->tokenStartCharIndex)},
-                    "unexpected character");
-    (void)line;
-    (void)column;
-    ctx.stopIfNeeded();
-  }
-
-private:
-  ParseContext &ctx;
-};
-
-} // namespace
-
-namespace {
 
 /// Parses a file pipeline by pipeline and item by item. The frame of a
 /// pipeline (`pipeline NAME {` ... `}`) is read here; each item (`stream`,
@@ -269,10 +243,7 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
   ParseContext ctx(range.data(), text, diags);
   (void)sm;
 
-  PipeLexer lexer(&input);
-  LexerErrors lexerErrors(ctx);
-  lexer.removeErrorListeners();
-  lexer.addErrorListener(&lexerErrors);
+  Scanner lexer(input, input.codePoints());
   FilteringTokenSource source(lexer, ctx);
   TokenWindow tokens(&source, freeAfter);
   PipeParser parser(&tokens);

@@ -1,6 +1,6 @@
 //===- TokenSource.h - The lexer's tokens, less comments and bad characters ===//
 //
-// Wraps the generated lexer. Characters that start no token reach here as
+// Wraps the lexer (the Scanner; the generated PipeLexer in tests). Characters that start no token reach here as
 // BAD_CHAR tokens: each run of them becomes one "unexpected character" error
 // and is dropped, so the parser never sees it. Comments are dropped too, after
 // checking that block comments are closed.
@@ -17,7 +17,7 @@ namespace pipec::parse {
 
 class FilteringTokenSource : public antlr4::TokenSource {
 public:
-  FilteringTokenSource(PipeLexer &lexer, ParseContext &ctx)
+  FilteringTokenSource(antlr4::TokenSource &lexer, ParseContext &ctx)
       : lexer(lexer), ctx(ctx) {}
 
   std::unique_ptr<antlr4::Token> nextToken() override;
@@ -37,7 +37,7 @@ private:
   std::unique_ptr<antlr4::Token> pull();
   void reportBadChars(size_t first, size_t last);
 
-  PipeLexer &lexer;
+  antlr4::TokenSource &lexer;
   ParseContext &ctx;
   std::unique_ptr<antlr4::Token> pending;
 };

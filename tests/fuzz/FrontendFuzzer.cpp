@@ -2,18 +2,24 @@
 //
 // Parse, check, lint, plan both lowerings, emit every format, and run the
 // device model on small schedules. Any crash, sanitizer report, leak or
-// hang is a finding; diagnostics are the expected answer to bad input.
+// hang is a finding; diagnostics are the expected answer to bad input. The
+// hand-written Scanner is compared with the generated lexer on every input:
+// a token that differs is a finding too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/diag/Diagnostics.h"
 #include "compiler/emit/Emitters.h"
 #include "compiler/parse/Parser.h"
+#include "compiler/parse/Scanner.h"
+#include "compiler/parse/SourceText.h"
 #include "compiler/schedule/Lints.h"
 #include "compiler/schedule/Schedule.h"
 #include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
 #include "runtime/Backend.h"
+
+#include "PipeLexer.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -24,12 +30,43 @@
 
 using namespace pipec;
 
+namespace {
+
+class Input : public antlr4::ANTLRInputStream {
+public:
+  explicit Input(llvm::StringRef bytes) { parse::SourceText text(bytes, _data); }
+  const std::u32string &points() const { return _data; }
+};
+
+/// Traps unless the Scanner and the generated lexer give the same tokens.
+void compareLexers(llvm::StringRef bytes) {
+  Input a(bytes), b(bytes);
+  PipeLexer generated(&a);
+  generated.removeErrorListeners();
+  parse::Scanner scanner(b, b.points());
+  for (;;) {
+    std::unique_ptr<antlr4::Token> x = generated.nextToken();
+    std::unique_ptr<antlr4::Token> y = scanner.nextToken();
+    if (x->getType() != y->getType() || x->getChannel() != y->getChannel() ||
+        x->getStartIndex() != y->getStartIndex() ||
+        x->getStopIndex() != y->getStopIndex() ||
+        x->getLine() != y->getLine() ||
+        x->getCharPositionInLine() != y->getCharPositionInLine())
+      __builtin_trap();
+    if (x->getType() == antlr4::Token::EOF)
+      return;
+  }
+}
+
+} // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::SourceMgr sm;
   unsigned id = sm.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(
           llvm::StringRef(reinterpret_cast<const char *>(data), size), "fuzz.pipe"),
       llvm::SMLoc());
+  compareLexers(sm.getMemoryBuffer(id)->getBuffer());
   std::string printed;
   llvm::raw_string_ostream os(printed);
   DiagnosticEngine diags(printingHandler(sm, os, "fuzz.pipe", false), 20);

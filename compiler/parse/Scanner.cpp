@@ -1,0 +1,185 @@
+//===- Scanner.cpp --------------------------------------------------------===//
+//
+// Each case below names the lexer rule of grammar/Pipe.g4 it stands for.
+// ANTLR's lexer takes the longest match and, between rules matching the same
+// text, the first rule: keywords before IDENT, QUANTITY before DECIMAL before
+// INT, BAD_CHAR last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/parse/Scanner.h"
+
+#include "PipeLexer.h"
+
+#include <cstring>
+
+using namespace pipec::parse;
+
+namespace {
+
+bool isDigit(char32_t c) { return c >= '0' && c <= '9'; }
+bool isWordStart(char32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isWordPart(char32_t c) { return isWordStart(c) || isDigit(c); }
+/// WS : [ \t\r\n\f\u000B]+
+bool isSpace(char32_t c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
+         c == 0x0B;
+}
+
+struct Keyword {
+  const char *text;
+  size_t type;
+};
+
+/// The keyword rules, reserved and contextual.
+constexpr Keyword kKeywords[] = {
+    {"pipeline", PipeLexer::PIPELINE},
+    {"stream", PipeLexer::STREAM},
+    {"stage", PipeLexer::STAGE},
+    {"on", PipeLexer::ON},
+    {"depends_on", PipeLexer::DEPENDS_ON},
+    {"priority", PipeLexer::PRIORITY},
+    {"iterations", PipeLexer::ITERATIONS},
+    {"buffer", PipeLexer::BUFFER},
+    {"kernel", PipeLexer::KERNEL},
+    {"copy", PipeLexer::COPY},
+    {"host", PipeLexer::HOST},
+    {"memset", PipeLexer::MEMSET},
+    {"h2d", PipeLexer::H2D},
+    {"d2h", PipeLexer::D2H},
+    {"d2d", PipeLexer::D2D},
+    {"high", PipeLexer::HIGH},
+    {"normal", PipeLexer::NORMAL},
+    {"low", PipeLexer::LOW},
+    {"sync", PipeLexer::SYNC},
+    {"inferred", PipeLexer::INFERRED},
+    {"declared", PipeLexer::DECLARED},
+    {"reads", PipeLexer::READS},
+    {"writes", PipeLexer::WRITES},
+};
+constexpr size_t kLongestKeyword = 10; // "depends_on", "iterations"
+
+} // namespace
+
+Scanner::Scanner(antlr4::CharStream &input, const std::u32string &points)
+    : input(input), text(points) {}
+
+size_t Scanner::wordType(size_t begin, size_t end) const {
+  const size_t length = end - begin;
+  if (length > kLongestKeyword)
+    return PipeLexer::IDENT;
+  char word[kLongestKeyword];
+  for (size_t i = 0; i < length; ++i)
+    word[i] = static_cast<char>(text[begin + i]); // ASCII: a word's letters
+  for (const Keyword &k : kKeywords)
+    if (k.text[0] == word[0] && std::strlen(k.text) == length &&
+        std::memcmp(k.text, word, length) == 0)
+      return k.type;
+  return PipeLexer::IDENT;
+}
+
+void Scanner::advanceTo(size_t end) {
+  for (; pos < end; ++pos) {
+    if (text[pos] == '\n') {
+      ++line;
+      column = 0;
+    } else {
+      ++column;
+    }
+  }
+}
+
+std::unique_ptr<antlr4::Token> Scanner::make(size_t type, size_t channel,
+                                             size_t start, size_t stop) {
+  return antlr4::CommonTokenFactory::DEFAULT->create(
+      {this, &input}, type, "", channel, start, stop, line, column);
+}
+
+std::unique_ptr<antlr4::Token> Scanner::nextToken() {
+  const size_t size = text.size();
+  // WS : [ \t\r\n\f\u000B]+ -> skip ;
+  size_t start = pos;
+  while (start < size && isSpace(text[start]))
+    ++start;
+  advanceTo(start);
+  if (start == size)
+    return make(antlr4::Token::EOF, antlr4::Token::DEFAULT_CHANNEL, size,
+                size - 1);
+
+  auto at = [&](size_t i) -> char32_t { return i < size ? text[i] : 0; };
+  size_t end = start + 1; // one past the token's last code point
+  size_t type = PipeLexer::BAD_CHAR;
+  size_t channel = antlr4::Token::DEFAULT_CHANNEL;
+  const char32_t c = text[start];
+  switch (c) {
+  case '{': type = PipeLexer::LBRACE; break;
+  case '}': type = PipeLexer::RBRACE; break;
+  case '(': type = PipeLexer::LPAREN; break;
+  case ')': type = PipeLexer::RPAREN; break;
+  case '[': type = PipeLexer::LBRACK; break;
+  case ']': type = PipeLexer::RBRACK; break;
+  case ';': type = PipeLexer::SEMI; break;
+  case ',': type = PipeLexer::COMMA; break;
+  case '=': type = PipeLexer::ASSIGN; break;
+  case '-': type = PipeLexer::MINUS; break;
+  case '/':
+    if (at(start + 1) == '/') {
+      // LINE_COMMENT : '//' ~[\r\n]* -> channel(HIDDEN) ;
+      end = start + 2;
+      while (end < size && text[end] != '\r' && text[end] != '\n')
+        ++end;
+      type = PipeLexer::LINE_COMMENT;
+    } else if (at(start + 1) == '*') {
+      // BLOCK_COMMENT : '/*' .*? ('*/' | EOF) -> channel(HIDDEN) ;
+      end = start + 2;
+      while (end < size && !(text[end] == '*' && at(end + 1) == '/'))
+        ++end;
+      end = end < size ? end + 2 : size;
+      type = PipeLexer::BLOCK_COMMENT;
+    }
+    break;
+  case '@':
+    // QUALIFIER : '@' [A-Za-z_] [A-Za-z0-9_]* ;
+    if (isWordStart(at(start + 1))) {
+      end = start + 2;
+      while (end < size && isWordPart(text[end]))
+        ++end;
+      type = PipeLexer::QUALIFIER;
+    }
+    break;
+  default:
+    if (isDigit(c)) {
+      // QUANTITY : DIGITS ('.' DIGITS)? [A-Za-z_] [A-Za-z0-9_]* ;
+      // DECIMAL  : DIGITS '.' DIGITS ;
+      // INT      : DIGITS ;
+      while (end < size && isDigit(text[end]))
+        ++end;
+      type = PipeLexer::INT;
+      if (at(end) == '.' && isDigit(at(end + 1))) {
+        end += 2;
+        while (end < size && isDigit(text[end]))
+          ++end;
+        type = PipeLexer::DECIMAL;
+      }
+      if (isWordStart(at(end))) {
+        while (end < size && isWordPart(text[end]))
+          ++end;
+        type = PipeLexer::QUANTITY;
+      }
+    } else if (isWordStart(c)) {
+      // The keywords, then IDENT : [A-Za-z_] [A-Za-z0-9_]* ;
+      while (end < size && isWordPart(text[end]))
+        ++end;
+      type = wordType(start, end);
+    }
+    break;
+  }
+  if (type == PipeLexer::BAD_CHAR || type == PipeLexer::LINE_COMMENT ||
+      type == PipeLexer::BLOCK_COMMENT)
+    channel = antlr4::Token::HIDDEN_CHANNEL;
+  std::unique_ptr<antlr4::Token> tok = make(type, channel, start, end - 1);
+  advanceTo(end);
+  return tok;
+}
