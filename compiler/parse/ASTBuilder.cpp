@@ -1,12 +1,80 @@
 //===- ASTBuilder.cpp -----------------------------------------------------===//
+//
+// The generated accessors (c->name(), c->INT()) dynamic_cast every child of
+// a node at every call, a fifth of the front end's time on large files. Here
+// each node's children are sorted once into tokens and rule contexts, told
+// apart by their exact type, and the builder asks that list instead.
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/parse/ASTBuilder.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <limits>
+#include <typeinfo>
 
 using namespace pipec;
 using namespace pipec::parse;
+
+namespace {
+
+/// The children of one parse-tree node: its tokens (error-recovery debris
+/// too, as the generated accessors count it) and its rules' contexts.
+class Children {
+public:
+  explicit Children(antlr4::ParserRuleContext *c) {
+    for (antlr4::tree::ParseTree *child : c->children) {
+      const std::type_info &type = typeid(*child);
+      if (type == typeid(antlr4::tree::TerminalNodeImpl) ||
+          type == typeid(antlr4::tree::ErrorNodeImpl)) {
+        antlr4::Token *tok =
+            static_cast<antlr4::tree::TerminalNode *>(child)->getSymbol();
+        all.push_back({tok->getType(), tok, nullptr});
+      } else {
+        auto *rule = static_cast<antlr4::ParserRuleContext *>(child);
+        all.push_back({rule->getRuleIndex(), nullptr, rule});
+      }
+    }
+  }
+
+  /// The first token of `type`, or null.
+  antlr4::Token *token(size_t type) const {
+    for (const Entry &e : all)
+      if (e.token && e.kind == type)
+        return e.token;
+    return nullptr;
+  }
+
+  /// The first context of rule `index` (PipeParser::RuleName...), or null.
+  template <typename Context> Context *rule(size_t index) const {
+    for (const Entry &e : all)
+      if (e.rule && e.kind == index)
+        return static_cast<Context *>(e.rule);
+    return nullptr;
+  }
+
+  /// Every context of rule `index`, in order.
+  template <typename Context>
+  llvm::SmallVector<Context *, 4> rules(size_t index) const {
+    llvm::SmallVector<Context *, 4> found;
+    for (const Entry &e : all)
+      if (e.rule && e.kind == index)
+        found.push_back(static_cast<Context *>(e.rule));
+    return found;
+  }
+
+private:
+  struct Entry {
+    size_t kind; ///< the token's type, or the rule's index
+    antlr4::Token *token;
+    antlr4::ParserRuleContext *rule;
+  };
+  llvm::SmallVector<Entry, 16> all;
+};
+
+} // namespace
 
 llvm::SMRange ASTBuilder::rangeOf(antlr4::ParserRuleContext *c) const {
   if (!c)
@@ -18,137 +86,152 @@ std::string ASTBuilder::textOf(antlr4::Token *tok) const {
   // Conjured tokens carry text such as "<missing IDENT>": keep it out.
   if (!ctx.isReal(tok))
     return "";
-  return tok->getText();
+  if (tok->getType() == antlr4::Token::EOF)
+    return "<EOF>"; // as ANTLR spells it
+  // The token's bytes, straight from the buffer (the input stream would
+  // convert its code points back to UTF-8).
+  const size_t begin = ctx.text.byteOffset(tok->getStartIndex());
+  const size_t end = ctx.text.byteOffset(tok->getStopIndex() + 1);
+  return std::string(ctx.bufferStart + begin, end - begin);
 }
 
 /// item : setting | streamDecl | bufferDecl | stageDecl ;
 void ASTBuilder::buildItem(PipeParser::ItemContext *c, ast::Pipeline &into) {
   if (!c)
     return;
-  if (c->setting())
-    into.settings.push_back(buildSetting(c->setting()));
-  else if (c->streamDecl())
-    into.streams.push_back(buildStreamDecl(c->streamDecl()));
-  else if (c->bufferDecl())
-    into.buffers.push_back(buildBufferDecl(c->bufferDecl()));
-  else if (c->stageDecl())
-    into.stages.push_back(buildStageDecl(c->stageDecl()));
+  Children kids(c);
+  if (auto *setting = kids.rule<PipeParser::SettingContext>(PipeParser::RuleSetting))
+    into.settings.push_back(buildSetting(setting));
+  else if (auto *stream = kids.rule<PipeParser::StreamDeclContext>(PipeParser::RuleStreamDecl))
+    into.streams.push_back(buildStreamDecl(stream));
+  else if (auto *buffer = kids.rule<PipeParser::BufferDeclContext>(PipeParser::RuleBufferDecl))
+    into.buffers.push_back(buildBufferDecl(buffer));
+  else if (auto *stage = kids.rule<PipeParser::StageDeclContext>(PipeParser::RuleStageDecl))
+    into.stages.push_back(buildStageDecl(stage));
 }
 
 /// setting : ITERATIONS INT SEMI | SYNC (INFERRED | DECLARED) SEMI ;
 ast::Setting ASTBuilder::buildSetting(PipeParser::SettingContext *c) {
+  Children kids(c);
   ast::Setting s;
   s.range = rangeOf(c);
-  if (c->SYNC()) {
+  if (kids.token(PipeParser::SYNC)) {
     s.kind = ast::Setting::Sync;
-    s.syncDeclared = c->DECLARED() != nullptr;
+    s.syncDeclared = kids.token(PipeParser::DECLARED) != nullptr;
     return s;
   }
-  s.iterations = buildInt(c->INT());
+  s.iterations = buildInt(kids.token(PipeParser::INT));
   return s;
 }
 
 /// bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? SEMI ;
 ast::BufferDecl ASTBuilder::buildBufferDecl(PipeParser::BufferDeclContext *c) {
+  Children kids(c);
   ast::BufferDecl b;
   b.range = rangeOf(c);
-  if (c->name())
-    b.name = buildName(c->name());
-  if (c->INT())
-    b.slots = buildInt(c->INT());
-  if (c->amount())
-    b.size = buildAmount(c->amount());
-  b.host = c->HOST() != nullptr;
+  if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
+    b.name = buildName(name);
+  if (antlr4::Token *slots = kids.token(PipeParser::INT))
+    b.slots = buildInt(slots);
+  if (auto *amount = kids.rule<PipeParser::AmountContext>(PipeParser::RuleAmount))
+    b.size = buildAmount(amount);
+  b.host = kids.token(PipeParser::HOST) != nullptr;
   return b;
 }
 
 /// access : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;
 ast::Access ASTBuilder::buildAccess(PipeParser::AccessContext *c) {
+  Children kids(c);
   ast::Access a;
   a.range = rangeOf(c);
-  a.write = c->WRITES() != nullptr;
-  for (PipeParser::NameContext *n : c->name())
+  a.write = kids.token(PipeParser::WRITES) != nullptr;
+  for (auto *n : kids.rules<PipeParser::NameContext>(PipeParser::RuleName))
     a.buffers.push_back(buildName(n));
   return a;
 }
 
 /// streamDecl : STREAM name (PRIORITY priority)? SEMI ;
 ast::StreamDecl ASTBuilder::buildStreamDecl(PipeParser::StreamDeclContext *c) {
+  Children kids(c);
   ast::StreamDecl s;
   s.range = rangeOf(c);
-  if (c->name())
-    s.name = buildName(c->name());
-  if (c->priority())
-    s.priority = buildPriority(c->priority());
+  if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
+    s.name = buildName(name);
+  if (auto *priority = kids.rule<PipeParser::PriorityContext>(PipeParser::RulePriority))
+    s.priority = buildPriority(priority);
   return s;
 }
 
 /// priority : HIGH | NORMAL | LOW | MINUS? INT ;
 ast::Priority ASTBuilder::buildPriority(PipeParser::PriorityContext *c) {
+  Children kids(c);
   ast::Priority p;
   p.range = rangeOf(c);
-  if (c->HIGH()) {
+  if (kids.token(PipeParser::HIGH)) {
     p.kind = ast::PriorityKind::High;
-  } else if (c->NORMAL()) {
+  } else if (kids.token(PipeParser::NORMAL)) {
     p.kind = ast::PriorityKind::Normal;
-  } else if (c->LOW()) {
+  } else if (kids.token(PipeParser::LOW)) {
     p.kind = ast::PriorityKind::Low;
-  } else if (c->INT()) {
+  } else if (antlr4::Token *integer = kids.token(PipeParser::INT)) {
     p.kind = ast::PriorityKind::Raw;
-    uint64_t magnitude = buildInt(c->INT()).value;
+    uint64_t magnitude = buildInt(integer).value;
     constexpr uint64_t maxMagnitude = std::numeric_limits<int64_t>::max();
     int64_t value = static_cast<int64_t>(std::min(magnitude, maxMagnitude));
-    p.raw = c->MINUS() ? -value : value;
+    p.raw = kids.token(PipeParser::MINUS) ? -value : value;
   }
   return p;
 }
 
-/// stageDecl : STAGE name (ON name)? work attrs? deps? SEMI ;
+/// stageDecl : STAGE name (ON name)? work attrs? access* deps? SEMI ;
 ast::StageDecl ASTBuilder::buildStageDecl(PipeParser::StageDeclContext *c) {
+  Children kids(c);
   ast::StageDecl s;
   s.range = rangeOf(c);
-  std::vector<PipeParser::NameContext *> names = c->name();
+  auto names = kids.rules<PipeParser::NameContext>(PipeParser::RuleName);
   if (!names.empty())
     s.name = buildName(names[0]);
-  if (c->ON() && names.size() > 1)
+  if (kids.token(PipeParser::ON) && names.size() > 1)
     s.stream = buildName(names[1]);
-  if (c->work())
-    buildWork(c->work(), s);
-  if (c->attrs())
-    s.attrs = buildAttrs(c->attrs());
-  for (PipeParser::AccessContext *a : c->access())
+  if (auto *work = kids.rule<PipeParser::WorkContext>(PipeParser::RuleWork))
+    buildWork(work, s);
+  if (auto *attrs = kids.rule<PipeParser::AttrsContext>(PipeParser::RuleAttrs))
+    s.attrs = buildAttrs(attrs);
+  for (auto *a : kids.rules<PipeParser::AccessContext>(PipeParser::RuleAccess))
     s.accesses.push_back(buildAccess(a));
-  if (c->deps())
-    s.deps = buildDeps(c->deps());
+  if (auto *deps = kids.rule<PipeParser::DepsContext>(PipeParser::RuleDeps))
+    s.deps = buildDeps(deps);
   return s;
 }
 
-/// work : KERNEL amount | COPY direction amount | HOST amount ;
+/// work : KERNEL amount | COPY direction amount? | HOST amount | MEMSET amount ;
 void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
-  if (c->KERNEL()) {
+  Children kids(c);
+  if (antlr4::Token *t = kids.token(PipeParser::KERNEL)) {
     into.kind = StageKind::Kernel;
-    into.kindRange = ctx.rangeOf(c->KERNEL()->getSymbol());
-  } else if (c->COPY()) {
+    into.kindRange = ctx.rangeOf(t);
+  } else if (antlr4::Token *t = kids.token(PipeParser::COPY)) {
     into.kind = StageKind::Copy;
-    into.kindRange = ctx.rangeOf(c->COPY()->getSymbol());
-  } else if (c->HOST()) {
+    into.kindRange = ctx.rangeOf(t);
+  } else if (antlr4::Token *t = kids.token(PipeParser::HOST)) {
     into.kind = StageKind::Host;
-    into.kindRange = ctx.rangeOf(c->HOST()->getSymbol());
-  } else if (c->MEMSET()) {
+    into.kindRange = ctx.rangeOf(t);
+  } else if (antlr4::Token *t = kids.token(PipeParser::MEMSET)) {
     into.kind = StageKind::Memset;
-    into.kindRange = ctx.rangeOf(c->MEMSET()->getSymbol());
+    into.kindRange = ctx.rangeOf(t);
   }
-  if (c->direction())
-    into.direction = buildDirection(c->direction());
-  if (c->amount())
-    into.amount = buildAmount(c->amount());
+  if (auto *direction = kids.rule<PipeParser::DirectionContext>(PipeParser::RuleDirection))
+    into.direction = buildDirection(direction);
+  if (auto *amount = kids.rule<PipeParser::AmountContext>(PipeParser::RuleAmount))
+    into.amount = buildAmount(amount);
 }
 
 /// direction : H2D | D2H | D2D ;
 CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
-  if (c->D2H())
+  Children kids(c);
+  if (kids.token(PipeParser::D2H))
     return CopyDirection::D2H;
-  if (c->D2D())
+  if (kids.token(PipeParser::D2D))
     return CopyDirection::D2D;
   return CopyDirection::H2D;
 }
@@ -161,9 +244,9 @@ ast::Amount ASTBuilder::buildAmount(PipeParser::AmountContext *c) {
 }
 
 /// A QUANTITY token as an amount: `48KiB` is {"48", "KiB"}.
-ast::Amount ASTBuilder::buildQuantity(antlr4::tree::TerminalNode *t) {
-  ast::Amount a = splitAmount(textOf(t->getSymbol()));
-  a.range = ctx.rangeOf(t->getSymbol(), t->getSymbol());
+ast::Amount ASTBuilder::buildQuantity(antlr4::Token *t) {
+  ast::Amount a = splitAmount(textOf(t));
+  a.range = ctx.rangeOf(t, t);
   return a;
 }
 
@@ -180,27 +263,28 @@ ast::Amount ASTBuilder::splitAmount(const std::string &text) {
 /// attrs : LBRACK attr (COMMA attr)* RBRACK ;
 std::vector<ast::Attr> ASTBuilder::buildAttrs(PipeParser::AttrsContext *c) {
   std::vector<ast::Attr> attrs;
-  for (PipeParser::AttrContext *a : c->attr())
+  for (auto *a : Children(c).rules<PipeParser::AttrContext>(PipeParser::RuleAttr))
     attrs.push_back(buildAttr(a));
   return attrs;
 }
 
 /// attr : name (ASSIGN (INT | QUANTITY))? ;
 ast::Attr ASTBuilder::buildAttr(PipeParser::AttrContext *c) {
+  Children kids(c);
   ast::Attr a;
   a.range = rangeOf(c);
-  if (c->name())
-    a.name = buildName(c->name());
-  if (c->INT())
-    a.value = buildInt(c->INT());
-  if (c->QUANTITY())
-    a.amount = buildQuantity(c->QUANTITY());
+  if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
+    a.name = buildName(name);
+  if (antlr4::Token *value = kids.token(PipeParser::INT))
+    a.value = buildInt(value);
+  if (antlr4::Token *amount = kids.token(PipeParser::QUANTITY))
+    a.amount = buildQuantity(amount);
   return a;
 }
 
 /// deps : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
 std::vector<ast::Dep> ASTBuilder::buildDeps(PipeParser::DepsContext *c) {
-  std::vector<PipeParser::DepContext *> list = c->dep();
+  auto list = Children(c).rules<PipeParser::DepContext>(PipeParser::RuleDep);
   std::vector<ast::Dep> deps;
   deps.reserve(list.size());
   for (PipeParser::DepContext *d : list)
@@ -210,14 +294,15 @@ std::vector<ast::Dep> ASTBuilder::buildDeps(PipeParser::DepsContext *c) {
 
 /// dep : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
+  Children kids(c);
   ast::Dep d;
   d.range = rangeOf(c);
-  if (c->name())
-    d.stage = buildName(c->name());
-  if (antlr4::tree::TerminalNode *q = c->QUALIFIER())
-    d.qualifier = ast::Name{textOf(q->getSymbol()), ctx.rangeOf(q->getSymbol())};
-  if (c->INT())
-    d.distance = buildInt(c->INT());
+  if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
+    d.stage = buildName(name);
+  if (antlr4::Token *q = kids.token(PipeParser::QUALIFIER))
+    d.qualifier = ast::Name{textOf(q), ctx.rangeOf(q)};
+  if (antlr4::Token *distance = kids.token(PipeParser::INT))
+    d.distance = buildInt(distance);
   return d;
 }
 
@@ -229,12 +314,12 @@ ast::Name ASTBuilder::buildName(PipeParser::NameContext *c) {
 }
 
 /// INT, saturating at UINT64_MAX.
-ast::IntLit ASTBuilder::buildInt(antlr4::tree::TerminalNode *node) {
+ast::IntLit ASTBuilder::buildInt(antlr4::Token *tok) {
   ast::IntLit lit;
-  if (!node)
+  if (!tok)
     return lit;
-  lit.range = ctx.rangeOf(node->getSymbol());
-  for (char digit : textOf(node->getSymbol())) {
+  lit.range = ctx.rangeOf(tok);
+  for (char digit : textOf(tok)) {
     uint64_t d = static_cast<uint64_t>(digit - '0');
     if (lit.value > (std::numeric_limits<uint64_t>::max() - d) / 10) {
       lit.value = std::numeric_limits<uint64_t>::max();
