@@ -389,27 +389,29 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
   into.direction = s.direction;
   // Copies and memsets take a size (bytes moved or filled) or a time.
   bool isCopy = into.kind == StageKind::Copy || into.kind == StageKind::Memset;
-  std::string expects =
-      isCopy ? formatv("'{0}' expects a size ({1}) or a time ({2})",
-                       spelling(into.kind), sema::sizeUnitList(), sema::timeUnitList())
-                   .str()
-             : formatv("'{0}' expects a time ({1})", spelling(into.kind),
-                       sema::timeUnitList())
-                   .str();
+  // What the amount should have been; spelt out only for a diagnostic.
+  auto expects = [&]() -> std::string {
+    if (isCopy)
+      return formatv("'{0}' expects a size ({1}) or a time ({2})",
+                     spelling(into.kind), sema::sizeUnitList(),
+                     sema::timeUnitList());
+    return formatv("'{0}' expects a time ({1})", spelling(into.kind),
+                   sema::timeUnitList());
+  };
   const ast::Amount &a = s.amount;
   sema::Quantity q = sema::parseQuantity(a.number, a.unit);
   switch (q.kind) {
   case sema::Quantity::UnknownUnit:
-    diags.error(a.range, formatv("unknown unit '{0}'; {1}", a.unit, expects));
+    diags.error(a.range, formatv("unknown unit '{0}'; {1}", a.unit, expects()));
     return;
   case sema::Quantity::Bare:
     diags.error(a.range, formatv("{0}, not a bare number; write the unit "
                                  "right after it, as in '{1}us'",
-                                 expects, a.number));
+                                 expects(), a.number));
     return;
   case sema::Quantity::Size:
     if (!isCopy) {
-      diags.error(a.range, formatv("{0}, not a size", expects));
+      diags.error(a.range, formatv("{0}, not a size", expects()));
       return;
     }
     if (q.tooLarge) {
