@@ -61,6 +61,56 @@ constexpr Keyword kKeywords[] = {
 };
 constexpr size_t kLongestKeyword = 10; // "depends_on", "iterations"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define PIPEC_POOL_TOKENS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PIPEC_POOL_TOKENS 0
+#endif
+#endif
+#ifndef PIPEC_POOL_TOKENS
+#define PIPEC_POOL_TOKENS 1
+#endif
+
+/// Tokens come and go by the million (the token window frees each item's
+/// once it is parsed), so freed ones are kept on a free list and reused
+/// rather than returned to malloc; the list holds at most as many as were
+/// ever alive at once. Under AddressSanitizer each token is its own
+/// allocation, so that a use after the window freed it is still caught.
+class ScannedToken final : public antlr4::CommonToken {
+public:
+  using antlr4::CommonToken::CommonToken;
+#if PIPEC_POOL_TOKENS
+  static void *operator new(size_t size) {
+    if (size == sizeof(ScannedToken) && freeList) {
+      FreeBlock *block = freeList;
+      freeList = block->next;
+      return block;
+    }
+    return ::operator new(size);
+  }
+  static void operator delete(void *p, size_t size) {
+    if (size != sizeof(ScannedToken)) {
+      ::operator delete(p);
+      return;
+    }
+    auto *block = static_cast<FreeBlock *>(p);
+    block->next = freeList;
+    freeList = block;
+  }
+
+private:
+  struct FreeBlock {
+    FreeBlock *next;
+  };
+  static thread_local FreeBlock *freeList;
+#endif
+};
+
+#if PIPEC_POOL_TOKENS
+thread_local ScannedToken::FreeBlock *ScannedToken::freeList = nullptr;
+#endif
+
 } // namespace
 
 Scanner::Scanner(antlr4::CharStream &input, const std::u32string &points)
@@ -93,8 +143,14 @@ void Scanner::advanceTo(size_t end) {
 
 std::unique_ptr<antlr4::Token> Scanner::make(size_t type, size_t channel,
                                              size_t start, size_t stop) {
-  return antlr4::CommonTokenFactory::DEFAULT->create(
-      {this, &input}, type, "", channel, start, stop, line, column);
+  // As the generated lexer's factory makes them, less the empty text it
+  // would copy in.
+  auto tok = std::make_unique<ScannedToken>(
+      std::pair<antlr4::TokenSource *, antlr4::CharStream *>(this, &input),
+      type, channel, start, stop);
+  tok->setLine(line);
+  tok->setCharPositionInLine(column);
+  return tok;
 }
 
 std::unique_ptr<antlr4::Token> Scanner::nextToken() {

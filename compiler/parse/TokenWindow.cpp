@@ -35,6 +35,24 @@ void TokenWindow::forgetPassed() {
   _tokens.erase(_tokens.begin(), _tokens.begin() + static_cast<long>(drop));
   _p -= drop;
   for (size_t i = 0; i < _tokens.size(); ++i)
-    if (auto *writable = dynamic_cast<antlr4::WritableToken *>(_tokens[i].get()))
-      writable->setTokenIndex(i);
+    if (_tokens[i])
+      static_cast<antlr4::WritableToken *>(_tokens[i].get())->setTokenIndex(i);
+}
+
+size_t TokenWindow::fetch(size_t n) {
+  // BufferedTokenStream::fetch, less a dynamic_cast per token: the tokens
+  // here are the Scanner's, all CommonTokens.
+  if (_fetchedEOF)
+    return 0;
+  for (size_t i = 0; i < n; ++i) {
+    std::unique_ptr<antlr4::Token> t = _tokenSource->nextToken();
+    static_cast<antlr4::WritableToken *>(t.get())->setTokenIndex(_tokens.size());
+    const bool eof = t->getType() == antlr4::Token::EOF;
+    _tokens.push_back(std::move(t));
+    if (eof) {
+      _fetchedEOF = true;
+      return i + 1;
+    }
+  }
+  return n;
 }

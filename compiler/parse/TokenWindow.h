@@ -44,6 +44,11 @@ public:
   /// Tokens held now (for tests and benchmarks).
   size_t held() const { return _tokens.size(); }
 
+protected:
+  /// Fetches from the token source, which must give WritableTokens (the
+  /// Scanner's CommonTokens).
+  size_t fetch(size_t n) override;
+
 private:
   size_t freeAfter;
 };
