@@ -88,11 +88,9 @@ std::string ASTBuilder::textOf(antlr4::Token *tok) const {
     return "";
   if (tok->getType() == antlr4::Token::EOF)
     return "<EOF>"; // as ANTLR spells it
-  // The token's bytes, straight from the buffer (the input stream would
-  // convert its code points back to UTF-8).
-  const size_t begin = ctx.text.byteOffset(tok->getStartIndex());
-  const size_t end = ctx.text.byteOffset(tok->getStopIndex() + 1);
-  return std::string(ctx.bufferStart + begin, end - begin);
+  // The token's bytes, straight from the buffer.
+  const size_t begin = tok->getStartIndex();
+  return ctx.source.substr(begin, tok->getStopIndex() + 1 - begin).str();
 }
 
 /// item : setting | streamDecl | bufferDecl | stageDecl ;

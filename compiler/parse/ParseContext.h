@@ -7,7 +7,7 @@
 #define PIPEC_PARSE_PARSECONTEXT_H
 
 #include "compiler/diag/Diagnostics.h"
-#include "compiler/parse/SourceText.h"
+#include "llvm/ADT/StringRef.h"
 
 #include "Token.h"
 
@@ -20,18 +20,18 @@ struct StopParsing {};
 
 class ParseContext {
 public:
-  ParseContext(const char *bufferStart, const SourceText &text,
-               DiagnosticEngine &diags)
-      : bufferStart(bufferStart), text(text), diags(diags) {}
+  /// `source`: the bytes parsed, inside a SourceMgr buffer.
+  ParseContext(llvm::StringRef source, DiagnosticEngine &diags)
+      : source(source), diags(diags) {}
 
-  /// The location of code point `index`.
-  llvm::SMLoc locAt(size_t index) const {
-    return llvm::SMLoc::getFromPointer(bufferStart + text.byteOffset(index));
+  /// The location of byte `offset` (tokens span byte offsets).
+  llvm::SMLoc locAt(size_t offset) const {
+    return llvm::SMLoc::getFromPointer(source.data() + offset);
   }
   bool isReal(const antlr4::Token *tok) const {
     return tok && tok->getStartIndex() != kInvalidIndex &&
            tok->getStopIndex() != kInvalidIndex &&
-           tok->getStartIndex() <= text.codePoints().size();
+           tok->getStartIndex() <= source.size();
   }
   /// [first byte, one past the last byte] of a token; invalid for tokens the
   /// parser conjured while recovering from an error.
@@ -39,7 +39,7 @@ public:
     if (!isReal(tok))
       return {};
     if (tok->getType() == antlr4::Token::EOF)
-      return {locAt(text.codePoints().size()), locAt(text.codePoints().size())};
+      return {locAt(source.size()), locAt(source.size())};
     return {locAt(tok->getStartIndex()), locAt(tok->getStopIndex() + 1)};
   }
   /// From the start of `first` to the end of `last`.
@@ -58,8 +58,7 @@ public:
       throw StopParsing{};
   }
 
-  const char *const bufferStart;
-  const SourceText &text;
+  const llvm::StringRef source;
   DiagnosticEngine &diags;
   /// Where each syntax error was reported, to mark damaged pipelines.
   std::vector<const char *> syntaxErrors;

@@ -9,9 +9,9 @@
 #include "compiler/parse/Parser.h"
 
 #include "compiler/parse/ASTBuilder.h"
+#include "compiler/parse/ByteStream.h"
 #include "compiler/parse/ParseContext.h"
 #include "compiler/parse/Scanner.h"
-#include "compiler/parse/SourceText.h"
 #include "compiler/parse/SyntaxErrors.h"
 #include "compiler/parse/TokenSource.h"
 #include "compiler/parse/TokenWindow.h"
@@ -26,13 +26,6 @@ using namespace pipec;
 using namespace pipec::parse;
 
 namespace {
-
-/// An ANTLR input stream over code points decoded in place (SourceText
-/// fills `codePoints()`): one copy of the file, not two.
-class CodePointStream : public antlr4::ANTLRInputStream {
-public:
-  std::u32string &codePoints() { return _data; }
-};
 
 /// Parses a file pipeline by pipeline and item by item. The frame of a
 /// pipeline (`pipeline NAME {` ... `}`) is read here; each item (`stream`,
@@ -238,12 +231,11 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
                            size_t freeAfter) {
   // Locations point into `range`, inside the buffer: a part of a file has
   // the whole file's line numbers without a copy of it.
-  CodePointStream input;
-  SourceText text(range, input.codePoints());
-  ParseContext ctx(range.data(), text, diags);
+  ByteStream input(range);
+  ParseContext ctx(range, diags);
   (void)sm;
 
-  Scanner lexer(input, input.codePoints());
+  Scanner lexer(input);
   FilteringTokenSource source(lexer, ctx);
   TokenWindow tokens(&source, freeAfter);
   PipeParser parser(&tokens);

@@ -9,6 +9,8 @@
 
 #include "compiler/parse/Scanner.h"
 
+#include "compiler/parse/SourceText.h"
+
 #include "PipeLexer.h"
 
 #include <cstring>
@@ -17,13 +19,13 @@ using namespace pipec::parse;
 
 namespace {
 
-bool isDigit(char32_t c) { return c >= '0' && c <= '9'; }
-bool isWordStart(char32_t c) {
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isWordStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool isWordPart(char32_t c) { return isWordStart(c) || isDigit(c); }
+bool isWordPart(char c) { return isWordStart(c) || isDigit(c); }
 /// WS : [ \t\r\n\f\u000B]+
-bool isSpace(char32_t c) {
+bool isSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
          c == 0x0B;
 }
@@ -113,16 +115,13 @@ thread_local ScannedToken::FreeBlock *ScannedToken::freeList = nullptr;
 
 } // namespace
 
-Scanner::Scanner(antlr4::CharStream &input, const std::u32string &points)
-    : input(input), text(points) {}
+Scanner::Scanner(ByteStream &input) : input(input), text(input.text()) {}
 
 size_t Scanner::wordType(size_t begin, size_t end) const {
   const size_t length = end - begin;
   if (length > kLongestKeyword)
     return PipeLexer::IDENT;
-  char word[kLongestKeyword];
-  for (size_t i = 0; i < length; ++i)
-    word[i] = static_cast<char>(text[begin + i]); // ASCII: a word's letters
+  const char *word = text.data() + begin;
   for (const Keyword &k : kKeywords)
     if (k.text[0] == word[0] && std::strlen(k.text) == length &&
         std::memcmp(k.text, word, length) == 0)
@@ -131,13 +130,21 @@ size_t Scanner::wordType(size_t begin, size_t end) const {
 }
 
 void Scanner::advanceTo(size_t end) {
-  for (; pos < end; ++pos) {
-    if (text[pos] == '\n') {
+  while (pos < end) {
+    const char c = text[pos];
+    if (c == '\n') {
       ++line;
       column = 0;
-    } else {
-      ++column;
+      ++pos;
+      continue;
     }
+    ++column;
+    if (static_cast<uint8_t>(c) < 0x80) {
+      ++pos;
+      continue;
+    }
+    char32_t ignored;
+    pos += SourceText::decode(text, pos, ignored);
   }
 }
 
@@ -164,11 +171,11 @@ std::unique_ptr<antlr4::Token> Scanner::nextToken() {
     return make(antlr4::Token::EOF, antlr4::Token::DEFAULT_CHANNEL, size,
                 size - 1);
 
-  auto at = [&](size_t i) -> char32_t { return i < size ? text[i] : 0; };
+  auto at = [&](size_t i) -> char { return i < size ? text[i] : 0; };
   size_t end = start + 1; // one past the token's last code point
   size_t type = PipeLexer::BAD_CHAR;
   size_t channel = antlr4::Token::DEFAULT_CHANNEL;
-  const char32_t c = text[start];
+  const char c = text[start];
   switch (c) {
   case '{': type = PipeLexer::LBRACE; break;
   case '}': type = PipeLexer::RBRACE; break;
@@ -229,6 +236,10 @@ std::unique_ptr<antlr4::Token> Scanner::nextToken() {
       while (end < size && isWordPart(text[end]))
         ++end;
       type = wordType(start, end);
+    } else if (static_cast<uint8_t>(c) >= 0x80) {
+      // BAD_CHAR : . ; one code point, however many bytes it takes.
+      char32_t ignored;
+      end = start + SourceText::decode(text, start, ignored);
     }
     break;
   }

@@ -1,19 +1,24 @@
 //===- Scanner.h - The .pipe lexer, written out by hand -------------------===//
 //
 // The lexer rules of grammar/Pipe.g4 are its specification: the Scanner gives
-// the very tokens the generated PipeLexer gives (type, channel, code point
-// span, line, column), keywords, longest match and all, a randomized test
-// holds the two equal (tests/unit/ScannerTest.cpp), and the fuzzer compares
-// them on every input. It is written out because the generated lexer is most
-// of the front end's time on large files: ANTLR 4.9 walks a DFA held in
-// locked hash maps for every character; this is one switch per character and
-// no allocation but the token itself.
+// the very tokens the generated PipeLexer gives (type, channel, span, line,
+// column), keywords, longest match and all; a randomized test holds the two
+// equal (tests/unit/ScannerTest.cpp), and the fuzzer compares them on every
+// input. One difference, by design: it reads the UTF-8 bytes, and a token's
+// [start, stop] are byte offsets where the generated lexer's are code point
+// indexes (the same tokens: each ends on a code point's last byte). It is
+// written out because the generated lexer was most of the front end's time
+// on large files -- ANTLR 4.9 walks a DFA held in locked hash maps for every
+// character, over the file decoded to 4 bytes a character -- where this is
+// one switch per character and no allocation but the token's.
 //
 // Internal to compiler/parse/.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_PARSE_SCANNER_H
 #define PIPEC_PARSE_SCANNER_H
+
+#include "compiler/parse/ByteStream.h"
 
 #include "antlr4-runtime.h"
 
@@ -23,9 +28,9 @@ namespace pipec::parse {
 
 class Scanner : public antlr4::TokenSource {
 public:
-  /// Scans `points`, the code points `input` holds (the tokens name that
-  /// stream as theirs, so that getText() reads from it).
-  Scanner(antlr4::CharStream &input, const std::u32string &points);
+  /// Scans the bytes `input` holds (the tokens name it as their stream, so
+  /// that getText() reads from it).
+  explicit Scanner(ByteStream &input);
 
   std::unique_ptr<antlr4::Token> nextToken() override;
   size_t getLine() const override { return line; }
@@ -39,14 +44,14 @@ public:
 private:
   /// The token type of the word [begin, end): a keyword's, or IDENT.
   size_t wordType(size_t begin, size_t end) const;
-  /// Moves past code points up to `end`, counting lines as ANTLR does
-  /// (only '\n' starts one).
+  /// Moves past the bytes up to `end`, counting lines as ANTLR does (only
+  /// '\n' starts one) and columns in code points.
   void advanceTo(size_t end);
   std::unique_ptr<antlr4::Token> make(size_t type, size_t channel,
                                       size_t start, size_t stop);
 
-  antlr4::CharStream &input;
-  const std::u32string &text;
+  ByteStream &input;
+  llvm::StringRef text;
   size_t pos = 0;
   size_t line = 1;
   size_t column = 0;

@@ -41,6 +41,13 @@ static unsigned decodeOne(llvm::StringRef s, size_t i, char32_t &out) {
   return 0;
 }
 
+unsigned SourceText::decode(llvm::StringRef s, size_t i, char32_t &out) {
+  if (unsigned len = decodeOne(s, i, out))
+    return len;
+  out = 0xDC00 + static_cast<uint8_t>(s[i]);
+  return 1;
+}
+
 SourceText::SourceText(llvm::StringRef bytes, std::u32string &points)
     : points(points) {
   points.clear();
@@ -59,11 +66,7 @@ SourceText::SourceText(llvm::StringRef bytes, std::u32string &points)
   offsets.reserve(bytes.size() + 1);
   for (size_t i = 0; i < bytes.size();) {
     char32_t c = 0;
-    unsigned len = decodeOne(bytes, i, c);
-    if (len == 0) {
-      c = 0xDC00 + static_cast<uint8_t>(bytes[i]);
-      len = 1;
-    }
+    unsigned len = decode(bytes, i, c);
     points.push_back(c);
     offsets.push_back(static_cast<uint32_t>(i));
     i += len;

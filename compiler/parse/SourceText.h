@@ -1,10 +1,13 @@
 //===- SourceText.h - UTF-8 source as code points, with byte offsets -------===//
 //
-// ANTLR counts code points; SourceMgr counts bytes. SourceText decodes the
-// buffer once and maps a code point index back to its byte offset. A byte that
-// is not part of valid UTF-8 becomes one code point of its own in the
-// surrogate range (U+DC80..U+DCFF, as Python's "surrogateescape" does), which
-// no token accepts, so the lexer reports it where it stands.
+// The front end reads bytes: the Scanner's tokens span byte offsets, as
+// SourceMgr's locations do. ANTLR's generated lexer counts code points
+// instead; SourceText decodes a buffer for it (the tests and the fuzzer
+// compare the two lexers) and maps a code point index back to its byte
+// offset. decode() is the one UTF-8 decoder both sides use: a byte that is
+// not part of valid UTF-8 becomes one code point of its own in the surrogate
+// range (U+DC80..U+DCFF, as Python's "surrogateescape" does), which no token
+// accepts, so the lexer reports it where it stands.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_PARSE_SOURCETEXT_H
@@ -31,6 +34,10 @@ public:
   size_t byteOffset(size_t index) const {
     return offsets.empty() ? index : offsets[index];
   }
+
+  /// Decodes the code point at s[i] into `out`; returns its length in bytes
+  /// (1 for a byte that is not valid UTF-8, decoded as its escape).
+  static unsigned decode(llvm::StringRef s, size_t i, char32_t &out);
 
   /// For a code point that stands for an invalid byte, that byte.
   static std::optional<uint8_t> invalidByte(char32_t c) {

@@ -2,6 +2,8 @@
 
 #include "compiler/parse/TokenSource.h"
 
+#include "compiler/parse/SourceText.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -15,7 +17,14 @@ std::unique_ptr<antlr4::Token> FilteringTokenSource::pull() {
 }
 
 void FilteringTokenSource::reportBadChars(size_t first, size_t last) {
-  char32_t c = ctx.text.codePoints()[first];
+  // [first, last] are byte offsets; the message counts characters.
+  char32_t c = 0;
+  const size_t length = SourceText::decode(ctx.source, first, c);
+  size_t more = 0;
+  for (size_t at = first + length; at <= last; ++more) {
+    char32_t ignored;
+    at += SourceText::decode(ctx.source, at, ignored);
+  }
   std::string msg;
   llvm::raw_string_ostream os(msg);
   os << "unexpected character";
@@ -25,14 +34,12 @@ void FilteringTokenSource::reportBadChars(size_t first, size_t last) {
     os << " '" << static_cast<char>(c) << "'";
   else if (c >= 0x80)
     os << " '"
-       << llvm::StringRef(ctx.bufferStart + ctx.text.byteOffset(first),
-                          ctx.text.byteOffset(first + 1) -
-                              ctx.text.byteOffset(first))
+       << ctx.source.substr(first, length)
        << "' " << llvm::format("(U+%04X)", static_cast<unsigned>(c));
   else
     os << ' ' << llvm::format("U+%04X", static_cast<unsigned>(c));
-  if (last > first)
-    os << " (and " << (last - first) << " more)";
+  if (more)
+    os << " (and " << more << " more)";
   ctx.diags.error({ctx.locAt(first), ctx.locAt(last + 1)}, os.str());
   ctx.stopIfNeeded();
 }
@@ -58,9 +65,9 @@ std::unique_ptr<antlr4::Token> FilteringTokenSource::nextToken() {
       continue;
     }
     case PipeLexer::BLOCK_COMMENT: {
-      const std::u32string &cp = ctx.text.codePoints();
+      const llvm::StringRef text = ctx.source;
       size_t start = tok->getStartIndex(), stop = tok->getStopIndex();
-      bool closed = stop >= start + 3 && cp[stop - 1] == U'*' && cp[stop] == U'/';
+      bool closed = stop >= start + 3 && text[stop - 1] == '*' && text[stop] == '/';
       if (!closed) {
         ctx.diags.error({ctx.locAt(start), ctx.locAt(start + 2)},
                         "unterminated /* comment");
