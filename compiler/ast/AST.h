@@ -3,12 +3,17 @@
 // The AST is pure syntax: names are unresolved, quantities keep their spelling
 // (number and unit). compiler/sema/ resolves names and units into a Program.
 //
+// Text in the AST is not copied: names and amounts are StringRefs into the
+// SourceMgr buffer the file was parsed from (as every range is), which must
+// outlive the AST. A flat file of a million stages holds its names once.
+//
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_AST_AST_H
 #define PIPEC_AST_AST_H
 
 #include "compiler/support/Kinds.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
@@ -24,7 +29,7 @@ class raw_ostream;
 namespace pipec::ast {
 
 struct Name {
-  std::string text;
+  llvm::StringRef text; ///< into the source buffer
   llvm::SMRange range;
 };
 
@@ -62,8 +67,8 @@ struct StreamDecl {
 /// A number as written, with the unit that follows it (empty if none):
 /// `12us` is {"12", "us"}, `0.5` is {"0.5", ""}.
 struct Amount {
-  std::string number;
-  std::string unit;
+  llvm::StringRef number; ///< into the source buffer, as `unit`
+  llvm::StringRef unit;
   llvm::SMRange range;
 };
 

@@ -2,6 +2,8 @@
 
 #include "compiler/format/Formatter.h"
 
+#include "llvm/ADT/Twine.h"
+
 #include <algorithm>
 
 using namespace pipec;
@@ -105,23 +107,23 @@ private:
       priority = "priority " + std::to_string(s.priority.raw);
       break;
     }
-    return {s.name.text, priority};
+    return {s.name.text.str(), priority};
   }
 
   static std::vector<std::string> bufferColumns(const ast::BufferDecl &b) {
-    std::string name = b.name.text;
+    std::string name = b.name.text.str();
     if (b.slots)
       name += "[" + std::to_string(b.slots->value) + "]";
-    return {name, b.size.number + b.size.unit, b.host ? "host" : ""};
+    return {name, (llvm::Twine(b.size.number) + b.size.unit).str(), b.host ? "host" : ""};
   }
 
   static std::vector<std::string> stageColumns(const ast::StageDecl &s) {
-    std::string on = s.stream ? "on " + s.stream->text : "";
+    std::string on = s.stream ? (llvm::Twine("on ") + s.stream->text).str() : "";
     std::string work = spelling(s.kind);
     if (s.kind == StageKind::Copy)
       work += std::string(" ") + spelling(s.direction);
     if (!s.amount.number.empty())
-      work += " " + s.amount.number + s.amount.unit;
+      work += (llvm::Twine(" ") + s.amount.number + s.amount.unit).str();
     std::string attrs;
     for (const ast::Attr &a : s.attrs) {
       attrs += attrs.empty() ? "[" : ", ";
@@ -129,7 +131,7 @@ private:
       if (a.value)
         attrs += "=" + std::to_string(a.value->value);
       if (a.amount)
-        attrs += "=" + a.amount->number + a.amount->unit;
+        attrs += (llvm::Twine("=") + a.amount->number + a.amount->unit).str();
     }
     if (!attrs.empty())
       attrs += "]";
@@ -138,23 +140,23 @@ private:
       access += access.empty() ? "" : " ";
       access += a.write ? "writes(" : "reads(";
       for (size_t i = 0; i < a.buffers.size(); ++i)
-        access += (i ? ", " : "") + a.buffers[i].text;
+        access += (llvm::Twine(i ? ", " : "") + a.buffers[i].text).str();
       access += ")";
     }
     std::string deps;
     for (const ast::Dep &d : s.deps) {
       deps += deps.empty() ? "depends_on(" : ", ";
-      deps += d.stage.text + (d.qualifier ? d.qualifier->text : "");
+      deps += (llvm::Twine(d.stage.text) + (d.qualifier ? d.qualifier->text : "")).str();
       if (d.distance)
         deps += "(" + std::to_string(d.distance->value) + ")";
     }
     if (!deps.empty())
       deps += ")";
-    return {s.name.text, on, work, attrs, access, deps};
+    return {s.name.text.str(), on, work, attrs, access, deps};
   }
 
   void pipeline(const ast::Pipeline &p) {
-    out += "pipeline " + p.name.text + " {\n";
+    out += (llvm::Twine("pipeline ") + p.name.text + " {\n").str();
     // Items in source order.
     struct Item {
       size_t start, end;

@@ -82,15 +82,8 @@ llvm::SMRange ASTBuilder::rangeOf(antlr4::ParserRuleContext *c) const {
   return ctx.rangeOf(c->getStart(), c->getStop());
 }
 
-std::string ASTBuilder::textOf(antlr4::Token *tok) const {
-  // Conjured tokens carry text such as "<missing IDENT>": keep it out.
-  if (!ctx.isReal(tok))
-    return "";
-  if (tok->getType() == antlr4::Token::EOF)
-    return "<EOF>"; // as ANTLR spells it
-  // The token's bytes, straight from the buffer.
-  const size_t begin = tok->getStartIndex();
-  return ctx.source.substr(begin, tok->getStopIndex() + 1 - begin).str();
+llvm::StringRef ASTBuilder::textOf(antlr4::Token *tok) const {
+  return ctx.textOf(tok);
 }
 
 /// item : setting | streamDecl | bufferDecl | stageDecl ;
@@ -248,13 +241,11 @@ ast::Amount ASTBuilder::buildQuantity(antlr4::Token *t) {
   return a;
 }
 
-ast::Amount ASTBuilder::splitAmount(const std::string &text) {
+ast::Amount ASTBuilder::splitAmount(llvm::StringRef text) {
   ast::Amount a;
-  size_t unitStart = text.find_first_not_of("0123456789.");
-  if (unitStart == std::string::npos)
-    unitStart = text.size();
-  a.number = text.substr(0, unitStart);
-  a.unit = text.substr(unitStart);
+  size_t unitStart = std::min(text.find_first_not_of("0123456789."), text.size());
+  a.number = text.take_front(unitStart);
+  a.unit = text.drop_front(unitStart);
   return a;
 }
 

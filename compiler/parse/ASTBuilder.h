@@ -33,7 +33,7 @@ private:
   ast::BufferDecl buildBufferDecl(PipeParser::BufferDeclContext *c);
   ast::Access buildAccess(PipeParser::AccessContext *c);
   ast::Amount buildQuantity(antlr4::Token *t);
-  static ast::Amount splitAmount(const std::string &text);
+  static ast::Amount splitAmount(llvm::StringRef text);
   std::vector<ast::Attr> buildAttrs(PipeParser::AttrsContext *c);
   ast::Attr buildAttr(PipeParser::AttrContext *c);
   std::vector<ast::Dep> buildDeps(PipeParser::DepsContext *c);
@@ -42,7 +42,8 @@ private:
   ast::IntLit buildInt(antlr4::Token *tok);
 
   llvm::SMRange rangeOf(antlr4::ParserRuleContext *c) const;
-  std::string textOf(antlr4::Token *tok) const;
+  /// The token's text, in the source buffer ("" for a conjured token).
+  llvm::StringRef textOf(antlr4::Token *tok) const;
 
   ParseContext &ctx;
 };

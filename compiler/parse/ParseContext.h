@@ -33,6 +33,17 @@ public:
            tok->getStopIndex() != kInvalidIndex &&
            tok->getStartIndex() <= source.size();
   }
+  /// A token's text, in the source buffer ("" for a token the parser
+  /// conjured while recovering: its text, such as "<missing IDENT>", is
+  /// not the user's).
+  llvm::StringRef textOf(const antlr4::Token *tok) const {
+    if (!isReal(tok))
+      return "";
+    if (tok->getType() == antlr4::Token::EOF)
+      return "<EOF>"; // as ANTLR spells it
+    const size_t begin = tok->getStartIndex();
+    return source.substr(begin, tok->getStopIndex() + 1 - begin);
+  }
   /// [first byte, one past the last byte] of a token; invalid for tokens the
   /// parser conjured while recovering from an error.
   llvm::SMRange rangeOf(const antlr4::Token *tok) const {

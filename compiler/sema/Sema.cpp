@@ -441,7 +441,7 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
   bool isKernel = into.kind == StageKind::Kernel;
   llvm::StringMap<const ast::Attr *> seen;
   for (const ast::Attr &a : s.attrs) {
-    const std::string &name = a.name.text;
+    llvm::StringRef name = a.name.text;
     bool known = name == "blocks" || name == "threads" || name == "smem" ||
                  name == "regs" || name == "dynamic";
     if (!known) {
