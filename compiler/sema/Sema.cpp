@@ -27,12 +27,15 @@ public:
               /*foldWarnings=*/false) {}
 
   /// `quietIfEmpty`: earlier errors may explain an empty file.
-  Program run(const ast::File &file, bool quietIfEmpty);
+  /// `release`: the same file, whose stages may be freed once converted
+  /// (null to keep them).
+  Program run(const ast::File &file, bool quietIfEmpty, ast::File *release);
   /// Sends what was found, in source order, to `out`.
   void flush(DiagnosticEngine &out);
 
 private:
-  std::optional<Pipeline> checkPipeline(const ast::Pipeline &p);
+  std::optional<Pipeline> checkPipeline(const ast::Pipeline &p,
+                                        ast::Pipeline *release);
   uint32_t checkIterations(const ast::Pipeline &p, llvm::SMRange &where);
   bool checkSync(const ast::Pipeline &p);
   void checkBuffers(const ast::Pipeline &p, Pipeline &out,
@@ -84,7 +87,7 @@ constexpr const char *kPrevious = "previous definition is here";
 
 } // namespace
 
-Program Sema::run(const ast::File &file, bool quietIfEmpty) {
+Program Sema::run(const ast::File &file, bool quietIfEmpty, ast::File *release) {
   Program program;
   program.source = file.path;
   if (file.pipelines.empty() && !quietIfEmpty) {
@@ -94,7 +97,8 @@ Program Sema::run(const ast::File &file, bool quietIfEmpty) {
     return program;
   }
   llvm::StringMap<const ast::Pipeline *> names;
-  for (const ast::Pipeline &p : file.pipelines) {
+  for (size_t i = 0; i < file.pipelines.size(); ++i) {
+    const ast::Pipeline &p = file.pipelines[i];
     if (tooLong(p.name))
       continue;
     if (!p.name.text.empty()) {
@@ -106,7 +110,8 @@ Program Sema::run(const ast::File &file, bool quietIfEmpty) {
     }
     if (p.hasSyntaxErrors)
       continue;
-    if (std::optional<Pipeline> checked = checkPipeline(p))
+    if (std::optional<Pipeline> checked =
+            checkPipeline(p, release ? &release->pipelines[i] : nullptr))
       program.pipelines.push_back(std::move(*checked));
   }
   return program;
@@ -674,7 +679,8 @@ void Sema::checkCycles(const Pipeline &out) {
   }
 }
 
-std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
+std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
+                                            ast::Pipeline *release) {
   unsigned errorsBefore = diags.errorCount();
   Pipeline out;
   out.name = p.name.text;
@@ -729,6 +735,17 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
     checkStage(p.stages[i], next, out, streams, stages, buffers, p, streamUsed,
                bufferUsed, out.stages[next]);
     ++next;
+    if (release) {
+      // Its name stays, for "did you mean" and "declared here" notes.
+      ast::StageDecl &done = release->stages[i];
+      std::vector<ast::Dep>().swap(done.deps);
+      std::vector<ast::Attr>().swap(done.attrs);
+      std::vector<ast::Access>().swap(done.accesses);
+    }
+  }
+  if (release) {
+    std::vector<ast::StageDecl>().swap(release->stages);
+    llvm::StringMap<uint32_t>().swap(stages);
   }
   for (size_t i = 0; i < out.streams.size(); ++i)
     if (!streamUsed[i])
@@ -758,7 +775,15 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p) {
 Program pipec::analyze(const ast::File &file, const DeviceProfile &profile,
                        DiagnosticEngine &out) {
   Sema sema(profile);
-  Program program = sema.run(file, out.hadError());
+  Program program = sema.run(file, out.hadError(), nullptr);
+  sema.flush(out);
+  return program;
+}
+
+Program pipec::analyze(ast::File &&file, const DeviceProfile &profile,
+                       DiagnosticEngine &out) {
+  Sema sema(profile);
+  Program program = sema.run(file, out.hadError(), &file);
   sema.flush(out);
   return program;
 }

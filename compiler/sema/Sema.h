@@ -33,6 +33,13 @@ void inferDataDependencies(program::Pipeline &pipeline);
 program::Program analyze(const ast::File &file, const DeviceProfile &profile,
                          DiagnosticEngine &diags);
 
+/// The same, consuming the AST: each stage's syntax is freed as soon as it
+/// is converted, and each pipeline's once it is done, so that a large file's
+/// AST and its program are not held in full together. `file` keeps its
+/// pipelines' names and settings, not their stages.
+program::Program analyze(ast::File &&file, const DeviceProfile &profile,
+                         DiagnosticEngine &diags);
+
 } // namespace pipec
 
 #endif // PIPEC_SEMA_SEMA_H

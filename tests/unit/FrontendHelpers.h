@@ -23,8 +23,11 @@ struct Captured {
 
 /// Parses and checks `text` as a file named "t.pipe"; keeps every diagnostic.
 struct FrontendRun {
+  /// `consume`: analyze the AST as `pipec check` does, freeing it as it
+  /// goes (the AST is then left without its stages).
   explicit FrontendRun(const std::string &text, unsigned errorLimit = 0,
-                       const DeviceProfile &profile = DeviceProfile()) {
+                       const DeviceProfile &profile = DeviceProfile(),
+                       bool consume = false) {
     sm = std::make_unique<llvm::SourceMgr>();
     unsigned id = sm->AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"), llvm::SMLoc());
@@ -38,7 +41,8 @@ struct FrontendRun {
         errorLimit);
     file = parseFile(*sm, id, "t.pipe", diags);
     if (!diags.shouldStop())
-      program = analyze(file, profile, diags);
+      program = consume ? analyze(std::move(file), profile, diags)
+                        : analyze(file, profile, diags);
     errors = diags.errorCount();
   }
 

@@ -1,4 +1,5 @@
 #include "FrontendHelpers.h"
+#include "RandomPrograms.h"
 
 #include "compiler/sema/Suggest.h"
 #include "compiler/sema/Units.h"
@@ -118,5 +119,61 @@ TEST_CASE("suggest: the index answers as the slow scan does") {
       if (fast)
         CHECK(names[*fast] == names[*slow]);
     }
+  }
+}
+
+namespace {
+
+/// Everything sema decided, as text: diagnostics and the program.
+std::string describe(const FrontendRun &run) {
+  std::string out;
+  for (const test::Captured &c : run.all)
+    out += std::to_string(int(c.severity)) + " " + std::to_string(c.line) + ":" +
+           std::to_string(c.column) + " " + c.message + "\n";
+  for (const program::Pipeline &p : run.program.pipelines) {
+    out += "pipeline " + p.name + " x" + std::to_string(p.iterations) + "\n";
+    for (const program::Stage &st : p.stages) {
+      out += "  " + st.name + " on " + std::to_string(st.stream) + " " +
+             std::to_string(st.durationUs) + "us blocks " + std::to_string(st.blocks);
+      for (const program::Dependency &d : st.deps)
+        out += " <- " + std::to_string(d.stage) + "@" + std::to_string(d.distance) +
+               "/" + std::to_string(d.inferredFrom);
+      for (const program::Access &a : st.accesses)
+        out += (a.write ? " w" : " r") + std::to_string(a.buffer);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("sema: analysing while freeing the AST decides exactly the same") {
+  // Random programs, some broken (unknown, misspelt and redefined names, a
+  // cycle), some with buffers to infer dependencies from: the consuming
+  // analyze (pipec check, compile) against the one that keeps the AST.
+  std::mt19937 rng(18);
+  for (int round = 0; round < 400; ++round) {
+    std::string text = test::randomWorkload(rng);
+    const size_t close = text.rfind('}');
+    switch (rng() % 6) {
+    case 0: // a dependency on a misspelt name
+      text.insert(close, "  stage Bad kernel 1us depends_on(X0x, Nowhere);\n");
+      break;
+    case 1: // a redefinition, and a cycle through it
+      text.insert(close, "  stage X0 kernel 1us depends_on(X0);\n");
+      break;
+    case 2: // buffers, for sync inferred
+      text.insert(text.find('\n') + 1, "  buffer b0 1MiB;\n  buffer b1[2] 4KB;\n");
+      text.insert(text.rfind('}'), "  stage W kernel 2us writes(b0, b1);\n"
+                                  "  stage R kernel 3us reads(b0) writes(b1);\n"
+                                  "  stage U kernel 1us reads(b2);\n");
+      break;
+    default:
+      break;
+    }
+    FrontendRun kept(text), consumed(text, 0, DeviceProfile(), true);
+    INFO(text);
+    CHECK(describe(consumed) == describe(kept));
   }
 }

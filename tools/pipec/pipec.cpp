@@ -446,7 +446,7 @@ bool checkBuffer(Source &src, const DeviceProfile &profile,
     diags.finish();
     return false;
   }
-  program::Program program = analyze(file, profile, diags);
+  program::Program program = analyze(std::move(file), profile, diags);
   for (const program::Pipeline &p : program.pipelines)
     lint(p, StageGraph(p, issueOrder(p)), profile, diags);
   // sync declared: the races need the unrolled stages on their streams
@@ -570,7 +570,8 @@ int compileFileImpl(StringRef path, const DeviceProfile &profile,
   if (stopAfterParse)
     return Success;
 
-  out.program = analyze(out.file, profile, diags);
+  // The AST is not needed past here (--emit=ast stops after parsing).
+  out.program = analyze(std::move(out.file), profile, diags);
   std::vector<std::unique_ptr<StageGraph>> graphs;
   for (const program::Pipeline &p : out.program.pipelines) {
     graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
