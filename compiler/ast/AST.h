@@ -17,6 +17,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,11 +81,17 @@ struct Attr {
   llvm::SMRange range;
 };
 
-/// `NAME[@QUALIFIER[(K)]]` inside `depends_on(...)`.
+/// `@QUALIFIER[(K)]` after a dependency's name: the qualifier as spelt, with
+/// its '@' (e.g. "@prev"), and K.
+struct Qualifier : Name {
+  std::optional<IntLit> distance; ///< the K of `@prev(K)`
+};
+
+/// `NAME[@QUALIFIER[(K)]]` inside `depends_on(...)`. Qualifiers are rare and
+/// dependencies many (a flat file has millions): it is held out of line.
 struct Dep {
   Name stage;
-  std::optional<Name> qualifier; ///< e.g. "@prev", spelled with its '@'
-  std::optional<IntLit> distance; ///< the K of `@prev(K)`
+  std::unique_ptr<Qualifier> qualifier; ///< null when there is none
   llvm::SMRange range;
 };
 

@@ -149,8 +149,8 @@ private:
       os << "DependsOn '" << d.stage.text << "'";
       if (d.qualifier)
         os << ' ' << d.qualifier->text;
-      if (d.distance)
-        os << '(' << d.distance->value << ')';
+      if (d.qualifier && d.qualifier->distance)
+        os << '(' << d.qualifier->distance->value << ')';
       loc(d.stage.range);
     }
   }

@@ -147,8 +147,8 @@ private:
     for (const ast::Dep &d : s.deps) {
       deps += deps.empty() ? "depends_on(" : ", ";
       deps += (llvm::Twine(d.stage.text) + (d.qualifier ? d.qualifier->text : "")).str();
-      if (d.distance)
-        deps += "(" + std::to_string(d.distance->value) + ")";
+      if (d.qualifier && d.qualifier->distance)
+        deps += "(" + std::to_string(d.qualifier->distance->value) + ")";
     }
     if (!deps.empty())
       deps += ")";

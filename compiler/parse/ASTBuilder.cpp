@@ -288,10 +288,14 @@ ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
   d.range = rangeOf(c);
   if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
     d.stage = buildName(name);
-  if (antlr4::Token *q = kids.token(PipeParser::QUALIFIER))
-    d.qualifier = ast::Name{textOf(q), ctx.rangeOf(q)};
-  if (antlr4::Token *distance = kids.token(PipeParser::INT))
-    d.distance = buildInt(distance);
+  if (antlr4::Token *q = kids.token(PipeParser::QUALIFIER)) {
+    d.qualifier = std::make_unique<ast::Qualifier>();
+    d.qualifier->text = textOf(q);
+    d.qualifier->range = ctx.rangeOf(q);
+    // (K) belongs to a qualifier; an INT without one is recovery debris.
+    if (antlr4::Token *distance = kids.token(PipeParser::INT))
+      d.qualifier->distance = buildInt(distance);
+  }
   return d;
 }
 

@@ -566,14 +566,14 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
         continue;
       }
       distance = 1;
-      if (d.distance) {
-        if (d.distance->value < 1 || d.distance->value > kMaxIterations) {
-          diags.error(d.distance->range,
+      if (const std::optional<ast::IntLit> &k = d.qualifier->distance) {
+        if (k->value < 1 || k->value > kMaxIterations) {
+          diags.error(k->range,
                       formatv("'@prev(k)' must have k between 1 and {0}",
                               kMaxIterations));
           continue;
         }
-        distance = static_cast<uint32_t>(d.distance->value);
+        distance = static_cast<uint32_t>(k->value);
       }
       if (iterations == 1)
         diags.warning(d.qualifier->range,
