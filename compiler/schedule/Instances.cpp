@@ -11,16 +11,27 @@
 using namespace pipec;
 
 std::vector<uint32_t> pipec::issueOrder(const program::Pipeline &p) {
-  // Kahn's algorithm with a min-heap on declaration index.
+  // Kahn's algorithm with a min-heap on declaration index; each stage's
+  // users in one array (CSR), not a vector each.
   const size_t n = p.stages.size();
   std::vector<uint32_t> waiting(n, 0);
-  std::vector<std::vector<uint32_t>> users(n);
+  std::vector<uint32_t> firstUser(n + 1, 0);
   for (uint32_t v = 0; v < n; ++v)
     for (const program::Dependency &d : p.stages[v].deps)
       if (!d.previousIteration()) {
         ++waiting[v];
-        users[d.stage].push_back(v);
+        ++firstUser[d.stage + 1];
       }
+  for (size_t i = 0; i < n; ++i)
+    firstUser[i + 1] += firstUser[i];
+  std::vector<uint32_t> users(firstUser[n]);
+  {
+    std::vector<uint32_t> filled(firstUser.begin(), firstUser.end() - 1);
+    for (uint32_t v = 0; v < n; ++v)
+      for (const program::Dependency &d : p.stages[v].deps)
+        if (!d.previousIteration())
+          users[filled[d.stage]++] = v;
+  }
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
   for (uint32_t v = 0; v < n; ++v)
     if (waiting[v] == 0)
@@ -31,9 +42,9 @@ std::vector<uint32_t> pipec::issueOrder(const program::Pipeline &p) {
     uint32_t v = ready.top();
     ready.pop();
     order.push_back(v);
-    for (uint32_t w : users[v])
-      if (--waiting[w] == 0)
-        ready.push(w);
+    for (uint32_t k = firstUser[v]; k < firstUser[v + 1]; ++k)
+      if (--waiting[users[k]] == 0)
+        ready.push(users[k]);
   }
   return order; // sema has rejected cycles, so every stage is here
 }

@@ -555,7 +555,8 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
                      uint32_t iterations,
                      const llvm::StringMap<uint32_t> &stages,
                      const ast::Pipeline &p, Stage &into) {
-  std::map<std::pair<uint32_t, uint32_t>, const ast::Dep *> seen;
+  // (stage, distance) -> where first listed; inline for the usual few.
+  llvm::SmallDenseMap<std::pair<uint32_t, uint32_t>, const ast::Dep *, 8> seen;
   for (const ast::Dep &d : s.deps) {
     uint32_t distance = 0;
     if (d.qualifier) {
