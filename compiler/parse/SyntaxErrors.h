@@ -23,6 +23,15 @@ public:
   /// rest from zero: keeps what the quiet-until-boundary rule needs.
   void forgetTokens(antlr4::TokenStream &stream, size_t drop);
 
+  /// Before each declaration the file driver parses with this strategy: an
+  /// error in it is a new error, whatever the last declaration left
+  /// unfinished (the quiet-until-boundary rule works within one).
+  void reset(antlr4::Parser *parser) override {
+    antlr4::DefaultErrorStrategy::reset(parser);
+    quietUntilBoundary = false;
+    lastError = 0;
+  }
+
 protected:
   void reportNoViableAlternative(antlr4::Parser *parser,
                                  const antlr4::NoViableAltException &e) override;
