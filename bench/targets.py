@@ -14,6 +14,8 @@ Measures, on generated pipelines (bench/gen.py):
     streams against 8;
   - the model's events per second, both lowerings, 10^6 instances.
 --quick skips the 10^6-stage file and the 10^7-instance emit.
+Times are the best of a few runs (interleaved where two are compared): this
+virtual machine's speed wanders by tens of percent from minute to minute.
 Results are kept in docs/performance.md.
 """
 import os
@@ -80,10 +82,11 @@ for n in (4000, 6000, 100_000):
 emit = r"emit ([\d.]+) s"
 u6 = gen("u6.pipe", "random", "--stages", "100", "--iterations", "10000", "--seed", "1")
 times = {}
-for what in ("json", "cuda", "text"):
-    err = subprocess.run([pipec, "compile", u6, f"--emit={what}", "-o", "/dev/null", "--stats"],
-                         stderr=subprocess.PIPE, text=True).stderr
-    times[what] = stat(err, emit)
+for _ in range(3):
+    for what in ("json", "cuda", "text"):
+        err = subprocess.run([pipec, "compile", u6, f"--emit={what}", "-o", "/dev/null",
+                              "--stats"], stderr=subprocess.PIPE, text=True).stderr
+        times[what] = min(times.get(what, float("inf")), stat(err, emit))
 for what in ("cuda", "text"):
     ratio = times[what] / times["json"]
     row(f"--emit={what} of 10^6 instances, against JSON",
@@ -91,9 +94,9 @@ for what in ("cuda", "text"):
         ratio <= 2)
 if not quick:
     u7 = gen("u7.pipe", "random", "--stages", "100", "--iterations", "100000", "--seed", "1")
-    err = subprocess.run([pipec, "compile", u7, "--emit=json", "-o", "/dev/null", "--stats"],
-                         stderr=subprocess.PIPE, text=True).stderr
-    e = stat(err, emit)
+    e = min(stat(subprocess.run([pipec, "compile", u7, "--emit=json", "-o", "/dev/null",
+                                 "--stats"], stderr=subprocess.PIPE, text=True).stderr, emit)
+            for _ in range(2))
     row("JSON emit of 10^7 instances to /dev/null", f"{e:.2f} s", "< 2 s", e < 2)
 
 # Diagnostics: write calls.
@@ -108,18 +111,19 @@ if shutil.which("strace"):
         str(calls), "one per diagnostic", 0 < calls <= 11)
 
 # Streams: 8 against 128.
-per = {}
-for s in (8, 128):
-    f = gen(f"s{s}.pipe", "random", "--stages", "1000", "--streams", str(s),
-            "--iterations", "1000", "--seed", "1")
-    err = subprocess.run([pipec, "compile", f, "--max-streams=256", "--stats", "-o", "/dev/null"],
-                         stderr=subprocess.PIPE, text=True).stderr
-    red = stat(err, r"reduction ([\d.]+) s")
-    err = subprocess.run([pipec, "run", f, "--max-streams=256", "--backend=sim", "--lower=graph",
-                          "--replays=1", "--stats", "-o", "/dev/null"],
-                         stderr=subprocess.PIPE, text=True).stderr
-    rate = stat(err, r"(\d+) events per second")
-    per[s] = (red, rate)
+per = {8: (float("inf"), 0.0), 128: (float("inf"), 0.0)}
+files = {s: gen(f"s{s}.pipe", "random", "--stages", "1000", "--streams", str(s),
+                "--iterations", "1000", "--seed", "1") for s in (8, 128)}
+for _ in range(3):
+    for s in (8, 128):
+        err = subprocess.run([pipec, "compile", files[s], "--max-streams=256", "--stats", "-o",
+                              "/dev/null"], stderr=subprocess.PIPE, text=True).stderr
+        red = stat(err, r"reduction ([\d.]+) s")
+        err = subprocess.run([pipec, "run", files[s], "--max-streams=256", "--backend=sim",
+                              "--lower=graph", "--replays=1", "--stats", "-o", "/dev/null"],
+                             stderr=subprocess.PIPE, text=True).stderr
+        rate = stat(err, r"(\d+) events per second")
+        per[s] = (min(per[s][0], red), max(per[s][1], rate))
 r = per[128][0] / per[8][0]
 row("reduction per instance, 128 streams against 8 (10^6 instances)",
     f"{per[128][0]:.3f} s / {per[8][0]:.3f} s = {r:.2f}x", "within 1.3x", r <= 1.3)
@@ -128,11 +132,15 @@ row("model, graph lowering, time per event, 128 streams against 8",
     f"{per[8][1]:,.0f} / {per[128][1]:,.0f} events/s = {r:.2f}x", "within 1.3x", r <= 1.3)
 
 # Model rate: sim-speed.sh's pipeline at 10^6 instances.
-err = subprocess.run([pipec, "run", u6, "--backend=sim", "--lower=both", "--replays=1",
-                      "--stats", "-o", "/dev/null"], stderr=subprocess.PIPE, text=True).stderr
-for lowering, rate in re.findall(r"\((\w+)\): .* (\d+) events per second", err):
-    row(f"model, {lowering} lowering, 10^6 instances", f"{int(rate):,} events/s",
-        ">= 14,000,000", int(rate) >= 14_000_000)
+best = {}
+for _ in range(3):
+    err = subprocess.run([pipec, "run", u6, "--backend=sim", "--lower=both", "--replays=1",
+                          "--stats", "-o", "/dev/null"], stderr=subprocess.PIPE, text=True).stderr
+    for lowering, rate in re.findall(r"\((\w+)\): .* (\d+) events per second", err):
+        best[lowering] = max(best.get(lowering, 0), int(rate))
+for lowering, rate in best.items():
+    row(f"model, {lowering} lowering, 10^6 instances", f"{rate:,} events/s",
+        ">= 14,000,000", rate >= 14_000_000)
 
 shutil.rmtree(work)
 print("| figure | measured | target | met |")
