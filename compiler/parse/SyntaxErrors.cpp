@@ -184,6 +184,27 @@ void PipeErrorStrategy::forgetTokens(antlr4::TokenStream &stream,
   lastError = 0;
 }
 
+Token *PipeErrorStrategy::singleTokenDeletion(Parser *parser) {
+  // Where the declaration could end (';' expected), a word that starts one
+  // starts the next: `stage ;` twice is two declarations, not one with an
+  // extra 'stage'. Where a name is expected (`stage stream kernel 1us;`),
+  // deleting the reserved word is the better guess.
+  switch (parser->getInputStream()->LA(1)) {
+  case PipeParser::STAGE:
+  case PipeParser::STREAM:
+  case PipeParser::BUFFER:
+  case PipeParser::ITERATIONS:
+  case PipeParser::PIPELINE:
+  case PipeParser::RBRACE:
+    if (parser->getExpectedTokens().contains(size_t(PipeParser::SEMI)))
+      return nullptr;
+    break;
+  default:
+    break;
+  }
+  return DefaultErrorStrategy::singleTokenDeletion(parser);
+}
+
 void PipeErrorStrategy::consumeUntil(Parser *parser,
                                      const antlr4::misc::IntervalSet &set) {
   auto *window = dynamic_cast<TokenWindow *>(parser->getTokenStream());

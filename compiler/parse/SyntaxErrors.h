@@ -41,6 +41,10 @@ protected:
                              const antlr4::FailedPredicateException &e) override;
   void reportUnwantedToken(antlr4::Parser *parser) override;
   void reportMissingToken(antlr4::Parser *parser) override;
+  /// Never deletes a word that starts a declaration (or the '}' that ends
+  /// the pipeline) as extraneous where the declaration could end: that
+  /// would take two declarations for one (`stage ;` twice, one error).
+  antlr4::Token *singleTokenDeletion(antlr4::Parser *parser) override;
   /// Skips debris without parse-tree nodes, freeing the tokens as it goes
   /// when the stream is a TokenWindow.
   void consumeUntil(antlr4::Parser *parser,
