@@ -82,10 +82,6 @@ llvm::SMRange ASTBuilder::rangeOf(antlr4::ParserRuleContext *c) const {
   return ctx.rangeOf(c->getStart(), c->getStop());
 }
 
-llvm::StringRef ASTBuilder::textOf(antlr4::Token *tok) const {
-  return ctx.textOf(tok);
-}
-
 /// item : setting | streamDecl | bufferDecl | stageDecl ;
 void ASTBuilder::buildItem(PipeParser::ItemContext *c, ast::Pipeline &into) {
   if (!c)
@@ -229,14 +225,14 @@ CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
 
 /// amount : QUANTITY | INT | DECIMAL ;
 ast::Amount ASTBuilder::buildAmount(PipeParser::AmountContext *c) {
-  ast::Amount a = splitAmount(textOf(c->getStart()));
+  ast::Amount a = splitAmount(ctx.textOf(c->getStart()));
   a.range = rangeOf(c);
   return a;
 }
 
 /// A QUANTITY token as an amount: `48KiB` is {"48", "KiB"}.
 ast::Amount ASTBuilder::buildQuantity(antlr4::Token *t) {
-  ast::Amount a = splitAmount(textOf(t));
+  ast::Amount a = splitAmount(ctx.textOf(t));
   a.range = ctx.rangeOf(t, t);
   return a;
 }
@@ -290,7 +286,7 @@ ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
     d.stage = buildName(name);
   if (antlr4::Token *q = kids.token(PipeParser::QUALIFIER)) {
     d.qualifier = std::make_unique<ast::Qualifier>();
-    d.qualifier->text = textOf(q);
+    d.qualifier->text = ctx.textOf(q);
     d.qualifier->range = ctx.rangeOf(q);
     // (K) belongs to a qualifier; an INT without one is recovery debris.
     if (antlr4::Token *distance = kids.token(PipeParser::INT))
@@ -303,7 +299,7 @@ ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
 ///      | SYNC | INFERRED | DECLARED | READS | WRITES ;
 ast::Name ASTBuilder::buildName(PipeParser::NameContext *c) {
   antlr4::Token *tok = c->getStart();
-  return {textOf(tok), ctx.rangeOf(tok)};
+  return {ctx.textOf(tok), ctx.rangeOf(tok)};
 }
 
 /// INT, saturating at UINT64_MAX.
@@ -312,7 +308,7 @@ ast::IntLit ASTBuilder::buildInt(antlr4::Token *tok) {
   if (!tok)
     return lit;
   lit.range = ctx.rangeOf(tok);
-  for (char digit : textOf(tok)) {
+  for (char digit : ctx.textOf(tok)) {
     uint64_t d = static_cast<uint64_t>(digit - '0');
     if (lit.value > (std::numeric_limits<uint64_t>::max() - d) / 10) {
       lit.value = std::numeric_limits<uint64_t>::max();

@@ -42,8 +42,6 @@ private:
   ast::IntLit buildInt(antlr4::Token *tok);
 
   llvm::SMRange rangeOf(antlr4::ParserRuleContext *c) const;
-  /// The token's text, in the source buffer ("" for a conjured token).
-  llvm::StringRef textOf(antlr4::Token *tok) const;
 
   ParseContext &ctx;
 };

@@ -8,6 +8,16 @@
 
 namespace pipec::test {
 
+/// ` depends_on(A, B@prev)` for a non-empty list, else nothing.
+inline std::string dependsOnClause(const std::vector<std::string> &deps) {
+  if (deps.empty())
+    return "";
+  std::string text = " depends_on(";
+  for (size_t k = 0; k < deps.size(); ++k)
+    text += (k ? ", " : "") + deps[k];
+  return text + ")";
+}
+
 /// A random program with every kind of stage and resource: kernels of many
 /// shapes (waves, shared memory, registers), copies in every direction,
 /// host stages, priorities, iterations, @prev.
@@ -51,13 +61,7 @@ inline std::string randomWorkload(std::mt19937 &rng) {
         deps.push_back("X" + std::to_string(j));
       else if (iterations > 1 && rng() % 8 == 0)
         deps.push_back("X" + std::to_string(j) + "@prev");
-    if (!deps.empty()) {
-      text += " depends_on(";
-      for (size_t k = 0; k < deps.size(); ++k)
-        text += (k ? ", " : "") + deps[k];
-      text += ")";
-    }
-    text += ";\n";
+    text += dependsOnClause(deps) + ";\n";
   }
   return text + "}\n";
 }

@@ -2,6 +2,7 @@
 // closure with bitsets, and exhaustive search for the fewest waits.
 
 #include "FrontendHelpers.h"
+#include "RandomPrograms.h"
 
 #include "compiler/schedule/Schedule.h"
 
@@ -91,13 +92,7 @@ std::string randomProgram(std::mt19937 &rng, bool allowAuto) {
       else if (iterations > 1 && rng() % 8 == 0)
         deps.push_back("X" + std::to_string(j) + "@prev");
     }
-    if (!deps.empty()) {
-      text += " depends_on(";
-      for (size_t k = 0; k < deps.size(); ++k)
-        text += (k ? ", " : "") + deps[k];
-      text += ")";
-    }
-    text += ";\n";
+    text += test::dependsOnClause(deps) + ";\n";
   }
   return text + "}\n";
 }
