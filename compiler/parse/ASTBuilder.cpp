@@ -9,10 +9,10 @@
 
 #include "compiler/parse/ASTBuilder.h"
 
+#include "compiler/parse/Literals.h"
+
 #include "llvm/ADT/SmallVector.h"
 
-#include <algorithm>
-#include <limits>
 #include <typeinfo>
 
 using namespace pipec;
@@ -107,7 +107,7 @@ ast::Setting ASTBuilder::buildSetting(PipeParser::SettingContext *c) {
     s.syncDeclared = kids.token(PipeParser::DECLARED) != nullptr;
     return s;
   }
-  s.iterations = buildInt(kids.token(PipeParser::INT));
+  s.iterations = intOf(ctx, kids.token(PipeParser::INT));
   return s;
 }
 
@@ -119,7 +119,7 @@ ast::BufferDecl ASTBuilder::buildBufferDecl(PipeParser::BufferDeclContext *c) {
   if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
     b.name = buildName(name);
   if (antlr4::Token *slots = kids.token(PipeParser::INT))
-    b.slots = buildInt(slots);
+    b.slots = intOf(ctx, slots);
   if (auto *amount = kids.rule<PipeParser::AmountContext>(PipeParser::RuleAmount))
     b.size = buildAmount(amount);
   b.host = kids.token(PipeParser::HOST) != nullptr;
@@ -162,10 +162,8 @@ ast::Priority ASTBuilder::buildPriority(PipeParser::PriorityContext *c) {
     p.kind = ast::PriorityKind::Low;
   } else if (antlr4::Token *integer = kids.token(PipeParser::INT)) {
     p.kind = ast::PriorityKind::Raw;
-    uint64_t magnitude = buildInt(integer).value;
-    constexpr uint64_t maxMagnitude = std::numeric_limits<int64_t>::max();
-    int64_t value = static_cast<int64_t>(std::min(magnitude, maxMagnitude));
-    p.raw = kids.token(PipeParser::MINUS) ? -value : value;
+    p.raw = signedPriority(intOf(ctx, integer).value,
+                           kids.token(PipeParser::MINUS) != nullptr);
   }
   return p;
 }
@@ -230,21 +228,6 @@ ast::Amount ASTBuilder::buildAmount(PipeParser::AmountContext *c) {
   return a;
 }
 
-/// A QUANTITY token as an amount: `48KiB` is {"48", "KiB"}.
-ast::Amount ASTBuilder::buildQuantity(antlr4::Token *t) {
-  ast::Amount a = splitAmount(ctx.textOf(t));
-  a.range = ctx.rangeOf(t, t);
-  return a;
-}
-
-ast::Amount ASTBuilder::splitAmount(llvm::StringRef text) {
-  ast::Amount a;
-  size_t unitStart = std::min(text.find_first_not_of("0123456789."), text.size());
-  a.number = text.take_front(unitStart);
-  a.unit = text.drop_front(unitStart);
-  return a;
-}
-
 /// attrs : LBRACK attr (COMMA attr)* RBRACK ;
 std::vector<ast::Attr> ASTBuilder::buildAttrs(PipeParser::AttrsContext *c) {
   std::vector<ast::Attr> attrs;
@@ -261,9 +244,9 @@ ast::Attr ASTBuilder::buildAttr(PipeParser::AttrContext *c) {
   if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
     a.name = buildName(name);
   if (antlr4::Token *value = kids.token(PipeParser::INT))
-    a.value = buildInt(value);
+    a.value = intOf(ctx, value);
   if (antlr4::Token *amount = kids.token(PipeParser::QUANTITY))
-    a.amount = buildQuantity(amount);
+    a.amount = amountOf(ctx, amount);
   return a;
 }
 
@@ -290,7 +273,7 @@ ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
     d.qualifier->range = ctx.rangeOf(q);
     // (K) belongs to a qualifier; an INT without one is recovery debris.
     if (antlr4::Token *distance = kids.token(PipeParser::INT))
-      d.qualifier->distance = buildInt(distance);
+      d.qualifier->distance = intOf(ctx, distance);
   }
   return d;
 }
@@ -298,23 +281,5 @@ ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
 /// name : IDENT | KERNEL | COPY | HOST | H2D | D2H | D2D | HIGH | NORMAL | LOW
 ///      | SYNC | INFERRED | DECLARED | READS | WRITES ;
 ast::Name ASTBuilder::buildName(PipeParser::NameContext *c) {
-  antlr4::Token *tok = c->getStart();
-  return {ctx.textOf(tok), ctx.rangeOf(tok)};
-}
-
-/// INT, saturating at UINT64_MAX.
-ast::IntLit ASTBuilder::buildInt(antlr4::Token *tok) {
-  ast::IntLit lit;
-  if (!tok)
-    return lit;
-  lit.range = ctx.rangeOf(tok);
-  for (char digit : ctx.textOf(tok)) {
-    uint64_t d = static_cast<uint64_t>(digit - '0');
-    if (lit.value > (std::numeric_limits<uint64_t>::max() - d) / 10) {
-      lit.value = std::numeric_limits<uint64_t>::max();
-      break;
-    }
-    lit.value = lit.value * 10 + d;
-  }
-  return lit;
+  return nameOf(ctx, c->getStart());
 }

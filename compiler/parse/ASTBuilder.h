@@ -32,14 +32,11 @@ private:
   ast::Amount buildAmount(PipeParser::AmountContext *c);
   ast::BufferDecl buildBufferDecl(PipeParser::BufferDeclContext *c);
   ast::Access buildAccess(PipeParser::AccessContext *c);
-  ast::Amount buildQuantity(antlr4::Token *t);
-  static ast::Amount splitAmount(llvm::StringRef text);
   std::vector<ast::Attr> buildAttrs(PipeParser::AttrsContext *c);
   ast::Attr buildAttr(PipeParser::AttrContext *c);
   std::vector<ast::Dep> buildDeps(PipeParser::DepsContext *c);
   ast::Dep buildDep(PipeParser::DepContext *c);
   ast::Name buildName(PipeParser::NameContext *c);
-  ast::IntLit buildInt(antlr4::Token *tok);
 
   llvm::SMRange rangeOf(antlr4::ParserRuleContext *c) const;
 

@@ -1,8 +1,10 @@
 //===- Parser.cpp - Runs the generated lexer and parser -------------------===//
 //
-// Parsing is two-staged, as ANTLR's authors recommend: first the fast SLL
-// prediction with a strategy that bails at the first error; only when that
-// fails, the full LL prediction with error recovery and reporting.
+// Each item is parsed in up to three tries, the cheapest first: the
+// DirectParser, which takes only well-formed items; then the generated
+// parser with the fast SLL prediction and a strategy that bails at the first
+// error (as ANTLR's authors recommend); only when that fails, the full LL
+// prediction with error recovery and reporting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +12,7 @@
 
 #include "compiler/parse/ASTBuilder.h"
 #include "compiler/parse/ByteStream.h"
+#include "compiler/parse/DirectParser.h"
 #include "compiler/parse/ParseContext.h"
 #include "compiler/parse/Scanner.h"
 #include "compiler/parse/SyntaxErrors.h"
@@ -35,9 +38,10 @@ namespace {
 /// at once, and its parse tree freed, so memory stays small on large files.
 class FileDriver {
 public:
-  FileDriver(ParseContext &ctx, TokenWindow &tokens,
-             PipeParser &parser)
+  FileDriver(ParseContext &ctx, TokenWindow &tokens, PipeParser &parser,
+             bool directItems)
       : ctx(ctx), tokens(tokens), parser(parser), builder(ctx),
+        direct(ctx, tokens), directItems(directItems),
         bail(std::make_shared<antlr4::BailErrorStrategy>()),
         report(std::make_shared<PipeErrorStrategy>(ctx)),
         frame(nullptr, antlr4::atn::ATNState::INVALID_STATE_NUMBER),
@@ -186,6 +190,13 @@ private:
 
   /// item : setting | streamDecl | bufferDecl | stageDecl ;
   void item(ast::Pipeline &into) {
+    if (!directItems || !direct.parseItem(into))
+      generatedItem(into);
+    forgetPassedTokens(); // the item's tokens are done with
+  }
+
+  /// The item, by the generated parser.
+  void generatedItem(ast::Pipeline &into) {
     auto *interpreter = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
     const size_t start = tokens.index();
     PipeParser::ItemContext *tree = nullptr;
@@ -204,13 +215,14 @@ private:
     }
     builder.buildItem(tree, into);
     parser.getTreeTracker().reset(); // this item's parse tree is done with
-    forgetPassedTokens();            // and so are its tokens
   }
 
   ParseContext &ctx;
   TokenWindow &tokens;
   PipeParser &parser;
   ASTBuilder builder;
+  DirectParser direct;
+  const bool directItems;
   std::shared_ptr<antlr4::BailErrorStrategy> bail;
   std::shared_ptr<PipeErrorStrategy> report;
   /// Stands for the pipeline rule's context while an item is parsed.
@@ -223,12 +235,12 @@ private:
 ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned bufferId,
                            llvm::StringRef path, DiagnosticEngine &diags) {
   return parseFile(sm, bufferId, path, diags,
-                   sm.getMemoryBuffer(bufferId)->getBuffer());
+                   sm.getMemoryBuffer(bufferId)->getBuffer(), ParseOptions());
 }
 
 ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
                            DiagnosticEngine &diags, llvm::StringRef range,
-                           size_t freeAfter) {
+                           ParseOptions options) {
   // Locations point into `range`, inside the buffer: a part of a file has
   // the whole file's line numbers without a copy of it.
   ByteStream input(range);
@@ -237,7 +249,7 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
 
   Scanner lexer(input);
   FilteringTokenSource source(lexer, ctx);
-  TokenWindow tokens(&source, freeAfter);
+  TokenWindow tokens(&source, options.freeAfter);
   PipeParser parser(&tokens);
   parser.removeErrorListeners();
 
@@ -245,7 +257,8 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
   empty.path = path.str();
   empty.start = ctx.locAt(0);
   try {
-    ast::File file = FileDriver(ctx, tokens, parser).run(path.str());
+    ast::File file = FileDriver(ctx, tokens, parser, options.directItems)
+                         .run(path.str());
     file.comments = std::move(ctx.comments);
     return file;
   } catch (StopParsing &) {

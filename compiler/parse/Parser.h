@@ -23,14 +23,21 @@ namespace pipec {
 /// the AST and its dump use for the file.
 ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId,
                     llvm::StringRef path, DiagnosticEngine &diags);
+/// How the parser works; what it answers is the same whatever they are
+/// (tests and the fuzzer hold it to that).
+struct ParseOptions {
+  /// The parser frees the tokens it has passed once this many pile up
+  /// (tests free them after every item, to check that nothing needed them).
+  size_t freeAfter = 4096;
+  /// Well-formed items are parsed directly, not by the generated parser
+  /// (tests and the fuzzer turn it off to compare).
+  bool directItems = true;
+};
 /// The same for `range`, a part of the buffer (`check --split-input-file`):
-/// locations, and so line numbers, are the whole file's. The parser frees
-/// the tokens it has passed once `freeAfter` of them pile up (tests free
-/// them after every item, to check that nothing needed them).
-inline constexpr size_t kFreePassedTokensAfter = 4096;
+/// locations, and so line numbers, are the whole file's.
 ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId, llvm::StringRef path,
                     DiagnosticEngine &diags, llvm::StringRef range,
-                    size_t freeAfter = kFreePassedTokensAfter);
+                    ParseOptions options = {});
 
 } // namespace pipec
 

@@ -3,8 +3,9 @@
 // Parse, check, lint, plan both lowerings, emit every format, and run the
 // device model on small schedules. Any crash, sanitizer report, leak or
 // hang is a finding; diagnostics are the expected answer to bad input. The
-// hand-written Scanner is compared with the generated lexer on every input:
-// a token that differs is a finding too.
+// hand-written Scanner is compared with the generated lexer on every input,
+// and the parse with the DirectParser with the parse without it: a token, a
+// diagnostic or an AST node that differs is a finding too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,19 @@ void compareLexers(llvm::StringRef bytes) {
   }
 }
 
+/// The diagnostics and AST dump of a parse of buffer `id`.
+std::string parsed(llvm::SourceMgr &sm, unsigned id, bool directItems) {
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  DiagnosticEngine diags(printingHandler(sm, os, "fuzz.pipe", false), 20);
+  ParseOptions options;
+  options.directItems = directItems;
+  ast::File file = parseFile(sm, id, "fuzz.pipe", diags,
+                             sm.getMemoryBuffer(id)->getBuffer(), options);
+  ast::dump(file, sm, os);
+  return os.str();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -69,6 +83,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           llvm::StringRef(reinterpret_cast<const char *>(data), size), "fuzz.pipe"),
       llvm::SMLoc());
   compareLexers(sm.getMemoryBuffer(id)->getBuffer());
+  if (parsed(sm, id, true) != parsed(sm, id, false))
+    __builtin_trap();
   std::string printed;
   llvm::raw_string_ostream os(printed);
   DiagnosticEngine diags(printingHandler(sm, os, "fuzz.pipe", false), 20);

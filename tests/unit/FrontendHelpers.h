@@ -7,6 +7,7 @@
 #include "compiler/sema/Sema.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
@@ -59,6 +60,28 @@ struct FrontendRun {
   std::vector<Captured> all;
   unsigned errors = 0;
 };
+
+/// Parses `text` (as "t.pipe") with `options`; the diagnostics, as
+/// "line:column message" lines, and the AST dump.
+inline std::string parseWith(const std::string &text, ParseOptions options) {
+  llvm::SourceMgr sm;
+  unsigned id = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"), llvm::SMLoc());
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  DiagnosticEngine diags(
+      [&](const Diagnostic &d) {
+        auto [line, col] = d.range.Start.isValid()
+                               ? sm.getLineAndColumn(d.range.Start)
+                               : std::pair<unsigned, unsigned>{0, 0};
+        os << line << ':' << col << ' ' << d.message << '\n';
+      },
+      0);
+  ast::File file =
+      parseFile(sm, id, "t.pipe", diags, sm.getMemoryBuffer(id)->getBuffer(), options);
+  ast::dump(file, sm, os);
+  return os.str();
+}
 
 } // namespace pipec::test
 

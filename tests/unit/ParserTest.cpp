@@ -6,6 +6,7 @@
 
 using namespace pipec;
 using pipec::test::FrontendRun;
+using pipec::test::parseWith;
 
 TEST_CASE("parser: the seed sample gives the AST it spells") {
   FrontendRun run(R"(pipeline infer {
@@ -98,26 +99,11 @@ TEST_CASE("parser: random bytes never crash and always give an error") {
 
 namespace {
 
-/// Parses `text` freeing passed tokens after `freeAfter`; the diagnostics
-/// and the AST dump, as text.
+/// Parses `text` freeing passed tokens after `freeAfter`.
 std::string parseFreeing(const std::string &text, size_t freeAfter) {
-  llvm::SourceMgr sm;
-  unsigned id = sm.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"), llvm::SMLoc());
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  DiagnosticEngine diags(
-      [&](const Diagnostic &d) {
-        auto [line, col] = d.range.Start.isValid()
-                               ? sm.getLineAndColumn(d.range.Start)
-                               : std::pair<unsigned, unsigned>{0, 0};
-        os << line << ':' << col << ' ' << d.message << '\n';
-      },
-      0);
-  ast::File file = pipec::parseFile(
-      sm, id, "t.pipe", diags, sm.getMemoryBuffer(id)->getBuffer(), freeAfter);
-  ast::dump(file, sm, os);
-  return os.str();
+  ParseOptions options;
+  options.freeAfter = freeAfter;
+  return parseWith(text, options);
 }
 
 } // namespace
