@@ -13,6 +13,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace pipec {
@@ -35,9 +36,11 @@ public:
     if (text.data() != indexed.data() || text.size() != indexed.size()) {
       indexed = text;
       starts.assign(1, 0);
-      for (size_t i = 0; i < text.size(); ++i)
-        if (text[i] == '\n')
-          starts.push_back(i + 1);
+      for (const char *p = text.begin();
+           (p = static_cast<const char *>(
+                std::memchr(p, '\n', static_cast<size_t>(text.end() - p))));
+           ++p)
+        starts.push_back(static_cast<size_t>(p + 1 - text.begin()));
     }
     size_t offset = static_cast<size_t>(loc.getPointer() - text.data());
     auto it = std::upper_bound(starts.begin(), starts.end(), offset);
