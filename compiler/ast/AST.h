@@ -29,9 +29,17 @@ class raw_ostream;
 
 namespace pipec::ast {
 
+/// Small nodes keep only their text: their range is where that text lies in
+/// the buffer (a million stages hold no second copy of it).
 struct Name {
-  llvm::StringRef text; ///< into the source buffer
-  llvm::SMRange range;
+  llvm::StringRef text; ///< into the source buffer; empty where missing
+  /// The name's bytes; none for a name missing from the source.
+  llvm::SMRange range() const {
+    if (text.empty())
+      return {};
+    return {llvm::SMLoc::getFromPointer(text.begin()),
+            llvm::SMLoc::getFromPointer(text.end())};
+  }
 };
 
 /// An integer literal. Values that overflow saturate at UINT64_MAX; sema
@@ -68,9 +76,15 @@ struct StreamDecl {
 /// A number as written, with the unit that follows it (empty if none):
 /// `12us` is {"12", "us"}, `0.5` is {"0.5", ""}.
 struct Amount {
-  llvm::StringRef number; ///< into the source buffer, as `unit`
-  llvm::StringRef unit;
-  llvm::SMRange range;
+  llvm::StringRef number; ///< into the source buffer, as `unit`, which
+  llvm::StringRef unit;   ///< follows it there
+  /// The amount's bytes; none for an amount missing from the source.
+  llvm::SMRange range() const {
+    if (number.empty() && unit.empty())
+      return {};
+    return {llvm::SMLoc::getFromPointer(number.begin()),
+            llvm::SMLoc::getFromPointer(unit.end())};
+  }
 };
 
 /// `NAME [= INT]` inside `[...]`.

@@ -61,7 +61,7 @@ private:
   void dumpPipeline(const Pipeline &p) {
     indent(1);
     os << "Pipeline '" << p.name.text << "'";
-    loc(p.name.range);
+    loc(p.name.range());
     // Items in source order, whatever their kind.
     std::vector<std::pair<const char *, std::function<void()>>> items;
     for (const Setting &s : p.settings)
@@ -84,7 +84,7 @@ private:
                          os << ' ' << b.size.number << b.size.unit;
                          if (b.host)
                            os << " host";
-                         loc(b.name.range);
+                         loc(b.name.range());
                        }});
     for (const StageDecl &s : p.stages)
       items.push_back({s.range.Start.getPointer(), [&] { dumpStage(s); }});
@@ -115,7 +115,7 @@ private:
       os << " priority=" << s.priority.raw;
       break;
     }
-    loc(s.name.range);
+    loc(s.name.range());
   }
 
   void dumpStage(const StageDecl &s) {
@@ -128,7 +128,7 @@ private:
       os << ' ' << spelling(s.direction);
     if (!s.amount.number.empty())
       os << ' ' << s.amount.number << s.amount.unit;
-    loc(s.name.range);
+    loc(s.name.range());
     for (const Attr &a : s.attrs) {
       indent(3);
       os << "Attr '" << a.name.text << "'";
@@ -136,13 +136,13 @@ private:
         os << " = " << a.value->value;
       if (a.amount)
         os << " = " << a.amount->number << a.amount->unit;
-      loc(a.name.range);
+      loc(a.name.range());
     }
     for (const Access &a : s.accesses)
       for (const Name &b : a.buffers) {
         indent(3);
         os << (a.write ? "Writes '" : "Reads '") << b.text << "'";
-        loc(b.range);
+        loc(b.range());
       }
     for (const Dep &d : s.deps) {
       indent(3);
@@ -151,7 +151,7 @@ private:
         os << ' ' << d.qualifier->text;
       if (d.qualifier && d.qualifier->distance)
         os << '(' << d.qualifier->distance->value << ')';
-      loc(d.stage.range);
+      loc(d.stage.range());
     }
   }
 

@@ -223,9 +223,7 @@ CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
 
 /// amount : QUANTITY | INT | DECIMAL ;
 ast::Amount ASTBuilder::buildAmount(PipeParser::AmountContext *c) {
-  ast::Amount a = splitAmount(ctx.textOf(c->getStart()));
-  a.range = rangeOf(c);
-  return a;
+  return splitAmount(ctx.textOf(c->getStart()));
 }
 
 /// attrs : LBRACK attr (COMMA attr)* RBRACK ;
@@ -270,7 +268,6 @@ ast::Dep ASTBuilder::buildDep(PipeParser::DepContext *c) {
   if (antlr4::Token *q = kids.token(PipeParser::QUALIFIER)) {
     d.qualifier = std::make_unique<ast::Qualifier>();
     d.qualifier->text = ctx.textOf(q);
-    d.qualifier->range = ctx.rangeOf(q);
     // (K) belongs to a qualifier; an INT without one is recovery debris.
     if (antlr4::Token *distance = kids.token(PipeParser::INT))
       d.qualifier->distance = intOf(ctx, distance);

@@ -16,30 +16,30 @@ using namespace pipec;
 using namespace pipec::parse;
 
 antlr4::Token *DirectParser::accept(size_t type) {
-  if (next() != type)
+  antlr4::Token *tok = tokens.peek();
+  if (tok->getType() != type)
     return nullptr;
-  antlr4::Token *tok = tokens.LT(1);
-  tokens.consume();
+  tokens.advance();
   return tok;
 }
 
 /// name : IDENT | KERNEL | COPY | ... (Tokens.h: isNameToken)
 antlr4::Token *DirectParser::name() {
-  if (!isNameToken(next()))
+  antlr4::Token *tok = tokens.peek();
+  if (!isNameToken(tok->getType()))
     return nullptr;
-  antlr4::Token *tok = tokens.LT(1);
-  tokens.consume();
+  tokens.advance();
   return tok;
 }
 
 /// amount : QUANTITY | INT | DECIMAL ;
 antlr4::Token *DirectParser::amount() {
-  const size_t t = next();
+  antlr4::Token *tok = tokens.peek();
+  const size_t t = tok->getType();
   if (t != PipeParser::QUANTITY && t != PipeParser::INT &&
       t != PipeParser::DECIMAL)
     return nullptr;
-  antlr4::Token *tok = tokens.LT(1);
-  tokens.consume();
+  tokens.advance();
   return tok;
 }
 
@@ -72,14 +72,14 @@ bool DirectParser::parseItem(ast::Pipeline &into) {
 /// setting : ITERATIONS INT SEMI | SYNC (INFERRED | DECLARED) SEMI ;
 bool DirectParser::setting(ast::Pipeline &into) {
   ast::Setting s;
-  antlr4::Token *first = tokens.LT(1);
+  antlr4::Token *first = tokens.peek();
   if (accept(PipeParser::ITERATIONS)) {
     antlr4::Token *count = accept(PipeParser::INT);
     if (!count)
       return false;
     s.iterations = intOf(ctx, count);
   } else {
-    tokens.consume(); // SYNC
+    tokens.advance(); // SYNC
     s.kind = ast::Setting::Sync;
     if (accept(PipeParser::DECLARED))
       s.syncDeclared = true;
@@ -97,8 +97,8 @@ bool DirectParser::setting(ast::Pipeline &into) {
 /// streamDecl : STREAM name (PRIORITY priority)? SEMI ;
 bool DirectParser::streamDecl(ast::Pipeline &into) {
   ast::StreamDecl s;
-  antlr4::Token *first = tokens.LT(1);
-  tokens.consume(); // STREAM
+  antlr4::Token *first = tokens.peek();
+  tokens.advance(); // STREAM
   antlr4::Token *n = name();
   if (!n)
     return false;
@@ -115,7 +115,7 @@ bool DirectParser::streamDecl(ast::Pipeline &into) {
 
 /// priority : HIGH | NORMAL | LOW | MINUS? INT ;
 bool DirectParser::priority(ast::Priority &into) {
-  antlr4::Token *first = tokens.LT(1);
+  antlr4::Token *first = tokens.peek();
   if (accept(PipeParser::HIGH)) {
     into.kind = ast::PriorityKind::High;
   } else if (accept(PipeParser::NORMAL)) {
@@ -130,15 +130,15 @@ bool DirectParser::priority(ast::Priority &into) {
     into.kind = ast::PriorityKind::Raw;
     into.raw = signedPriority(intOf(ctx, integer).value, negative);
   }
-  into.range = ctx.rangeOf(first, tokens.LT(-1));
+  into.range = ctx.rangeOf(first, tokens.previous());
   return true;
 }
 
 /// bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? SEMI ;
 bool DirectParser::bufferDecl(ast::Pipeline &into) {
   ast::BufferDecl b;
-  antlr4::Token *first = tokens.LT(1);
-  tokens.consume(); // BUFFER
+  antlr4::Token *first = tokens.peek();
+  tokens.advance(); // BUFFER
   antlr4::Token *n = name();
   if (!n)
     return false;
@@ -165,8 +165,8 @@ bool DirectParser::bufferDecl(ast::Pipeline &into) {
 /// stageDecl : STAGE name (ON name)? work attrs? access* deps? SEMI ;
 bool DirectParser::stageDecl(ast::Pipeline &into) {
   ast::StageDecl s;
-  antlr4::Token *first = tokens.LT(1);
-  tokens.consume(); // STAGE
+  antlr4::Token *first = tokens.peek();
+  tokens.advance(); // STAGE
   antlr4::Token *n = name();
   if (!n)
     return false;
@@ -197,7 +197,7 @@ bool DirectParser::stageDecl(ast::Pipeline &into) {
 /// work : KERNEL amount | COPY direction amount? | HOST amount | MEMSET amount ;
 /// direction : H2D | D2H | D2D ;
 bool DirectParser::work(ast::StageDecl &into) {
-  antlr4::Token *keyword = tokens.LT(1);
+  antlr4::Token *keyword = tokens.peek();
   switch (next()) {
   case PipeParser::KERNEL:
     into.kind = StageKind::Kernel;
@@ -214,7 +214,7 @@ bool DirectParser::work(ast::StageDecl &into) {
   default:
     return false;
   }
-  tokens.consume();
+  tokens.advance();
   into.kindRange = ctx.rangeOf(keyword);
   if (into.kind == StageKind::Copy) {
     if (accept(PipeParser::H2D))
@@ -239,7 +239,7 @@ bool DirectParser::work(ast::StageDecl &into) {
 /// attrs : LBRACK attr (COMMA attr)* RBRACK ;
 /// attr : name (ASSIGN (INT | QUANTITY))? ;
 bool DirectParser::attrs(std::vector<ast::Attr> &into) {
-  tokens.consume(); // LBRACK
+  tokens.advance(); // LBRACK
   do {
     ast::Attr a;
     antlr4::Token *n = name();
@@ -254,7 +254,7 @@ bool DirectParser::attrs(std::vector<ast::Attr> &into) {
       else
         return false;
     }
-    a.range = ctx.rangeOf(n, tokens.LT(-1));
+    a.range = ctx.rangeOf(n, tokens.previous());
     into.push_back(a);
   } while (accept(PipeParser::COMMA));
   return accept(PipeParser::RBRACK) != nullptr;
@@ -263,9 +263,9 @@ bool DirectParser::attrs(std::vector<ast::Attr> &into) {
 /// access : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;
 bool DirectParser::access(std::vector<ast::Access> &into) {
   ast::Access a;
-  antlr4::Token *first = tokens.LT(1);
+  antlr4::Token *first = tokens.peek();
   a.write = first->getType() == PipeParser::WRITES;
-  tokens.consume();
+  tokens.advance();
   if (!accept(PipeParser::LPAREN))
     return false;
   do {
@@ -285,7 +285,7 @@ bool DirectParser::access(std::vector<ast::Access> &into) {
 /// deps : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
 /// dep : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 bool DirectParser::deps(std::vector<ast::Dep> &into) {
-  tokens.consume(); // DEPENDS_ON
+  tokens.advance(); // DEPENDS_ON
   if (!accept(PipeParser::LPAREN))
     return false;
   do {
@@ -297,7 +297,6 @@ bool DirectParser::deps(std::vector<ast::Dep> &into) {
     if (antlr4::Token *q = accept(PipeParser::QUALIFIER)) {
       d.qualifier = std::make_unique<ast::Qualifier>();
       d.qualifier->text = ctx.textOf(q);
-      d.qualifier->range = ctx.rangeOf(q);
       if (accept(PipeParser::LPAREN)) {
         antlr4::Token *distance = accept(PipeParser::INT);
         if (!distance || !accept(PipeParser::RPAREN))
@@ -305,7 +304,7 @@ bool DirectParser::deps(std::vector<ast::Dep> &into) {
         d.qualifier->distance = intOf(ctx, distance);
       }
     }
-    d.range = ctx.rangeOf(n, tokens.LT(-1));
+    d.range = ctx.rangeOf(n, tokens.previous());
     into.push_back(std::move(d));
   } while (accept(PipeParser::COMMA));
   return accept(PipeParser::RPAREN) != nullptr;

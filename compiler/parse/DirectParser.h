@@ -52,7 +52,7 @@ private:
   antlr4::Token *accept(size_t type);
   antlr4::Token *name();
   antlr4::Token *amount();
-  size_t next() { return tokens.LA(1); }
+  size_t next() { return tokens.peek()->getType(); }
 
   const ParseContext &ctx;
   TokenWindow &tokens;

@@ -15,21 +15,19 @@ namespace pipec::parse {
 
 /// A name token (IDENT, or a word the `name` rule allows).
 inline ast::Name nameOf(const ParseContext &ctx, const antlr4::Token *tok) {
-  return {ctx.textOf(tok), ctx.rangeOf(tok)};
+  return {ctx.textOf(tok)};
 }
 
 /// An INT token's value, saturating at UINT64_MAX; zero with no range for a
 /// missing token.
 ast::IntLit intOf(const ParseContext &ctx, const antlr4::Token *tok);
 
-/// `text` split at its unit: `48KiB` is {"48", "KiB"}. No range.
+/// `text` split at its unit: `48KiB` is {"48", "KiB"}.
 ast::Amount splitAmount(llvm::StringRef text);
 
 /// An amount token (QUANTITY, INT or DECIMAL), split and placed.
 inline ast::Amount amountOf(const ParseContext &ctx, const antlr4::Token *tok) {
-  ast::Amount a = splitAmount(ctx.textOf(tok));
-  a.range = ctx.rangeOf(tok, tok);
-  return a;
+  return splitAmount(ctx.textOf(tok));
 }
 
 /// A `priority` integer with its sign, saturating at INT64_MAX's magnitude.

@@ -33,14 +33,13 @@ public:
            tok->getStopIndex() != kInvalidIndex &&
            tok->getStartIndex() <= source.size();
   }
-  /// A token's text, in the source buffer ("" for a token the parser
-  /// conjured while recovering: its text, such as "<missing IDENT>", is
-  /// not the user's).
+  /// A token's text, in the source buffer ("" for the end of the file and
+  /// for a token the parser conjured while recovering: its text, such as
+  /// "<missing IDENT>", is not the user's). AST nodes keep only this text,
+  /// their range being where it lies.
   llvm::StringRef textOf(const antlr4::Token *tok) const {
-    if (!isReal(tok))
+    if (!isReal(tok) || tok->getType() == antlr4::Token::EOF)
       return "";
-    if (tok->getType() == antlr4::Token::EOF)
-      return "<EOF>"; // as ANTLR spells it
     const size_t begin = tok->getStartIndex();
     return source.substr(begin, tok->getStopIndex() + 1 - begin);
   }

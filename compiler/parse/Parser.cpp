@@ -123,7 +123,7 @@ private:
     const llvm::SMRange keyword = ctx.rangeOf(tokens.LT(1));
     tokens.consume();
     if (isNameToken(type(1))) {
-      p.name = {ctx.textOf(tokens.LT(1)), ctx.rangeOf(tokens.LT(1))};
+      p.name = {ctx.textOf(tokens.LT(1))};
       tokens.consume();
     } else {
       std::string what = "expected pipeline name";

@@ -41,6 +41,23 @@ public:
   void skipUntil(const antlr4::misc::IntervalSet &stop,
                  const antlr4::misc::IntervalSet &keep);
 
+  /// LT(1) and consume(), less the generic stream's channel search and
+  /// checks (for the DirectParser's loop): every token this window holds is
+  /// on the default channel, as the FilteringTokenSource drops the rest.
+  /// Like consume(), advance() fetches the next token at once: the generic
+  /// stream's LT(1) counts on it.
+  antlr4::Token *peek() {
+    lazyInit();
+    return _tokens[_p].get();
+  }
+  /// Passes the token peek() answers, which must not be the end of file.
+  void advance() {
+    if (++_p >= _tokens.size())
+      fetch(_p + 1 - _tokens.size());
+  }
+  /// LT(-1) after advance(): the token passed last.
+  antlr4::Token *previous() const { return _tokens[_p - 1].get(); }
+
   /// Tokens held now (for tests and benchmarks).
   size_t held() const { return _tokens.size(); }
 

@@ -69,7 +69,7 @@ private:
   bool tooLong(const ast::Name &name) {
     if (name.text.size() <= kMaxNameLength)
       return false;
-    diags.error({name.range.Start, name.range.Start},
+    diags.error({name.range().Start, name.range().Start},
                 formatv("name is too long ({0} characters); the limit is {1}",
                         name.text.size(), kMaxNameLength));
     return true;
@@ -104,9 +104,9 @@ Program Sema::run(const ast::File &file, bool quietIfEmpty, ast::File *release) 
     if (!p.name.text.empty()) {
       auto [it, inserted] = names.try_emplace(p.name.text, &p);
       if (!inserted)
-        diags.error(p.name.range, formatv("redefinition of pipeline '{0}'",
+        diags.error(p.name.range(), formatv("redefinition of pipeline '{0}'",
                                           p.name.text))
-            .attachNote(it->second->name.range, kPrevious);
+            .attachNote(it->second->name.range(), kPrevious);
     }
     if (p.hasSyntaxErrors)
       continue;
@@ -144,14 +144,14 @@ void Sema::reportUnknown(const ast::Name &name, const char *what,
   }
   std::optional<size_t> near = it->second.suggest(name.text, suggestBudget);
   if (!near) {
-    diags.error(name.range, formatv("unknown {0} '{1}'", what, name.text));
+    diags.error(name.range(), formatv("unknown {0} '{1}'", what, name.text));
     return;
   }
   const Decl &d = decls[*near];
   diags
-      .error(name.range, formatv("unknown {0} '{1}'; did you mean '{2}'?",
+      .error(name.range(), formatv("unknown {0} '{1}'; did you mean '{2}'?",
                                  what, name.text, d.name.text))
-      .attachNote(d.name.range, formatv("'{0}' declared here", d.name.text));
+      .attachNote(d.name.range(), formatv("'{0}' declared here", d.name.text));
 }
 
 uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
@@ -201,13 +201,13 @@ void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
     auto [it, inserted] =
         index.try_emplace(b.name.text, static_cast<uint32_t>(out.buffers.size()));
     if (!inserted) {
-      diags.error(b.name.range, formatv("redefinition of buffer '{0}'", b.name.text))
+      diags.error(b.name.range(), formatv("redefinition of buffer '{0}'", b.name.text))
           .attachNote(out.buffers[it->second].range, kPrevious);
       continue;
     }
     Buffer buffer;
     buffer.name = b.name.text;
-    buffer.range = b.name.range;
+    buffer.range = b.name.range();
     buffer.host = b.host;
     if (b.slots) {
       if (b.slots->value < 1 || b.slots->value > kMaxSlots)
@@ -219,11 +219,11 @@ void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
     }
     sema::Quantity q = sema::parseQuantity(b.size.number, b.size.unit);
     if (q.kind != sema::Quantity::Size || q.fractionalBytes || q.bytes == 0) {
-      diags.error(b.size.range,
+      diags.error(b.size.range(),
                   formatv("'buffer' expects a size ({0}) of at least 1B",
                           sema::sizeUnitList()));
     } else if (q.tooLarge) {
-      diags.error(b.size.range, "size must be at most 1024GiB");
+      diags.error(b.size.range(), "size must be at most 1024GiB");
     } else {
       buffer.bytes = q.bytes;
     }
@@ -279,7 +279,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
         bufferUsed[it->second] = true;
         if (const char *why = wrongPlace(into, b, write)) {
           diags
-              .error(name.range,
+              .error(name.range(),
                      formatv("{0} stage '{1}' cannot access {2} buffer '{3}': {4}",
                              spelling(into.kind), into.name,
                              b.host ? "host" : "device", b.name, why))
@@ -292,7 +292,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
         for (const Access &seen : into.accesses)
           duplicate |= seen.buffer == it->second && seen.write == write;
         if (!duplicate)
-          into.accesses.push_back({it->second, write, name.range});
+          into.accesses.push_back({it->second, write, name.range()});
       }
     }
   if (into.kind != StageKind::Copy)
@@ -324,7 +324,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
     const Buffer &b = out.buffers[a.buffer];
     if (b.bytes && moved > double(b.bytes) + 0.5)
       diags
-          .error(s.amount.range,
+          .error(s.amount.range(),
                  formatv("copy '{0}' moves {1} bytes, larger than buffer '{2}' "
                          "({3} bytes{4})",
                          into.name, static_cast<uint64_t>(moved), b.name, b.bytes,
@@ -337,7 +337,7 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
                         llvm::StringMap<uint32_t> &index) {
   for (const ast::StreamDecl &s : p.streams) {
     if (out.streams.size() == kMaxStreams) {
-      diags.error(s.name.range,
+      diags.error(s.name.range(),
                   formatv("too many streams: a pipeline may declare at most {0} "
                           "(CUDA has at most 32 hardware queues)",
                           kMaxStreams));
@@ -348,14 +348,14 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
     auto [it, inserted] =
         index.try_emplace(s.name.text, static_cast<uint32_t>(out.streams.size()));
     if (!inserted) {
-      diags.error(s.name.range,
+      diags.error(s.name.range(),
                   formatv("redefinition of stream '{0}'", s.name.text))
           .attachNote(out.streams[it->second].range, kPrevious);
       continue;
     }
     Stream stream;
     stream.name = s.name.text;
-    stream.range = s.name.range;
+    stream.range = s.name.range();
     switch (s.priority.kind) {
     case ast::PriorityKind::High:
       stream.priorityClass = PriorityClass::High;
@@ -407,24 +407,24 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
   sema::Quantity q = sema::parseQuantity(a.number, a.unit);
   switch (q.kind) {
   case sema::Quantity::UnknownUnit:
-    diags.error(a.range, formatv("unknown unit '{0}'; {1}", a.unit, expects()));
+    diags.error(a.range(), formatv("unknown unit '{0}'; {1}", a.unit, expects()));
     return;
   case sema::Quantity::Bare:
-    diags.error(a.range, formatv("{0}, not a bare number; write the unit "
+    diags.error(a.range(), formatv("{0}, not a bare number; write the unit "
                                  "right after it, as in '{1}us'",
                                  expects(), a.number));
     return;
   case sema::Quantity::Size:
     if (!isCopy) {
-      diags.error(a.range, formatv("{0}, not a size", expects()));
+      diags.error(a.range(), formatv("{0}, not a size", expects()));
       return;
     }
     if (q.tooLarge) {
-      diags.error(a.range, "size must be at most 1024GiB");
+      diags.error(a.range(), "size must be at most 1024GiB");
       return;
     }
     if (q.fractionalBytes) {
-      diags.error(a.range, "size must be a whole number of bytes");
+      diags.error(a.range(), "size must be a whole number of bytes");
       return;
     }
     into.bytes = q.bytes;
@@ -434,7 +434,7 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
     return;
   case sema::Quantity::Time:
     if (q.tooLarge) {
-      diags.error(a.range, "time must be at most 3600s");
+      diags.error(a.range(), "time must be at most 3600s");
       return;
     }
     into.durationUs = q.micros;
@@ -454,7 +454,7 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       if (isKernel)
         valid = {"blocks", "threads", "smem", "regs", "dynamic"};
       std::optional<size_t> near = sema::suggestName(name, valid);
-      diags.error(a.name.range,
+      diags.error(a.name.range(),
                   near ? formatv("unknown attribute '{0}'; did you mean '{1}'?",
                                  name, valid[*near])
                              .str()
@@ -462,7 +462,7 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       continue;
     }
     if (name != "dynamic" && !isKernel) {
-      diags.error(a.name.range,
+      diags.error(a.name.range(),
                   formatv("unknown attribute '{0}' for a {1} stage; only "
                           "kernel stages take '{0}'",
                           name, spelling(into.kind)));
@@ -470,13 +470,13 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     }
     auto [it, inserted] = seen.try_emplace(name, &a);
     if (!inserted) {
-      diags.error(a.name.range, formatv("redefinition of attribute '{0}'", name))
-          .attachNote(it->second->name.range, kPrevious);
+      diags.error(a.name.range(), formatv("redefinition of attribute '{0}'", name))
+          .attachNote(it->second->name.range(), kPrevious);
       continue;
     }
     if (name == "dynamic") {
       if (a.value || a.amount)
-        diags.error(a.value ? a.value->range : a.amount->range,
+        diags.error(a.value ? a.value->range : a.amount->range(),
                     "attribute 'dynamic' takes no value");
       into.dynamic = true;
       continue;
@@ -486,13 +486,13 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       continue;
     }
     if (a.amount) {
-      diags.error(a.amount->range,
+      diags.error(a.amount->range(),
                   formatv("attribute '{0}' takes a whole number, not '{1}{2}'",
                           name, a.amount->number, a.amount->unit));
       continue;
     }
     if (!a.value) {
-      diags.error(a.name.range,
+      diags.error(a.name.range(),
                   formatv("attribute '{0}' needs a value, as in '{0}={1}'", name,
                           name == "blocks" ? 132 : 256));
       continue;
@@ -523,12 +523,12 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
 /// `smem=N` (bytes) or `smem=48KiB`: shared memory per block.
 void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
   uint64_t bytes = 0;
-  llvm::SMRange range = a.name.range;
+  llvm::SMRange range = a.name.range();
   if (a.value) {
     bytes = a.value->value;
     range = a.value->range;
   } else if (a.amount) {
-    range = a.amount->range;
+    range = a.amount->range();
     sema::Quantity q = sema::parseQuantity(a.amount->number, a.amount->unit);
     if (q.kind != sema::Quantity::Size || q.fractionalBytes) {
       diags.error(range, formatv("attribute 'smem' expects a size ({0}) or a "
@@ -538,7 +538,7 @@ void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
     }
     bytes = q.tooLarge ? UINT64_MAX : q.bytes;
   } else {
-    diags.error(a.name.range,
+    diags.error(a.name.range(),
                 "attribute 'smem' needs a value, as in 'smem=48KiB'");
     return;
   }
@@ -561,7 +561,7 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
     uint32_t distance = 0;
     if (d.qualifier) {
       if (d.qualifier->text != "@prev") {
-        diags.error(d.qualifier->range,
+        diags.error(d.qualifier->range(),
                     formatv("unknown qualifier '{0}'; the only one is '@prev'",
                             d.qualifier->text));
         continue;
@@ -577,10 +577,10 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
         distance = static_cast<uint32_t>(k->value);
       }
       if (iterations == 1)
-        diags.warning(d.qualifier->range,
+        diags.warning(d.qualifier->range(),
                       "'@prev' has no effect in a pipeline with 1 iteration");
       else if (distance >= iterations)
-        diags.warning(d.qualifier->range,
+        diags.warning(d.qualifier->range(),
                       formatv("'@prev({0})' has no effect in a pipeline with "
                               "{1} iterations",
                               distance, iterations));
@@ -593,7 +593,7 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
     }
     uint32_t target = it->second;
     if (target == self && !prev) {
-      diags.error(d.stage.range,
+      diags.error(d.stage.range(),
                   formatv("stage '{0}' depends on itself; write '{0}@prev' to "
                           "depend on its previous iteration",
                           d.stage.text));
@@ -624,7 +624,7 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                       const ast::Pipeline &p, std::vector<bool> &streamUsed,
                       std::vector<bool> &bufferUsed, Stage &into) {
   into.name = s.name.text;
-  into.range = s.name.range;
+  into.range = s.name.range();
   if (s.stream) {
     auto it = streams.find(s.stream->text);
     if (it == streams.end()) {
@@ -685,8 +685,8 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
   unsigned errorsBefore = diags.errorCount();
   Pipeline out;
   out.name = p.name.text;
-  out.range = p.name.range;
-  llvm::SMRange iterationsAt = p.name.range;
+  out.range = p.name.range();
+  llvm::SMRange iterationsAt = p.name.range();
   out.iterations = checkIterations(p, iterationsAt);
 
   out.syncDeclared = checkSync(p);
@@ -708,15 +708,15 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
       continue;
     }
     if (s.deps.size() > kMaxDependencies)
-      diags.error(s.name.range,
+      diags.error(s.name.range(),
                   formatv("stage '{0}' has too many dependencies ({1}); the "
                           "limit is {2}",
                           s.name.text, s.deps.size(), kMaxDependencies));
     auto [it, inserted] = stages.try_emplace(
         s.name.text, static_cast<uint32_t>(out.stages.size()));
     if (!inserted) {
-      diags.error(s.name.range, formatv("redefinition of stage '{0}'", s.name.text))
-          .attachNote(p.stages[declOf[it->second]].name.range, kPrevious);
+      diags.error(s.name.range(), formatv("redefinition of stage '{0}'", s.name.text))
+          .attachNote(p.stages[declOf[it->second]].name.range(), kPrevious);
       redefined[i] = true;
       continue;
     }

@@ -236,7 +236,7 @@ public:
 private:
   Spelling &put(const char *what) { out += std::string("\n") + what; return *this; }
   Spelling &put(const char *what, const ast::Name &n) {
-    return put(what).put(n.text).put(n.range);
+    return put(what).put(n.text).put(n.range());
   }
   Spelling &put(llvm::StringRef text) { out += " '" + text.str() + "'"; return *this; }
   Spelling &put(uint64_t v) { out += ' ' + std::to_string(v); return *this; }
@@ -244,7 +244,7 @@ private:
   Spelling &put(int v) { return put(int64_t(v)); }
   Spelling &put(bool v) { return put(int64_t(v)); }
   Spelling &put(const ast::IntLit &v) { return put(v.value).put(v.range); }
-  Spelling &put(const ast::Amount &a) { return put(a.number).put(a.unit).put(a.range); }
+  Spelling &put(const ast::Amount &a) { return put(a.number).put(a.unit).put(a.range()); }
   Spelling &put(llvm::SMRange r) {
     if (!r.Start.isValid())
       return put("<none>");
