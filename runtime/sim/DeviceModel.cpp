@@ -53,6 +53,7 @@ public:
         n(s.instances.size()), freeSM(profile.sms, profile.smCapacity()) {
     out.start.assign(n, -1);
     out.end.assign(n, -1);
+    residentSlot.assign(n, 0);
     for (const program::Stage &stage : s.pipeline.stages)
       shapes.push_back(shapeOf(stage));
   }
@@ -335,9 +336,13 @@ private:
         return false;
       }
       const Shape &shape = shapes[s.instances.stageOf(v)];
+      residentSlot[v] = static_cast<uint32_t>(resident.size());
       resident.push_back(
           {v, priorityOf(v), v, shape.blocks, 0, shape.use, shape.blockUs});
-      ++withPending;
+      // Kept in urgency order as they come: most urgent (lower CUDA
+      // priority value) first, then oldest.
+      const Urgency key{resident.back().priority, v};
+      waiting.insert(std::upper_bound(waiting.begin(), waiting.end(), key), key);
       blocksChanged = true;
       return true;
     }
@@ -379,23 +384,15 @@ private:
   bool pumpBlocks(double now) {
     // Placed all it could last time, and neither a kernel nor a free SM came
     // since: nothing to do.
-    if (!blocksChanged || withPending == 0)
+    if (!blocksChanged || waiting.empty())
       return false;
     blocksChanged = false;
     bool progress = false;
-    // Most urgent first (lower CUDA priority value), then oldest.
-    std::vector<Resident *> &order = byUrgency;
-    order.clear();
-    for (Resident &r : resident)
-      if (r.pending)
-        order.push_back(&r);
-    if (order.empty())
-      return false;
-    std::sort(order.begin(), order.end(), [](const Resident *a, const Resident *b) {
-      return a->priority != b->priority ? a->priority < b->priority
-                                        : a->order < b->order;
-    });
-    for (Resident *r : order) {
+    bool drained = false;
+    // Only the kernels with blocks to place, most urgent first: the running
+    // ones may be many (up to max_resident_kernels) and cost nothing here.
+    for (const Urgency &u : waiting) {
+      Resident *r = &resident[residentSlot[u.instance]];
       // SMs only fill up during one pump: the search for this kernel's next
       // block starts where the last one fitted.
       uint32_t cursor = 0;
@@ -404,8 +401,7 @@ private:
         if (sm == kNone)
           break; // try smaller blocks of other kernels (backfill)
         take(freeSM[sm], r->use);
-        if (--r->pending == 0)
-          --withPending;
+        drained |= --r->pending == 0;
         ++r->running;
         if (out.start[r->instance] < 0)
           out.start[r->instance] = now;
@@ -413,6 +409,12 @@ private:
         progress = true;
       }
     }
+    if (drained)
+      waiting.erase(std::remove_if(waiting.begin(), waiting.end(),
+                                   [&](const Urgency &u) {
+                                     return resident[residentSlot[u.instance]].pending == 0;
+                                   }),
+                    waiting.end());
     return progress;
   }
 
@@ -437,12 +439,18 @@ private:
   }
 
   void blockDone(uint32_t v, uint32_t sm, double now) {
-    auto it = std::find_if(resident.begin(), resident.end(),
-                           [&](const Resident &r) { return r.instance == v; });
-    give(freeSM[sm], it->use);
+    const uint32_t slot = residentSlot[v];
+    Resident &r = resident[slot];
+    give(freeSM[sm], r.use);
     blocksChanged = true;
-    if (--it->running == 0 && it->pending == 0) {
-      resident.erase(it);
+    if (--r.running == 0 && r.pending == 0) {
+      // Its slot goes to the last resident kernel (their order in the list
+      // matters nowhere: `waiting` keeps the urgency order).
+      if (slot + 1 != resident.size()) {
+        r = resident.back();
+        residentSlot[r.instance] = slot;
+      }
+      resident.pop_back();
       if (blockedOnResidency) {
         // A queue that could not launch for want of a resident slot may now.
         blockedOnResidency = false;
@@ -535,12 +543,20 @@ private:
   // Device.
   std::vector<DeviceProfile::BlockUse> freeSM; ///< what each SM has free
   std::vector<Resident> resident;
-  std::vector<Resident *> byUrgency; ///< reused by pumpBlocks
-  std::vector<Shape> shapes;         ///< per stage
+  /// Each resident instance's place in `resident`.
+  std::vector<uint32_t> residentSlot;
+  /// The resident kernels with blocks not yet placed, in urgency order.
+  struct Urgency {
+    int priority;
+    uint32_t instance; ///< also the launch order
+    bool operator<(const Urgency &o) const {
+      return priority != o.priority ? priority < o.priority : instance < o.instance;
+    }
+  };
+  std::vector<Urgency> waiting;
+  std::vector<Shape> shapes; ///< per stage
   /// Whether pumpBlocks could place a block it could not before.
   bool blocksChanged = false;
-  /// Resident kernels with blocks not yet placed.
-  uint32_t withPending = 0;
   /// Whether a launch waits for a resident-kernel slot.
   bool blockedOnResidency = false;
   std::deque<uint32_t> copyQueues[3];
