@@ -223,7 +223,7 @@ CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
 
 /// amount : QUANTITY | INT | DECIMAL ;
 ast::Amount ASTBuilder::buildAmount(PipeParser::AmountContext *c) {
-  return splitAmount(ctx.textOf(c->getStart()));
+  return amountOf(ctx, c->getStart());
 }
 
 /// attrs : LBRACK attr (COMMA attr)* RBRACK ;

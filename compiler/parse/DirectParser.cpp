@@ -15,32 +15,35 @@
 using namespace pipec;
 using namespace pipec::parse;
 
-antlr4::Token *DirectParser::accept(size_t type) {
+template <typename Wanted> antlr4::Token *DirectParser::acceptIf(Wanted wanted) {
   antlr4::Token *tok = tokens.peek();
-  if (tok->getType() != type)
+  if (!wanted(tok->getType()))
     return nullptr;
   tokens.advance();
   return tok;
+}
+
+antlr4::Token *DirectParser::accept(size_t type) {
+  return acceptIf([type](size_t t) { return t == type; });
 }
 
 /// name : IDENT | KERNEL | COPY | ... (Tokens.h: isNameToken)
-antlr4::Token *DirectParser::name() {
-  antlr4::Token *tok = tokens.peek();
-  if (!isNameToken(tok->getType()))
-    return nullptr;
-  tokens.advance();
-  return tok;
-}
+antlr4::Token *DirectParser::name() { return acceptIf(isNameToken); }
 
 /// amount : QUANTITY | INT | DECIMAL ;
 antlr4::Token *DirectParser::amount() {
-  antlr4::Token *tok = tokens.peek();
-  const size_t t = tok->getType();
-  if (t != PipeParser::QUANTITY && t != PipeParser::INT &&
-      t != PipeParser::DECIMAL)
-    return nullptr;
-  tokens.advance();
-  return tok;
+  return acceptIf([](size_t t) {
+    return t == PipeParser::QUANTITY || t == PipeParser::INT ||
+           t == PipeParser::DECIMAL;
+  });
+}
+
+bool DirectParser::endAtSemi(antlr4::Token *first, llvm::SMRange &range) {
+  antlr4::Token *semi = accept(PipeParser::SEMI);
+  if (!semi)
+    return false;
+  range = ctx.rangeOf(first, semi);
+  return true;
 }
 
 /// item : setting | streamDecl | bufferDecl | stageDecl ;
@@ -86,10 +89,8 @@ bool DirectParser::setting(ast::Pipeline &into) {
     else if (!accept(PipeParser::INFERRED))
       return false;
   }
-  antlr4::Token *semi = accept(PipeParser::SEMI);
-  if (!semi)
+  if (!endAtSemi(first, s.range))
     return false;
-  s.range = ctx.rangeOf(first, semi);
   into.settings.push_back(s);
   return true;
 }
@@ -105,10 +106,8 @@ bool DirectParser::streamDecl(ast::Pipeline &into) {
   s.name = nameOf(ctx, n);
   if (accept(PipeParser::PRIORITY) && !priority(s.priority))
     return false;
-  antlr4::Token *semi = accept(PipeParser::SEMI);
-  if (!semi)
+  if (!endAtSemi(first, s.range))
     return false;
-  s.range = ctx.rangeOf(first, semi);
   into.streams.push_back(s);
   return true;
 }
@@ -154,10 +153,8 @@ bool DirectParser::bufferDecl(ast::Pipeline &into) {
     return false;
   b.size = amountOf(ctx, size);
   b.host = accept(PipeParser::HOST) != nullptr;
-  antlr4::Token *semi = accept(PipeParser::SEMI);
-  if (!semi)
+  if (!endAtSemi(first, b.range))
     return false;
-  b.range = ctx.rangeOf(first, semi);
   into.buffers.push_back(b);
   return true;
 }
@@ -186,10 +183,8 @@ bool DirectParser::stageDecl(ast::Pipeline &into) {
       return false;
   if (next() == PipeParser::DEPENDS_ON && !deps(s.deps))
     return false;
-  antlr4::Token *semi = accept(PipeParser::SEMI);
-  if (!semi)
+  if (!endAtSemi(first, s.range))
     return false;
-  s.range = ctx.rangeOf(first, semi);
   into.stages.push_back(std::move(s));
   return true;
 }

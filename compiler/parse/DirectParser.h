@@ -50,8 +50,11 @@ private:
   /// The next token, consumed, if it is of `type` (a name, for `name()`);
   /// otherwise null, and nothing consumed.
   antlr4::Token *accept(size_t type);
+  template <typename Wanted> antlr4::Token *acceptIf(Wanted wanted);
   antlr4::Token *name();
   antlr4::Token *amount();
+  /// The declaration's closing ';': its range runs from `first` to it.
+  bool endAtSemi(antlr4::Token *first, llvm::SMRange &range);
   size_t next() { return tokens.peek()->getType(); }
 
   const ParseContext &ctx;

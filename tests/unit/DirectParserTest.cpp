@@ -167,7 +167,6 @@ private:
 /// How many items the DirectParser alone takes, in a row, from the start of
 /// the only pipeline of `text`, and whether it then stands at its '}'.
 std::pair<size_t, bool> directItems(const std::string &text) {
-  llvm::SourceMgr sm;
   DiagnosticEngine diags([](const Diagnostic &) {}, 0);
   ByteStream input(text);
   ParseContext ctx(text, diags);
