@@ -32,10 +32,11 @@ namespace {
 
 /// Parses a file pipeline by pipeline and item by item. The frame of a
 /// pipeline (`pipeline NAME {` ... `}`) is read here; each item (`stream`,
-/// `stage`, `iterations`) is parsed by the generated parser -- first with
-/// SLL prediction and a strategy that bails at the first error, then, only if
-/// that fails, with full LL prediction and error recovery -- turned into AST
-/// at once, and its parse tree freed, so memory stays small on large files.
+/// `stage`, `iterations`) is parsed by the DirectParser if well formed, else
+/// by the generated parser -- first with SLL prediction and a strategy that
+/// bails at the first error, then, only if that fails, with full LL
+/// prediction and error recovery -- turned into AST at once, and its parse
+/// tree freed, so memory stays small on large files.
 class FileDriver {
 public:
   FileDriver(ParseContext &ctx, TokenWindow &tokens, PipeParser &parser,
