@@ -18,24 +18,35 @@ mergeMax(uint32_t *acc, const uint32_t *row, uint32_t c) {
     acc[k] = std::max(acc[k], row[k]);
 }
 
-} // namespace
+__attribute__((target_clones("avx2", "default"))) void
+mergeMax(uint16_t *acc, const uint16_t *row, uint32_t c) {
+  for (uint32_t k = 0; k < c; ++k)
+    acc[k] = std::max(acc[k], row[k]);
+}
 
-Reduction pipec::transitiveReduction(const CSR &declared,
-                                     const std::vector<uint32_t> &chainOf,
-                                     uint32_t numChains, size_t window,
-                                     std::vector<uint32_t> *clocks) {
+/// The reduction with clock entries of type Clock. An entry for ancestor u
+/// holds u + 1 - base; `limit` is the largest a Clock may hold. When v + 1 -
+/// base would pass it, base moves up to v - window and every entry moves
+/// down with it, those for older ancestors becoming 0 ("none"). No answer
+/// changes: every predecessor asked about from then on is at least
+/// v - window, so an ancestor older than that can never be the one that
+/// makes it redundant, and the entries of newer ones keep their order.
+template <typename Clock>
+Reduction reduce(const CSR &declared, const std::vector<uint32_t> &chainOf,
+                 uint32_t numChains, size_t window, uint64_t limit) {
   constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  constexpr uint64_t kChainOrder = std::numeric_limits<uint64_t>::max();
   const size_t n = declared.rows();
   // One row more than the window: a vertex's row never shares its place with
   // a predecessor's, so it is built where it is kept.
-  const bool all = window >= n;
-  const size_t rows = all ? std::max<size_t>(1, n) : window + 1;
+  const size_t rows = window >= n ? n : window + 1;
   const uint32_t c = numChains;
-  // clock[(v % rows) * c + k]: 1 + position on chain k of v's latest
-  // ancestor there (v itself included); 0 when it has none.
-  std::vector<uint32_t> clock(rows * c, 0);
-  std::vector<uint32_t> lastOnChain(c, kNone), chainLength(c, 0);
-  // (predecessor, index of the declared edge or kNone for chain order)
+  // clock[(v % rows) * c + k]: v's latest ancestor on chain k (v itself
+  // included), as above; 0 when it has none.
+  std::vector<Clock> clock(std::max<size_t>(1, rows) * c, 0);
+  std::vector<uint32_t> lastOnChain(c, kNone);
+  uint64_t base = 0;
+  // (predecessor, index of the declared edge or kChainOrder)
   std::vector<std::pair<uint32_t, uint64_t>> preds;
   std::vector<uint32_t> keptHere;
 
@@ -45,6 +56,13 @@ Reduction pipec::transitiveReduction(const CSR &declared,
   out.declaredKept.assign(declared.edges(), 0);
 
   for (size_t v = 0; v < n; ++v) {
+    if (v + 1 - base > limit) {
+      const uint64_t newBase = v - window;
+      const Clock delta = static_cast<Clock>(newBase - base);
+      for (Clock &x : clock)
+        x = x > delta ? x - delta : 0;
+      base = newBase;
+    }
     const uint32_t chain = chainOf[v];
     preds.clear();
     for (uint64_t e = declared.begin[v]; e < declared.begin[v + 1]; ++e)
@@ -55,21 +73,21 @@ Reduction pipec::transitiveReduction(const CSR &declared,
           preds.begin(), preds.end(), chainPrev,
           [](const auto &a, uint32_t b) { return a.first < b; });
       if (it == preds.end() || it->first != chainPrev)
-        preds.insert(it, {chainPrev, std::numeric_limits<uint64_t>::max()});
+        preds.insert(it, {chainPrev, kChainOrder});
     }
     // v's row starts as its latest predecessor's (always kept: nothing
     // later can have it as an ancestor) and takes in the others kept.
-    uint32_t *acc = &clock[(v % rows) * c];
+    Clock *acc = &clock[(v % rows) * c];
     keptHere.clear();
     for (auto it = preds.rbegin(); it != preds.rend(); ++it) {
       const uint32_t p = it->first;
       assert(v - p < rows && "predecessor outside the window");
-      const uint32_t *row = &clock[(p % rows) * c];
+      const Clock *row = &clock[(p % rows) * c];
       const bool first = keptHere.empty();
       if (!first && row[chainOf[p]] <= acc[chainOf[p]])
         continue; // a later predecessor already has p as an ancestor
       keptHere.push_back(p);
-      if (it->second != std::numeric_limits<uint64_t>::max())
+      if (it->second != kChainOrder)
         out.declaredKept[it->second] = 1;
       if (first)
         std::copy(row, row + c, acc);
@@ -78,7 +96,7 @@ Reduction pipec::transitiveReduction(const CSR &declared,
     }
     if (keptHere.empty())
       std::fill(acc, acc + c, 0);
-    acc[chain] = ++chainLength[chain];
+    acc[chain] = static_cast<Clock>(v + 1 - base);
     lastOnChain[chain] = static_cast<uint32_t>(v);
     std::reverse(keptHere.begin(), keptHere.end());
     out.kept.targets.insert(out.kept.targets.end(), keptHere.begin(),
@@ -87,7 +105,28 @@ Reduction pipec::transitiveReduction(const CSR &declared,
   }
   for (uint8_t k : out.declaredKept)
     out.removedDeclared += !k;
-  if (clocks && all)
-    *clocks = std::move(clock);
   return out;
+}
+
+} // namespace
+
+Reduction pipec::transitiveReduction(const CSR &declared,
+                                     const std::vector<uint32_t> &chainOf,
+                                     uint32_t numChains, size_t window) {
+  // 16-bit entries halve the memory the row operations touch, and with many
+  // streams that memory is the cost. With windows up to a quarter of the
+  // range, the rows are rewritten at most every 49,151 vertices: a third of
+  // a row per vertex at worst.
+  constexpr uint16_t kLimit = std::numeric_limits<uint16_t>::max();
+  if (window < kLimit / 4)
+    return reduce<uint16_t>(declared, chainOf, numChains, window, kLimit);
+  return reduce<uint32_t>(declared, chainOf, numChains, window,
+                          std::numeric_limits<uint32_t>::max());
+}
+
+Reduction pipec::detail::transitiveReduction(
+    const CSR &declared, const std::vector<uint32_t> &chainOf,
+    uint32_t numChains, size_t window, uint16_t limit) {
+  assert(window + 1 < limit && "the window must fit under the limit");
+  return reduce<uint16_t>(declared, chainOf, numChains, window, limit);
 }

@@ -11,6 +11,9 @@
 // ("vector clocks"). A predecessor p of v is redundant exactly when a later
 // predecessor of v has p as an ancestor. Time O((V + E) * C), memory
 // O(window * C): rows older than `window` vertices are never read again.
+// With many chains the row operations are the cost, so when the window
+// allows, entries are 16-bit, counted from a base that moves up now and
+// then (Reduction.cpp says why no answer changes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_SCHEDULE_REDUCTION_H
@@ -35,13 +38,18 @@ struct Reduction {
 /// `declared`: predecessors of each vertex, ascending, all smaller than it.
 /// `window`: no predecessor (declared, or previous on its chain) is more
 /// than `window` vertices before its successor.
-/// `clocks`, if given and the window covers every vertex, receives the
-/// vector clocks (n rows of numChains), for reachability queries: u reaches v
-/// iff clocks[v * numChains + chainOf[u]] >= clocks[u * numChains + chainOf[u]].
+Reduction transitiveReduction(const CSR &declared,
+                              const std::vector<uint32_t> &chainOf,
+                              uint32_t numChains, size_t window);
+
+namespace detail {
+/// The 16-bit variant with the base moved whenever an entry would pass
+/// `limit` (> window + 1), so that tests can make it move often.
 Reduction transitiveReduction(const CSR &declared,
                               const std::vector<uint32_t> &chainOf,
                               uint32_t numChains, size_t window,
-                              std::vector<uint32_t> *clocks = nullptr);
+                              uint16_t limit);
+} // namespace detail
 
 } // namespace pipec
 
