@@ -65,11 +65,17 @@ public:
       startGraph();
     // Host calls reach the device in order, at known times: they are taken
     // from submitAt directly rather than through the event heap. At equal
-    // times they come first, as events posted earliest would.
-    while (!events.empty() || nextSubmit < submitAt.size()) {
-      double now = events.empty() ? submitAt[nextSubmit] : events.top().time;
+    // times they come first, as events posted earliest would. Graph nodes
+    // that become ready wait in pendingReady, which says when to look next
+    // itself: an event in the heap for each would only double the work.
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    while (!events.empty() || nextSubmit < submitAt.size() ||
+           !pendingReady.empty()) {
+      double now = events.empty() ? kNever : events.top().time;
       if (nextSubmit < submitAt.size())
         now = std::min(now, submitAt[nextSubmit]);
+      if (!pendingReady.empty())
+        now = std::min(now, pendingReady.top().first);
       for (; nextSubmit < submitAt.size() && submitAt[nextSubmit] == now;
            ++nextSubmit) {
         ++out.simulatedEvents;
@@ -318,10 +324,8 @@ private:
 
   void nodeDone(uint32_t v, double now) {
     for (uint32_t w : successors.row(v))
-      if (--remaining[w] == 0) {
+      if (--remaining[w] == 0)
         pendingReady.push({now + p.graphGapUs, w});
-        post(now + p.graphGapUs, Event::Wake);
-      }
   }
 
   // --- Work: kernels, copies, host functions ---------------------------------
@@ -485,9 +489,11 @@ private:
 
   void pump(double now) {
     // Nodes whose dependencies resolved by now join the ready list in order.
+    // (Each is a simulated event, as a submit is.)
     while (!pendingReady.empty() && pendingReady.top().first <= now) {
       readyNodes.push_back(pendingReady.top().second);
       pendingReady.pop();
+      ++out.simulatedEvents;
     }
     for (bool progress = true; progress;) {
       progress = false;
