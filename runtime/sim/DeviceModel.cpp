@@ -324,8 +324,17 @@ private:
 
   void nodeDone(uint32_t v, double now) {
     for (uint32_t w : successors.row(v))
-      if (--remaining[w] == 0)
+      if (--remaining[w] == 0) {
         pendingReady.push({now + p.graphGapUs, w});
+        // Its turn comes within a few events: have what it reads then on
+        // the way (with many streams the nodes in flight spread over
+        // iterations, and a line per array missed).
+        __builtin_prefetch(&out.start[w]);
+        __builtin_prefetch(&out.end[w]);
+        __builtin_prefetch(&residentSlot[w]);
+        __builtin_prefetch(&successors.begin[w]);
+        __builtin_prefetch(&s.instanceStream[w]);
+      }
   }
 
   // --- Work: kernels, copies, host functions ---------------------------------
