@@ -10,18 +10,19 @@ using namespace pipec;
 
 namespace {
 
-/// acc = max(acc, row), element by element: with many streams, most of the
-/// reduction's time. AVX2 has the unsigned max SSE2 lacks; the CPU picks.
+/// out = max(a, b), element by element (out may be a): with many streams,
+/// most of the reduction's time. AVX2 has the unsigned maxima SSE2 lacks;
+/// the CPU picks.
 __attribute__((target_clones("avx2", "default"))) void
-mergeMax(uint32_t *acc, const uint32_t *row, uint32_t c) {
+mergeMax(uint32_t *out, const uint32_t *a, const uint32_t *b, uint32_t c) {
   for (uint32_t k = 0; k < c; ++k)
-    acc[k] = std::max(acc[k], row[k]);
+    out[k] = std::max(a[k], b[k]);
 }
 
 __attribute__((target_clones("avx2", "default"))) void
-mergeMax(uint16_t *acc, const uint16_t *row, uint32_t c) {
+mergeMax(uint16_t *out, const uint16_t *a, const uint16_t *b, uint32_t c) {
   for (uint32_t k = 0; k < c; ++k)
-    acc[k] = std::max(acc[k], row[k]);
+    out[k] = std::max(a[k], b[k]);
 }
 
 /// The reduction with clock entries of type Clock. An entry for ancestor u
@@ -46,9 +47,6 @@ Reduction reduce(const CSR &declared, const std::vector<uint32_t> &chainOf,
   std::vector<Clock> clock(std::max<size_t>(1, rows) * c, 0);
   std::vector<uint32_t> lastOnChain(c, kNone);
   uint64_t base = 0;
-  // (predecessor, index of the declared edge or kChainOrder)
-  std::vector<std::pair<uint32_t, uint64_t>> preds;
-  std::vector<uint32_t> keptHere;
 
   Reduction out;
   out.kept.begin.reserve(n + 1);
@@ -64,43 +62,52 @@ Reduction reduce(const CSR &declared, const std::vector<uint32_t> &chainOf,
       base = newBase;
     }
     const uint32_t chain = chainOf[v];
-    preds.clear();
-    for (uint64_t e = declared.begin[v]; e < declared.begin[v + 1]; ++e)
-      preds.push_back({declared.targets[e], e});
+    // The predecessors from the latest down: the declared ones, with the
+    // previous vertex on v's chain in its place among them (once).
+    uint64_t e = declared.begin[v + 1];
+    const uint64_t stop = declared.begin[v];
     uint32_t chainPrev = lastOnChain[chain];
-    if (chainPrev != kNone) {
-      auto it = std::lower_bound(
-          preds.begin(), preds.end(), chainPrev,
-          [](const auto &a, uint32_t b) { return a.first < b; });
-      if (it == preds.end() || it->first != chainPrev)
-        preds.insert(it, {chainPrev, kChainOrder});
-    }
-    // v's row starts as its latest predecessor's (always kept: nothing
-    // later can have it as an ancestor) and takes in the others kept.
+    // v's row is its latest predecessor's (always kept: nothing later can
+    // have it as an ancestor) with the other kept ones taken in. Until a
+    // second is kept, `first` stands for it, and the two are merged into
+    // v's row in one pass rather than a copy and a merge.
     Clock *acc = &clock[(v % rows) * c];
-    keptHere.clear();
-    for (auto it = preds.rbegin(); it != preds.rend(); ++it) {
-      const uint32_t p = it->first;
+    const Clock *first = nullptr;
+    const size_t keptBegin = out.kept.targets.size();
+    uint32_t kept = 0;
+    while (e > stop || chainPrev != kNone) {
+      uint32_t p;
+      uint64_t edge = kChainOrder;
+      if (e > stop && (chainPrev == kNone || declared.targets[e - 1] >= chainPrev)) {
+        edge = --e;
+        p = declared.targets[e];
+        if (p == chainPrev)
+          chainPrev = kNone; // declared as well: one edge
+      } else {
+        p = chainPrev;
+        chainPrev = kNone;
+      }
       assert(v - p < rows && "predecessor outside the window");
       const Clock *row = &clock[(p % rows) * c];
-      const bool first = keptHere.empty();
-      if (!first && row[chainOf[p]] <= acc[chainOf[p]])
+      const Clock *have = kept == 1 ? first : acc;
+      if (kept && row[chainOf[p]] <= have[chainOf[p]])
         continue; // a later predecessor already has p as an ancestor
-      keptHere.push_back(p);
-      if (it->second != kChainOrder)
-        out.declaredKept[it->second] = 1;
-      if (first)
-        std::copy(row, row + c, acc);
+      out.kept.targets.push_back(p);
+      if (edge != kChainOrder)
+        out.declaredKept[edge] = 1;
+      if (kept == 0)
+        first = row;
       else
-        mergeMax(acc, row, c);
+        mergeMax(acc, kept == 1 ? first : acc, row, c);
+      ++kept;
     }
-    if (keptHere.empty())
+    if (kept == 1)
+      std::copy(first, first + c, acc);
+    else if (kept == 0)
       std::fill(acc, acc + c, 0);
     acc[chain] = static_cast<Clock>(v + 1 - base);
     lastOnChain[chain] = static_cast<uint32_t>(v);
-    std::reverse(keptHere.begin(), keptHere.end());
-    out.kept.targets.insert(out.kept.targets.end(), keptHere.begin(),
-                            keptHere.end());
+    std::reverse(out.kept.targets.begin() + keptBegin, out.kept.targets.end());
     out.kept.begin.push_back(out.kept.targets.size());
   }
   for (uint8_t k : out.declaredKept)
