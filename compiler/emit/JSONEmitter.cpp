@@ -241,22 +241,50 @@ private:
 
   void graph(const Schedule &s) {
     j.attributeObject("graph", [&] {
-      j.attributeArray("nodes", [&] {
+      // Per instance and per edge: written straight, as the stages are.
+      j.attributeBegin("nodes");
+      j.rawValue([&](llvm::raw_ostream &out) {
+        out << '[';
         for (uint32_t v = 0; v < s.instances.size(); ++v)
-          j.value(int64_t(v));
+          out << (v ? "," : "") << Decimal(v);
+        out << ']';
       });
-      j.attributeArray("edges", [&] {
-        for (const auto &edge : s.graphEdges())
-          j.array([&] {
-            j.value(int64_t(edge.first));
-            j.value(int64_t(edge.second));
-          });
+      j.attributeEnd();
+      j.attributeBegin("edges");
+      j.rawValue([&](llvm::raw_ostream &out) {
+        out << '[';
+        bool first = true;
+        for (const auto &edge : s.graphEdges()) {
+          out << (first ? "[" : ",[") << Decimal(edge.first) << ','
+              << Decimal(edge.second) << ']';
+          first = false;
+        }
+        out << ']';
       });
-      j.attributeArray("node_priorities", [&] {
+      j.attributeEnd();
+      j.attributeBegin("node_priorities");
+      j.rawValue([&](llvm::raw_ostream &out) {
+        out << '[';
         for (uint32_t v = 0; v < s.instances.size(); ++v)
-          j.value(int64_t(s.stream(s.streamOf(v)).cudaPriority));
+          out << (v ? "," : "") << s.stream(s.streamOf(v)).cudaPriority;
+        out << ']';
       });
+      j.attributeEnd();
     });
+  }
+
+  static void streamOrderDelays(const Schedule &s, llvm::raw_ostream &out) {
+    out << '[';
+    bool first = true;
+    for (const StreamOrderDelay &d : s.analysis.streamOrderOnCriticalPath) {
+      out << (first ? "{\"from\":" : ",{\"from\":") << Decimal(d.from)
+          << ",\"to\":" << Decimal(d.to) << ",\"stream\":\""
+          << s.stream(d.stream).name << "\",\"delay_us\":";
+      writeNumber(out, d.delayUs);
+      out << '}';
+      first = false;
+    }
+    out << ']';
   }
 
   void analysis(const Schedule &s) {
@@ -288,19 +316,19 @@ private:
         });
         writeGraphCosts(j, g);
       });
-      j.attributeArray("critical_path", [&] {
-        for (uint32_t v : a.criticalPath)
-          j.value(int64_t(v));
+      // Both grow with the instances (a quarter of them, on unrolled
+      // pipelines): written straight, as the stages and ops are.
+      j.attributeBegin("critical_path");
+      j.rawValue([&](llvm::raw_ostream &out) {
+        out << '[';
+        for (size_t i = 0; i < a.criticalPath.size(); ++i)
+          out << (i ? "," : "") << Decimal(a.criticalPath[i]);
+        out << ']';
       });
-      j.attributeArray("stream_order_on_critical_path", [&] {
-        for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath)
-          j.object([&] {
-            j.attribute("from", int64_t(d.from));
-            j.attribute("to", int64_t(d.to));
-            j.attribute("stream", s.stream(d.stream).name);
-            number("delay_us", d.delayUs);
-          });
-      });
+      j.attributeEnd();
+      j.attributeBegin("stream_order_on_critical_path");
+      j.rawValue([&](llvm::raw_ostream &out) { streamOrderDelays(s, out); });
+      j.attributeEnd();
       const StreamPlan &p = s.streamPlan;
       j.attributeObject("auto_streams", [&] {
         j.attribute("stages", int64_t(p.autoStages));
