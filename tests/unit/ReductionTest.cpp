@@ -26,14 +26,10 @@ struct Graph {
   size_t window = 0;
 };
 
-/// n vertices on `chains` chains; every predecessor, declared or previous on
-/// its chain, at most `window` vertices back.
-Graph randomGraph(std::mt19937 &rng) {
-  Graph g;
-  const size_t n = 1 + rng() % kMax;
-  g.chains = 1 + rng() % 8;
-  g.window = 1 + rng() % (rng() % 2 ? 8 : n);
-  const uint32_t density = 1 + rng() % 6;
+/// n vertices on g's chains; every predecessor, declared (each vertex of the
+/// window before, with probability density / 8) or previous on its chain,
+/// at most `window` vertices back.
+void addVertices(Graph &g, size_t n, uint32_t density, std::mt19937 &rng) {
   std::vector<size_t> last(g.chains, SIZE_MAX);
   for (size_t v = 0; v < n; ++v) {
     std::vector<uint32_t> allowed;
@@ -49,6 +45,14 @@ Graph randomGraph(std::mt19937 &rng) {
         g.declared.targets.push_back(static_cast<uint32_t>(p));
     g.declared.begin.push_back(g.declared.targets.size());
   }
+}
+
+Graph randomGraph(std::mt19937 &rng) {
+  Graph g;
+  const size_t n = 1 + rng() % kMax;
+  g.chains = 1 + rng() % 8;
+  g.window = 1 + rng() % (rng() % 2 ? 8 : n);
+  addVertices(g, n, 1 + rng() % 6, rng);
   return g;
 }
 
@@ -162,21 +166,8 @@ TEST_CASE("reduction: long graphs pass the 16-bit range, same answers") {
     Graph g;
     g.chains = 1 + rng() % 16;
     g.window = 1 + rng() % 40;
-    std::vector<size_t> last(g.chains, SIZE_MAX);
-    const size_t n = 70000 + rng() % 70000; // past 65,535, once or twice
-    for (size_t v = 0; v < n; ++v) {
-      std::vector<uint32_t> allowed;
-      for (uint32_t k = 0; k < g.chains; ++k)
-        if (last[k] == SIZE_MAX || v - last[k] <= g.window)
-          allowed.push_back(k);
-      const uint32_t k = allowed[rng() % allowed.size()];
-      g.chainOf.push_back(k);
-      last[k] = v;
-      for (size_t p = v > g.window ? v - g.window : 0; p < v; ++p)
-        if (rng() % 8 == 0)
-          g.declared.targets.push_back(static_cast<uint32_t>(p));
-      g.declared.begin.push_back(g.declared.targets.size());
-    }
+    // Past 65,535 vertices: the base moves once or twice.
+    addVertices(g, 70000 + rng() % 70000, 1, rng);
     CAPTURE(round);
     checkAgainst(g, slowWindowedReduction(g),
                  transitiveReduction(g.declared, g.chainOf, g.chains,
