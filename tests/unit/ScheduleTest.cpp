@@ -3,12 +3,12 @@
 
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
+#include "SlowReduction.h"
 
 #include "compiler/schedule/Schedule.h"
 
 #include <doctest/doctest.h>
 
-#include <bitset>
 #include <ostream>
 #include <sstream>
 #include <map>
@@ -20,23 +20,10 @@ using pipec::test::FrontendRun;
 
 namespace {
 
-constexpr size_t kMax = 256;
-using Bits = std::bitset<kMax>;
-using Edge = std::pair<uint32_t, uint32_t>;
-
-/// reach[v]: the vertices that reach v (v excluded), for edges u < v.
-std::vector<Bits> ancestors(size_t n, const std::set<Edge> &edges) {
-  std::vector<Bits> reach(n);
-  std::vector<std::vector<uint32_t>> preds(n);
-  for (auto [u, v] : edges)
-    preds[v].push_back(u);
-  for (size_t v = 0; v < n; ++v)
-    for (uint32_t u : preds[v]) {
-      reach[v] |= reach[u];
-      reach[v].set(u);
-    }
-  return reach;
-}
+using test::ancestors;
+using test::Bits;
+using test::Edge;
+using test::slowReduction;
 
 /// The graph of dependencies and stream order, by brute force.
 std::set<Edge> dependenciesAndStreamOrder(const Schedule &s) {
@@ -52,20 +39,6 @@ std::set<Edge> dependenciesAndStreamOrder(const Schedule &s) {
     lastOnStream[s.streamOf(v)] = v;
   }
   return h;
-}
-
-/// Slow transitive reduction: (u, v) stays unless some w sits between.
-std::set<Edge> slowReduction(size_t n, const std::set<Edge> &h) {
-  std::vector<Bits> reach = ancestors(n, h);
-  std::set<Edge> kept;
-  for (auto [u, v] : h) {
-    bool between = false;
-    for (size_t w = u + 1; w < v && !between; ++w)
-      between = reach[w].test(u) && reach[v].test(w);
-    if (!between)
-      kept.insert({u, v});
-  }
-  return kept;
 }
 
 /// A random program: T stages on S streams (some unpinned), random
