@@ -19,6 +19,19 @@
 
 using namespace pipec;
 
+namespace {
+
+/// `"key": ` and whatever `write` puts out, as it is: for the arrays that
+/// grow with the instances, written without OStream's per-value work.
+void rawAttribute(llvm::json::OStream &j, llvm::StringRef key,
+                  llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  j.attributeBegin(key);
+  j.rawValue(write);
+  j.attributeEnd();
+}
+
+} // namespace
+
 void pipec::writeGraphCosts(llvm::json::OStream &j, const GraphAdvice &g) {
   writeNumberAttribute(j, "streams_replay_us", g.streamsReplayUs);
   writeNumberAttribute(j, "graph_replay_us", g.graphReplayUs);
@@ -31,9 +44,7 @@ void pipec::writeGraphCosts(llvm::json::OStream &j, const GraphAdvice &g) {
 
 void pipec::writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
                                  double value) {
-  j.attributeBegin(key);
-  j.rawValue([&](llvm::raw_ostream &out) { writeNumber(out, value); });
-  j.attributeEnd();
+  rawAttribute(j, key, [&](llvm::raw_ostream &out) { writeNumber(out, value); });
 }
 
 void pipec::writeNumber(llvm::raw_ostream &os, double value) {
@@ -106,12 +117,8 @@ private:
       // The two long arrays are written directly, from fragments made once
       // per stage and per stream: names are identifiers and need no
       // escaping. The bytes are those json::OStream would write.
-      j.attributeBegin("stages");
-      j.rawValue([&](llvm::raw_ostream &out) { stages(s, out); });
-      j.attributeEnd();
-      j.attributeBegin("ops");
-      j.rawValue([&](llvm::raw_ostream &out) { ops(s, out); });
-      j.attributeEnd();
+      rawAttribute(j, "stages", [&](llvm::raw_ostream &out) { stages(s, out); });
+      rawAttribute(j, "ops", [&](llvm::raw_ostream &out) { ops(s, out); });
       j.attribute("event_objects", int64_t(s.eventObjects));
       j.attribute("records", int64_t(s.records));
       j.attribute("waits", int64_t(s.waits));
@@ -242,16 +249,13 @@ private:
   void graph(const Schedule &s) {
     j.attributeObject("graph", [&] {
       // Per instance and per edge: written straight, as the stages are.
-      j.attributeBegin("nodes");
-      j.rawValue([&](llvm::raw_ostream &out) {
+      rawAttribute(j, "nodes", [&](llvm::raw_ostream &out) {
         out << '[';
         for (uint32_t v = 0; v < s.instances.size(); ++v)
           out << (v ? "," : "") << Decimal(v);
         out << ']';
       });
-      j.attributeEnd();
-      j.attributeBegin("edges");
-      j.rawValue([&](llvm::raw_ostream &out) {
+      rawAttribute(j, "edges", [&](llvm::raw_ostream &out) {
         out << '[';
         bool first = true;
         for (const auto &edge : s.graphEdges()) {
@@ -261,15 +265,12 @@ private:
         }
         out << ']';
       });
-      j.attributeEnd();
-      j.attributeBegin("node_priorities");
-      j.rawValue([&](llvm::raw_ostream &out) {
+      rawAttribute(j, "node_priorities", [&](llvm::raw_ostream &out) {
         out << '[';
         for (uint32_t v = 0; v < s.instances.size(); ++v)
           out << (v ? "," : "") << s.stream(s.streamOf(v)).cudaPriority;
         out << ']';
       });
-      j.attributeEnd();
     });
   }
 
@@ -318,17 +319,14 @@ private:
       });
       // Both grow with the instances (a quarter of them, on unrolled
       // pipelines): written straight, as the stages and ops are.
-      j.attributeBegin("critical_path");
-      j.rawValue([&](llvm::raw_ostream &out) {
+      rawAttribute(j, "critical_path", [&](llvm::raw_ostream &out) {
         out << '[';
         for (size_t i = 0; i < a.criticalPath.size(); ++i)
           out << (i ? "," : "") << Decimal(a.criticalPath[i]);
         out << ']';
       });
-      j.attributeEnd();
-      j.attributeBegin("stream_order_on_critical_path");
-      j.rawValue([&](llvm::raw_ostream &out) { streamOrderDelays(s, out); });
-      j.attributeEnd();
+      rawAttribute(j, "stream_order_on_critical_path",
+                   [&](llvm::raw_ostream &out) { streamOrderDelays(s, out); });
       const StreamPlan &p = s.streamPlan;
       j.attributeObject("auto_streams", [&] {
         j.attribute("stages", int64_t(p.autoStages));

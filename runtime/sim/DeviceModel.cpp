@@ -39,7 +39,6 @@ struct Shape {
 struct Resident {
   uint32_t instance;
   int priority;
-  uint64_t order; ///< launch order: the instance's place in issue order
   uint32_t pending, running;
   DeviceProfile::BlockUse use; ///< what one block holds of its SM
   double blockUs;              ///< the kernel's time over its waves
@@ -351,7 +350,7 @@ private:
       const Shape &shape = shapes[s.instances.stageOf(v)];
       residentSlot[v] = static_cast<uint32_t>(resident.size());
       resident.push_back(
-          {v, priorityOf(v), v, shape.blocks, 0, shape.use, shape.blockUs});
+          {v, priorityOf(v), shape.blocks, 0, shape.use, shape.blockUs});
       // Kept in urgency order as they come: most urgent (lower CUDA
       // priority value) first, then oldest.
       const Urgency key{resident.back().priority, v};
