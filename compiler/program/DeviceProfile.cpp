@@ -51,6 +51,8 @@ const CountKey kCountKeys[] = {
     {"max_blocks_per_sm", &DeviceProfile::maxBlocksPerSM, 1, 256},
     {"max_resident_kernels", &DeviceProfile::maxResidentKernels, 1, 4096},
     {"hardware_queues", &DeviceProfile::hardwareQueues, 1, 128},
+    {"copy_engines_h2d", &DeviceProfile::copyEnginesH2D, 1, 16},
+    {"copy_engines_d2h", &DeviceProfile::copyEnginesD2H, 1, 16},
     {"shared_memory_per_sm", &DeviceProfile::sharedMemoryPerSM, 1024, 1 << 22},
     {"shared_memory_per_block", &DeviceProfile::sharedMemoryPerBlock, 0, 1 << 22},
     {"registers_per_sm", &DeviceProfile::registersPerSM, 256, 1 << 22},
@@ -104,6 +106,12 @@ uint64_t DeviceProfile::waves(const program::Stage &k) const {
   if (!perWave)
     return 1;
   return std::max<uint64_t>(1, (uint64_t(k.blocks) + perWave - 1) / perWave);
+}
+
+unsigned DeviceProfile::copyEngines(program::CopyDirection dir) const {
+  return dir == program::CopyDirection::H2D   ? copyEnginesH2D
+         : dir == program::CopyDirection::D2H ? copyEnginesD2H
+                                              : 1;
 }
 
 double DeviceProfile::copyTimeUs(program::CopyDirection dir,

@@ -49,6 +49,10 @@ struct DeviceProfile {
   unsigned sharedMemoryPerBlock = 232448; ///< the most one block may ask (227 KiB)
   unsigned registersPerSM = 65536;
   unsigned hardwareQueues = 8;      ///< CUDA_DEVICE_MAX_CONNECTIONS
+  /// Copies of one direction that run at once (each its own engine; they
+  /// share the direction's bandwidth). calibrate measures them.
+  unsigned copyEnginesH2D = 1;
+  unsigned copyEnginesD2H = 1;
   double streamGapUs = 0.9;         ///< between back-to-back items of a stream
   double graphGapUs = 0.5;          ///< between dependent nodes of a graph
   double waitLatencyUs = 1.0;       ///< a cross-stream wait resolving
@@ -78,6 +82,8 @@ struct DeviceProfile {
   /// The CUDA priority a `high`/`normal`/`low` stream gets; `normal` is the
   /// midpoint rounded towards `low`.
   int priorityFor(program::PriorityClass cls) const;
+  /// The copy engines of direction `dir` (d2d has one).
+  unsigned copyEngines(program::CopyDirection dir) const;
   /// Microseconds to move `bytes` in direction `dir`.
   double copyTimeUs(program::CopyDirection dir, uint64_t bytes) const;
 };

@@ -20,7 +20,10 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
   // SM area, per resource: a block holds its share of one SM for T/waves.
   DeviceProfile::BlockUse cap = p.smCapacity();
   double area[4] = {0, 0, 0, 0}; // threads, slots, shared memory, registers
+  // Per direction: the bytes' time, and how many copies (each waits the
+  // engine's latency first).
   double copies[3] = {0, 0, 0};
+  uint64_t copyCount[3] = {0, 0, 0};
   double host = 0;
   for (uint32_t v = 0; v < inst.size(); ++v) {
     const program::Stage &st = inst.stage(v);
@@ -35,7 +38,8 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
       break;
     }
     case StageKind::Copy:
-      copies[static_cast<unsigned>(st.direction)] += p.copyLatencyUs + st.durationUs;
+      copies[static_cast<unsigned>(st.direction)] += st.durationUs;
+      ++copyCount[static_cast<unsigned>(st.direction)];
       break;
     case StageKind::Host:
       host += st.durationUs;
@@ -46,9 +50,23 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
   }
   double sm = *std::max_element(area, area + 4) / double(std::max(1u, p.sms));
   a.bounds.push_back({"sm_area", "the SMs' capacity (all kernels' block-time)", sm});
-  a.bounds.push_back({"copy_h2d", "the H2D copy engine", copies[0]});
-  a.bounds.push_back({"copy_d2h", "the D2H copy engine", copies[1]});
-  a.bounds.push_back({"copy_d2d", "the D2D copy engine", copies[2]});
+  // One engine: every copy's latency and bytes in turn. Several engines
+  // share the direction's bandwidth: the bytes still take their time one
+  // after another, but only the first latency is sure to be waited alone.
+  double copyBound[3];
+  for (unsigned d = 0; d < 3; ++d) {
+    uint64_t latencies = p.copyEngines(static_cast<CopyDirection>(d)) > 1
+                             ? std::min<uint64_t>(copyCount[d], 1)
+                             : copyCount[d];
+    copyBound[d] = copies[d] + double(latencies) * p.copyLatencyUs;
+  }
+  a.bounds.push_back({"copy_h2d", p.copyEnginesH2D > 1 ? "the H2D copy engines"
+                                                       : "the H2D copy engine",
+                      copyBound[0]});
+  a.bounds.push_back({"copy_d2h", p.copyEnginesD2H > 1 ? "the D2H copy engines"
+                                                       : "the D2H copy engine",
+                      copyBound[1]});
+  a.bounds.push_back({"copy_d2d", "the D2D copy engine", copyBound[2]});
   a.bounds.push_back({"host_functions", "the host-function executor", host});
 }
 

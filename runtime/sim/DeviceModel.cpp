@@ -19,7 +19,7 @@ constexpr uint64_t kMaxWaves = 16;
 struct Event {
   double time;
   uint64_t seq;
-  enum Kind : uint8_t { BlockDone, ItemDone, HostReady, Wake } kind;
+  enum Kind : uint8_t { BlockDone, ItemDone, HostReady, Wake, CopyStep } kind;
   uint32_t a, b; ///< meaning depends on kind
 
   bool operator>(const Event &o) const {
@@ -141,6 +141,10 @@ private:
       // Makes the pump look again (at a hardware queue: that one).
       if (lowering == Lowering::Streams)
         markQueue(e.a);
+      break;
+    case Event::CopyStep:
+      if (e.b == shared[e.a].generation)
+        advanceShared(e.a, now);
       break;
     }
   }
@@ -370,10 +374,83 @@ private:
     return true;
   }
 
+  // --- Directions of several copy engines ------------------------------------
+  // Up to `engines` copies of the direction run at once; each first waits the
+  // engine's latency, then moves its bytes at the direction's bandwidth
+  // shared equally among the copies moving bytes (PCIe is one link). A
+  // copy's `remaining` is its time at the whole bandwidth. The set changes
+  // only at events, so between two events each moving copy's progress is
+  // the elapsed time over how many move.
+  struct SharedCopy {
+    uint32_t instance;
+    double moveFrom;  ///< when its latency is over
+    double remaining; ///< microseconds of transfer left at full bandwidth
+  };
+  struct SharedDirection {
+    std::vector<SharedCopy> active;
+    double last = 0;
+    uint32_t generation = 0; ///< a CopyStep of another generation is stale
+  };
+
+  static size_t moving(const SharedDirection &d, double at) {
+    size_t n = 0;
+    for (const SharedCopy &c : d.active)
+      n += c.moveFrom <= at;
+    return n;
+  }
+
+  /// Brings direction e up to `now`: progress, finished copies, copies
+  /// whose latency ended, new copies from its queue; then the next step.
+  bool advanceShared(unsigned e, double now) {
+    SharedDirection &d = shared[e];
+    bool progress = false;
+    if (size_t n = moving(d, d.last)) {
+      const double done = (now - d.last) / double(n);
+      for (SharedCopy &c : d.active)
+        if (c.moveFrom <= d.last)
+          c.remaining -= done;
+    }
+    d.last = now;
+    for (size_t i = 0; i < d.active.size();) {
+      SharedCopy &c = d.active[i];
+      // (Within rounding of the step that was to end it.)
+      if (c.moveFrom <= now && c.remaining <= 1e-9 + 1e-12 * now) {
+        uint32_t v = c.instance;
+        d.active.erase(d.active.begin() + i);
+        finish(v, now);
+        progress = true;
+      } else {
+        ++i;
+      }
+    }
+    const unsigned engines = p.copyEngines(static_cast<CopyDirection>(e));
+    while (d.active.size() < engines && !copyQueues[e].empty()) {
+      uint32_t v = copyQueues[e].front();
+      copyQueues[e].pop_front();
+      out.start[v] = now;
+      d.active.push_back({v, now + p.copyLatencyUs, s.instances.stage(v).durationUs});
+      progress = true;
+    }
+    // The next change: a latency ending, or the first moving copy done.
+    double next = std::numeric_limits<double>::infinity();
+    const size_t n = moving(d, now);
+    for (const SharedCopy &c : d.active)
+      next = std::min(next, c.moveFrom > now ? c.moveFrom
+                                             : now + std::max(0.0, c.remaining) * double(n));
+    ++d.generation;
+    if (next != std::numeric_limits<double>::infinity())
+      post(next, Event::CopyStep, e, d.generation);
+    return progress;
+  }
+
   bool pumpEngines(double now) {
     bool progress = false;
     for (unsigned e = 0; e < 3; ++e)
-      if (!engineBusy[e] && !copyQueues[e].empty()) {
+      if (p.copyEngines(static_cast<CopyDirection>(e)) > 1) {
+        if (!copyQueues[e].empty() &&
+            shared[e].active.size() < p.copyEngines(static_cast<CopyDirection>(e)))
+          progress |= advanceShared(e, now);
+      } else if (!engineBusy[e] && !copyQueues[e].empty()) {
         uint32_t v = copyQueues[e].front();
         copyQueues[e].pop_front();
         engineBusy[e] = 1;
@@ -575,6 +652,7 @@ private:
   bool blockedOnResidency = false;
   std::deque<uint32_t> copyQueues[3];
   uint8_t engineBusy[3] = {0, 0, 0};
+  SharedDirection shared[3];
   std::deque<uint32_t> hostQueue;
   uint8_t hostBusy = 0;
 };

@@ -30,6 +30,8 @@ DeviceProfile randomProfile(std::mt19937 &rng) {
   p.copyLatencyUs = double(rng() % 5);
   p.streamGapUs = double(rng() % 3);
   p.graphGapUs = double(rng() % 3);
+  p.copyEnginesH2D = 1 + rng() % 3;
+  p.copyEnginesD2H = 1 + rng() % 2;
   return p;
 }
 

@@ -75,6 +75,43 @@ TEST_CASE("model: same-direction copies share an engine, opposite ones do not") 
   CHECK(opposite.start("Y") < opposite.end("X"));
 }
 
+TEST_CASE("model: with two engines a small copy need not wait behind a large one, and "
+          "copies share the direction's bandwidth") {
+  DeviceProfile two;
+  two.copyEnginesH2D = 2;
+  const double lat = two.copyLatencyUs;
+  const char *text = "pipeline p { stream a; stream b;"
+                     " stage Big on a copy h2d 1000us; stage Small on b copy h2d 2us; }";
+  Ran one(text);
+  CHECK(one.start("Small") >= one.end("Big") - 1e-9);
+  Ran shared(text, Lowering::Streams, true, two);
+  // Both move bytes at half the bandwidth while both move: 2 us take 4.
+  CHECK(shared.end("Small") == doctest::Approx(shared.start("Small") + lat + 4));
+  CHECK(shared.end("Small") < shared.end("Big"));
+  // The large one loses the 2 us the small one took: the bandwidth is one.
+  CHECK(shared.end("Big") == doctest::Approx(shared.start("Big") + lat + 1002));
+  // Two large copies together take as long as one after the other.
+  Ran pair("pipeline p { stream a; stream b;"
+           " stage X on a copy h2d 500us; stage Y on b copy h2d 500us; }",
+           Lowering::Streams, true, two);
+  CHECK(pair.start("Y") < pair.end("X"));
+  CHECK(pair.run.makespanUs >= 1000);
+  CHECK(pair.run.makespanUs <= 1000 + 2 * lat + 2 * two.streamGapUs + 1e-6);
+  // Three copies on two engines: the third starts when one ends; the same
+  // in a graph.
+  for (Lowering l : {Lowering::Streams, Lowering::Graph}) {
+    Ran three("pipeline p { stream a; stream b; stream c;"
+              " stage X on a copy h2d 100us; stage Y on b copy h2d 100us;"
+              " stage Z on c copy h2d 100us; }",
+              l, true, two);
+    CHECK(three.start("Z") >= std::min(three.end("X"), three.end("Y")) - 1e-9);
+    CHECK(three.run.makespanUs >= 300 + lat - 1e-6);
+    CHECK(three.run.makespanUs >= three.schedule->analysis.lowerBoundUs - 1e-9);
+  }
+  // D2D keeps its one engine.
+  CHECK(two.copyEngines(CopyDirection::D2D) == 1);
+}
+
 TEST_CASE("model: a kernel's time is the whole kernel's, its blocks in waves") {
   DeviceProfile profile; // 132 SMs, 2048 threads per SM
   // 1024 threads a block: two fit on an SM, so 264 blocks make one wave.
