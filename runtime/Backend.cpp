@@ -3,6 +3,7 @@
 #include "runtime/Backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 using namespace pipec;
@@ -10,23 +11,38 @@ using namespace pipec::runtime;
 
 Backend::~Backend() = default;
 
+llvm::Expected<std::vector<LoweringRun>>
+Backend::runAll(const Schedule &schedule, llvm::ArrayRef<Lowering> lowerings,
+                const RunOptions &options) {
+  std::vector<LoweringRun> runs;
+  for (Lowering l : lowerings) {
+    auto clock = std::chrono::steady_clock::now();
+    llvm::Expected<LoweringRun> r = run(schedule, l, options);
+    if (!r)
+      return r.takeError();
+    r->runSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock)
+                        .count();
+    runs.push_back(std::move(*r));
+  }
+  return runs;
+}
+
 uint64_t runtime::countViolations(const Schedule &s,
                                   const std::vector<double> &start,
-                                  const std::vector<double> &end) {
-  // A little slack for clocks that round: a nanosecond.
-  constexpr double kSlack = 1e-3;
+                                  const std::vector<double> &end,
+                                  double slackUs) {
   const size_t n = s.instances.size();
   std::vector<uint32_t> lastOnStream(s.streamPlan.streams.size(), UINT32_MAX);
   uint64_t violations = 0;
   for (uint32_t v = 0; v < n; ++v) {
     for (uint32_t u : s.instances.deps().row(v))
-      violations += start[v] + kSlack < end[u];
+      violations += start[v] + slackUs < end[u];
     uint32_t &prev = lastOnStream[s.streamOf(v)];
     if (prev != UINT32_MAX) {
       llvm::ArrayRef<uint32_t> deps = s.instances.deps().row(v);
       // A stream predecessor that is also a dependency was counted above.
       if (!std::binary_search(deps.begin(), deps.end(), prev))
-        violations += start[v] + kSlack < end[prev];
+        violations += start[v] + slackUs < end[prev];
     }
     prev = v;
   }
@@ -44,7 +60,8 @@ void runtime::summarise(LoweringRun &run) {
     any = true;
   }
   run.makespanUs = any ? last - run.firstStartUs : 0;
-  run.violations = countViolations(*run.schedule, run.start, run.end);
+  run.violations =
+      countViolations(*run.schedule, run.start, run.end, run.violationSlackUs);
 }
 
 std::pair<double, double> runtime::medianAndP95(std::vector<double> samples) {

@@ -54,10 +54,16 @@ struct LoweringRun {
   double makespanUs = 0;   ///< last end - first start
   uint64_t violations = 0; ///< measured from start and end
   uint64_t simulatedEvents = 0;
+  double runSeconds = 0; ///< wall time this lowering's run took (runAll)
   /// How the timeline was measured; timingNote says why a GPU run fell back
   /// from CUPTI to events (empty otherwise).
   TimingMethod timing = TimingMethod::Model;
   std::string timingNote;
+  /// The clocks' slack the dependency check allows (violationSlackUs).
+  double violationSlackUs = 1e-3;
+  /// What a reader of the timings should know (a kernel too short for the
+  /// device's timer, a graph check that could not be made, ...).
+  std::vector<std::string> notes;
   /// CUDA graph lowering: the explicit graph (exactly the schedule's edges)
   /// is built and instantiated too; replays run it.
   double explicitBuildUs = 0, explicitInstantiateUs = 0;
@@ -73,16 +79,24 @@ public:
   virtual llvm::Expected<LoweringRun> run(const Schedule &schedule,
                                           Lowering lowering,
                                           const RunOptions &options) = 0;
+  /// Runs each of `lowerings` of one schedule, in that order. A backend may
+  /// order the work across them: the CUDA backend times every lowering's
+  /// replays before it takes any timeline, so that CUPTI cannot slow one
+  /// side of a comparison only. By default, run() for each.
+  virtual llvm::Expected<std::vector<LoweringRun>>
+  runAll(const Schedule &schedule, llvm::ArrayRef<Lowering> lowerings,
+         const RunOptions &options);
 };
 
 /// The deterministic device model, parameterised by `profile`.
 std::unique_ptr<Backend> makeSimBackend(const DeviceProfile &profile);
 
-/// Stage pairs of the timeline where a stage started before one of its
-/// dependencies, or the previous stage on its stream, had ended.
+/// Stage pairs of the timeline where a stage started more than `slackUs`
+/// before one of its dependencies, or the previous stage on its stream, had
+/// ended.
 uint64_t countViolations(const Schedule &schedule,
                          const std::vector<double> &start,
-                         const std::vector<double> &end);
+                         const std::vector<double> &end, double slackUs = 1e-3);
 
 /// Fills firstStartUs, makespanUs and violations from start and end.
 void summarise(LoweringRun &run);

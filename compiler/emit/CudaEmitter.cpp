@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/emit/Emitters.h"
+#include "compiler/emit/SpinShapeText.h"
 
 #include "compiler/schedule/Schedule.h"
 #include "compiler/support/Decimal.h"
@@ -78,9 +79,11 @@ const char *kPrelude = R"(#include <cuda_runtime.h>
     }                                                                          \
   } while (0)
 
-// A kernel stage: every block busy-waits the stage's time on %globaltimer.
-// `touch`, when not null, is a declared buffer the stage accesses: one
-// thread writes a byte of it, so the kernel uses the memory it declares.
+// A kernel stage: every block busy-waits its share of the stage's time on
+// %globaltimer (spinLaunch, below, works out how much, and the dynamic shared
+// memory it is launched with). `touch`, when not null, is a declared buffer
+// the stage accesses: one thread writes a byte of it, so the kernel uses the
+// memory it declares.
 __global__ void spin(unsigned long long nanoseconds, unsigned char *touch) {
   unsigned long long start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
@@ -91,6 +94,78 @@ __global__ void spin(unsigned long long nanoseconds, unsigned char *touch) {
     touch[0] = 1;
 }
 
+)";
+
+/// How a kernel stage is launched, at run time: the same text pipec's CUDA
+/// backend is compiled from (SpinShape.inc), then its use here.
+const char *kSpinLaunch = R"(
+// A kernel stage as written, and what the device model counts for it.
+struct KernelStage {
+  const char *name;
+  double microseconds;            // the whole kernel, alone on the device
+  unsigned blocks, threads;
+  unsigned long long sharedBytes; // smem=
+  unsigned modelBlocksPerSM;      // blocks per SM the model fits (regs= too)
+};
+// What it is launched with on this device.
+struct SpinLaunch {
+  unsigned long long nanoseconds; // per block: the kernel's time over its waves
+  unsigned long long sharedBytes; // dynamic shared memory, padded for regs=
+};
+
+static int deviceAttribute(cudaDeviceAttr attribute) {
+  int device = 0, value = 0;
+  CHECK(cudaGetDevice(&device));
+  CHECK(cudaDeviceGetAttribute(&value, attribute, device));
+  return value;
+}
+
+// Lets the spin kernel have all the shared memory a block may ask, from the
+// largest carveout: smem= beyond 48 KiB, and the padding that stands for
+// regs=, need it.
+static void prepareSpin() {
+  CHECK(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin)));
+  CHECK(cudaFuncSetAttribute(spin, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared));
+}
+
+// The occupancy calculator's blocks per SM for the spin kernel.
+static SpinLaunch spinLaunch(const KernelStage &k) {
+  auto occupancy = [&](unsigned long long bytes) {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spin, k.threads, bytes) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0u;
+    }
+    return static_cast<unsigned>(blocks);
+  };
+  bool exact = true;
+  unsigned long long shared = pipec_spin::spinSharedMemory(
+      k.modelBlocksPerSM, k.sharedBytes,
+      deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin), occupancy, &exact);
+  unsigned perSM = occupancy(shared);
+  if (!exact)
+    std::fprintf(stderr, "note: kernel stage '%s' fits %u block(s) per SM on this device, "
+                 "the model %u\n", k.name, perSM, k.modelBlocksPerSM);
+  unsigned long long waves = pipec_spin::spinWaves(
+      k.blocks, perSM, deviceAttribute(cudaDevAttrMultiProcessorCount));
+  return {pipec_spin::spinBlockNanoseconds(k.microseconds, waves), shared};
+}
+
+// An idle GPU clocks down (an H200 to 345 MHz): a fifth of a second of work
+// on every SM brings its clocks up before anything is timed.
+static void warmUp() {
+  spin<<<deviceAttribute(cudaDevAttrMultiProcessorCount) * 4, 256>>>(200000000ull, nullptr);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  std::printf("warmed up: 200 ms of work on every SM\n");
+}
+)";
+
+/// Host stages, timing, buffers.
+const char *kRuntime = R"(
 // A host stage: spins on the host for the microseconds userData points to.
 void CUDART_CB hostSpin(void *microseconds) {
   double us = *static_cast<const double *>(microseconds);
@@ -210,14 +285,21 @@ public:
                       id, copyBytes(st, profile), spelling(st.kind),
                       st.kind == StageKind::Memset ? "" : spelling(st.direction));
       else if (st.kind == StageKind::Kernel)
-        os << formatv("constexpr unsigned long long {0}Nanoseconds = {1}ull; "
-                      "// kernel, {2} block(s) of {3} thread(s)\n",
-                      id, static_cast<unsigned long long>(st.durationUs * 1000),
-                      st.blocks, st.threads);
+        os << formatv("const KernelStage {0} = {{\"{1}\", {2}, {3}, {4}, {5}ull, {6}};\n"
+                      "SpinLaunch {0}Launch; // set by prepare()\n",
+                      id, st.name, formatv("{0:f3}", st.durationUs).str(),
+                      st.blocks, st.threads, st.smemBytes,
+                      profile.blocksPerSM(st.threads, st.smemBytes, st.regs));
       else
         os << formatv("double {0}Microseconds = {1}; // host\n", id,
                       formatv("{0:f3}", st.durationUs).str());
     }
+    os << "// Each kernel stage's launch on this device (SpinShape.inc).\n"
+          "static void prepare() {\n";
+    for (size_t k = 0; k < s.pipeline.stages.size(); ++k)
+      if (s.pipeline.stages[k].kind == StageKind::Kernel)
+        os << "  k" << stageId(k) << "Launch = spinLaunch(k" << stageId(k) << ");\n";
+    os << "}\n";
     os << "const unsigned long long kCopyBytes[kCopies] = {";
     for (size_t k = 0, i = 0; k < s.pipeline.stages.size(); ++k)
       if (copyIndex[k] >= 0)
@@ -294,7 +376,7 @@ private:
   void writeKernelParams(uint32_t v) {
     const program::Stage &st = s.instances.stage(v);
     os << "    unsigned long long nanoseconds = k" << stageId(s.instances.stageOf(v))
-       << "Nanoseconds;\n"
+       << "Launch.nanoseconds;\n"
           "    unsigned char *touch = ";
     writeTouch(v);
     os << ";\n"
@@ -303,7 +385,9 @@ private:
           "    p.func = reinterpret_cast<void *>(&spin);\n"
           "    p.gridDim = dim3("
        << st.blocks << ");\n    p.blockDim = dim3(" << st.threads
-       << ");\n    p.kernelParams = args;\n";
+       << ");\n    p.sharedMemBytes = static_cast<unsigned>(k"
+       << stageId(s.instances.stageOf(v)) << "Launch.sharedBytes);\n"
+       << "    p.kernelParams = args;\n";
   }
 
   /// The statements that fill `cudaHostNodeParams p` for stage k.
@@ -343,8 +427,9 @@ private:
         uint32_t k = s.instances.stageOf(op.instance);
         const program::Stage &st = s.pipeline.stages[k];
         if (st.kind == StageKind::Kernel) {
-          os << "  spin<<<" << st.blocks << ", " << st.threads << ", 0, " << stream
-             << ">>>(k" << stageId(k) << "Nanoseconds, ";
+          os << "  spin<<<" << st.blocks << ", " << st.threads << ", k" << stageId(k)
+             << "Launch.sharedBytes, " << stream << ">>>(k" << stageId(k)
+             << "Launch.nanoseconds, ";
           writeTouch(op.instance);
           os << "); // ";
           writeLabel(op.instance);
@@ -385,6 +470,7 @@ private:
     }
     os << "}\n\n";
     os << formatv(R"(static void run(int replays) {{
+  prepare();
   int least = 0, greatest = 0;
   CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t stream[kStreams];
@@ -487,6 +573,7 @@ private:
     os << "}\n\n";
     updateDynamic();
     os << formatv(R"(static void run(int replays) {{
+  prepare();
   int least = 0, greatest = 0;
   CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t stream;
@@ -669,7 +756,8 @@ void pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules,
      << "//        -arch=native for the GPU of the building machine; without a\n"
      << "//        target, CUDA 13 builds sm_75 code that the driver JIT-compiles)\n"
      << "// Run:   ./pipeline [replays]        (default 100)\n\n";
-  os << kPrelude;
+  os << kPrelude << "\n// ---- SpinShape.inc: how pipec stands in for a kernel stage ----\n"
+     << kSpinShapeText << kSpinLaunch << kRuntime;
   for (const Schedule *s : schedules)
     Writer(*s, profile, os).pipeline();
   os << R"(
@@ -688,6 +776,8 @@ int main(int argc, char **argv) {
     return 3;
   }
   CHECK(cudaSetDevice(0));
+  prepareSpin();
+  warmUp();
 )";
   for (const Schedule *s : schedules)
     os << "  " << identifier(s->pipeline.name) << "::run(replays);\n";

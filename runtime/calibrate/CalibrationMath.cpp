@@ -87,3 +87,27 @@ uint64_t calibration::timerResolution(const std::vector<uint64_t> &readings) {
     }
   return best;
 }
+
+double calibration::deviceMicros(uint64_t ns, uint64_t base) {
+  return double(int64_t(ns - base)) / 1000;
+}
+
+double calibration::afterStreamGapUs(double measuredUs, double streamGapUs) {
+  return std::max(0.0, measuredUs - streamGapUs);
+}
+
+double calibration::graphLaunchFixedUs(double callToFirstNodeUs, unsigned nodes,
+                                       double perNodeUs) {
+  return std::max(0.0, callToFirstNodeUs - double(nodes) * perNodeUs);
+}
+
+unsigned calibration::copyEngines(const std::vector<double> &smallAheadUs,
+                                  double largeUs) {
+  unsigned engines = 1;
+  for (double ahead : smallAheadUs) {
+    if (!(largeUs > 0) || !(ahead > largeUs / 2))
+      break;
+    ++engines;
+  }
+  return engines;
+}

@@ -69,6 +69,31 @@ CopyFit fitCopies(const std::vector<std::pair<double, double>> &samples);
 /// its own units (0 when it never moved).
 uint64_t timerResolution(const std::vector<uint64_t> &readings);
 
+/// A %globaltimer reading (nanoseconds, ~1.8e18) as microseconds after
+/// `base`, subtracted as integers first: as a double it would step by
+/// 256 ns, and a microsecond figure by 0.25 us.
+double deviceMicros(uint64_t ns, uint64_t base);
+
+/// What the model adds after the gap between two items of a stream
+/// (stream_gap_us) when a measured latency runs from a kernel's end:
+/// wait_latency_us (a waiting stream's next kernel) and host_func_latency_us
+/// (the host function after it) both come after the stream has moved on,
+/// so the model's key is the measured latency less that gap, never negative.
+double afterStreamGapUs(double measuredUs, double streamGapUs);
+
+/// graph_launch_us as the model uses it: the host call and the first node
+/// come graph_launch_us + nodes x graph_node_us after the call begins, so the
+/// fixed part is what the measured call-to-first-node time leaves.
+double graphLaunchFixedUs(double callToFirstNodeUs, unsigned nodes, double perNodeUs);
+
+/// Copy engines per direction, from probes: `smallAheadUs[m]` is how long
+/// before the first of m + 1 large copies (each on its own stream, issued
+/// first) a 4-byte copy of the same direction on yet another stream ended;
+/// `largeUs` is one large copy's time. A small copy that did not wait behind
+/// m + 1 large ones (ended more than half a large copy before them) shows
+/// m + 2 engines; the count is 1 + the leading probes that show it.
+unsigned copyEngines(const std::vector<double> &smallAheadUs, double largeUs);
+
 } // namespace pipec::runtime::calibration
 
 #endif // PIPEC_RUNTIME_CALIBRATE_CALIBRATIONMATH_H

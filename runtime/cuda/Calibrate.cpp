@@ -21,6 +21,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 
 using namespace pipec;
 using namespace pipec::cuda;
@@ -43,6 +45,10 @@ struct Calibrator {
   DeviceMemory stampMemory;
   Stamp *stamps = nullptr;
   ClockOffset offset;
+  /// Every %globaltimer reading is taken as microseconds after this one
+  /// (deviceMicros), so that no figure loses precision to the ~1.8e18 ns.
+  uint64_t deviceBase = 0;
+  int asyncEngines = 0;
   static constexpr int kStamps = 1024;
 
   llvm::Error setUp() {
@@ -65,6 +71,7 @@ struct Calibrator {
     p.sharedMemoryPerSM = static_cast<unsigned>(props.sharedMemPerMultiprocessor);
     p.sharedMemoryPerBlock = static_cast<unsigned>(props.sharedMemPerBlockOptin);
     p.registersPerSM = static_cast<unsigned>(props.regsPerMultiprocessor);
+    asyncEngines = props.asyncEngineCount;
     PIPEC_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&p.priorityLeast, &p.priorityGreatest),
                    "device 0");
     PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(a.out(), cudaStreamNonBlocking), "stream");
@@ -88,7 +95,7 @@ struct Calibrator {
                    "stamps");
     std::vector<Interval> out(n);
     for (int i = 0; i < n; ++i)
-      out[i] = {double(host[i].start) / 1000, double(host[i].end) / 1000};
+      out[i] = {deviceMicros(host[i].start, deviceBase), deviceMicros(host[i].end, deviceBase)};
     return out;
   }
 
@@ -115,22 +122,63 @@ struct Calibrator {
     PIPEC_CUDA_TRY(launchTimerReadings(a.get(), static_cast<unsigned long long *>(
                                                     readings.get()), n),
                    "timer");
+    // The stream is non-blocking: a plain cudaMemcpy would not wait for it.
+    PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "timer");
     std::vector<uint64_t> host(n);
     PIPEC_CUDA_TRY(cudaMemcpy(host.data(), readings.get(), n * sizeof(uint64_t),
                               cudaMemcpyDeviceToHost),
                    "timer");
     p.timerResolutionNs = double(timerResolution(host));
-    std::vector<ClockSample> samples;
-    for (int i = 0; i < 50; ++i) {
-      unsigned long long device = 0;
-      double before = hostMicros();
-      PIPEC_CUDA_TRY(readGlobalTimer(&device), "reading %globaltimer");
-      double after = hostMicros();
-      samples.push_back({before, double(device) / 1000, after});
-    }
-    offset = clockOffset(samples);
+    deviceBase = host.front();
+    if (llvm::Error e = clockOffsetProbe())
+      return e;
     report("device timer resolution", p.timerResolutionNs, "ns");
     report("host/device clock uncertainty", offset.uncertainty, "us");
+    return llvm::Error::success();
+  }
+
+  /// The host/device clock offset from round trips through mapped pinned
+  /// memory: a resident one-thread kernel answers each of the host's
+  /// requests with a %globaltimer reading; the host brackets each round trip
+  /// (no launch, allocation or copy inside it) and the tightest one is kept.
+  llvm::Error clockOffsetProbe() {
+    constexpr unsigned samples = 200;
+    struct Mailbox {
+      unsigned request;
+      unsigned answer;
+      unsigned long long stamps[samples];
+    };
+    PinnedMemory memory;
+    PIPEC_CUDA_TRY(cudaHostAlloc(memory.out(), sizeof(Mailbox), cudaHostAllocMapped),
+                   "the clock probe");
+    auto *box = static_cast<volatile Mailbox *>(memory.get());
+    box->request = 0;
+    box->answer = 0;
+    void *device = nullptr;
+    PIPEC_CUDA_TRY(cudaHostGetDevicePointer(&device, memory.get(), 0), "the clock probe");
+    auto *onDevice = static_cast<volatile Mailbox *>(device);
+    PIPEC_CUDA_TRY(launchClockProbe(a.get(), &onDevice->request, onDevice->stamps,
+                                    &onDevice->answer, samples, 2'000'000'000ull),
+                   "the clock probe");
+    std::vector<ClockSample> taken;
+    for (unsigned i = 0; i < samples; ++i) {
+      double before = hostMicros();
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      box->request = i + 1;
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (box->answer != i + 1)
+        if (std::chrono::steady_clock::now() > deadline) {
+          (void)cudaStreamSynchronize(a.get());
+          return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                         "the clock probe kernel did not answer");
+        }
+      double after = hostMicros();
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      taken.push_back({before, deviceMicros(box->stamps[i], deviceBase), after});
+    }
+    PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "the clock probe");
+    offset = clockOffset(taken);
     return llvm::Error::success();
   }
 
@@ -195,7 +243,8 @@ struct Calibrator {
         return items.takeError();
       latency.push_back(medianGapUs(*items));
     }
-    p.waitLatencyUs = median(latency);
+    // The model adds it after the producer's stream moved on (stream_gap_us).
+    p.waitLatencyUs = afterStreamGapUs(median(latency), p.streamGapUs);
     report("cross-stream wait latency", p.waitLatencyUs, "us");
     return llvm::Error::success();
   }
@@ -257,7 +306,7 @@ struct Calibrator {
     }
     double small = median(callSmall), large = median(callLarge);
     p.graphNodeUs = std::max(0.0, (large - small) / (256 - 16));
-    p.graphLaunchUs = median(toFirstNode);
+    p.graphLaunchUs = graphLaunchFixedUs(median(toFirstNode), 16, p.graphNodeUs);
     p.instantiateNodeUs = median(instantiate);
     p.uploadNodeUs = median(upload);
     p.graphGapUs = median(gaps);
@@ -325,7 +374,64 @@ struct Calibrator {
     PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "copies");
     report("h2d + d2h at once, each", double(largest) / ((hostMicros() - t) * 1e3), "GB/s");
     report("copy engine latency", p.copyLatencyUs, "us");
+    log << llvm::formatv("  {0,-34} {1,10}\n", "asyncEngineCount (device)", asyncEngines);
+    PinnedMemory small;
+    PIPEC_CUDA_TRY(cudaMallocHost(small.out(), 64), "copy buffers");
+    struct Probe {
+      const char *name;
+      void *dst, *src, *smallDst, *smallSrc;
+      cudaMemcpyKind kind;
+      unsigned *engines;
+    } probes[] = {
+        {"h2d", device.get(), host.get(), device2.get(), small.get(), cudaMemcpyHostToDevice,
+         &p.copyEnginesH2D},
+        {"d2h", host.get(), device.get(), small.get(), device2.get(), cudaMemcpyDeviceToHost,
+         &p.copyEnginesD2H}};
+    for (Probe &probe : probes) {
+      llvm::Expected<unsigned> n = copyEngineProbe(probe.dst, probe.src, probe.smallDst,
+                                                   probe.smallSrc, probe.kind, largest);
+      if (!n)
+        return n.takeError();
+      *probe.engines = *n;
+      log << llvm::formatv("  {0,-34} {1,10}\n",
+                           std::string(probe.name) + " copy engines", *n);
+    }
     return llvm::Error::success();
+  }
+
+  /// How many copies of one direction run at once: m large copies (each on
+  /// its own stream), then a 4-byte copy on another stream, for m = 1..3;
+  /// did the small one wait for a large one? (CalibrationMath's copyEngines.)
+  llvm::Expected<unsigned> copyEngineProbe(void *dst, void *src, void *smallDst,
+                                           void *smallSrc, cudaMemcpyKind kind,
+                                           size_t bytes) {
+    constexpr int kMostLarge = 3;
+    Stream streams[kMostLarge + 1];
+    for (Stream &st : streams)
+      PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(st.out(), cudaStreamNonBlocking), "probe");
+    Event begin, largeDone, smallDone;
+    PIPEC_CUDA_TRY(cudaEventCreate(begin.out()), "probe");
+    PIPEC_CUDA_TRY(cudaEventCreate(largeDone.out()), "probe");
+    PIPEC_CUDA_TRY(cudaEventCreate(smallDone.out()), "probe");
+    std::vector<double> ahead;
+    double largeUs = 0;
+    for (int m = 1; m <= kMostLarge; ++m) {
+      PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "probe");
+      PIPEC_CUDA_TRY(cudaEventRecord(begin.get(), streams[0].get()), "probe");
+      for (int i = 0; i < m; ++i)
+        PIPEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, streams[i].get()), "probe");
+      PIPEC_CUDA_TRY(cudaEventRecord(largeDone.get(), streams[0].get()), "probe");
+      PIPEC_CUDA_TRY(cudaMemcpyAsync(smallDst, smallSrc, 4, kind, streams[m].get()), "probe");
+      PIPEC_CUDA_TRY(cudaEventRecord(smallDone.get(), streams[m].get()), "probe");
+      PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "probe");
+      float gap = 0, large = 0;
+      PIPEC_CUDA_TRY(cudaEventElapsedTime(&gap, smallDone.get(), largeDone.get()), "probe");
+      PIPEC_CUDA_TRY(cudaEventElapsedTime(&large, begin.get(), largeDone.get()), "probe");
+      ahead.push_back(double(gap) * 1000);
+      if (m == 1)
+        largeUs = double(large) * 1000;
+    }
+    return copyEngines(ahead, largeUs);
   }
 
   /// A host function's latency: the kernel before it on its stream ends,
@@ -345,7 +451,10 @@ struct Calibrator {
       ends.push_back((*items)[0].end);
       starts.push_back(started);
     }
-    p.hostFuncLatencyUs = medianDeviceToHostUs(ends, starts, offset);
+    // The model starts a host function this long after the stream reached
+    // it, i.e. after the kernel's end and the stream's gap.
+    p.hostFuncLatencyUs =
+        afterStreamGapUs(medianDeviceToHostUs(ends, starts, offset), p.streamGapUs);
     report("host function latency", p.hostFuncLatencyUs, "us");
     return llvm::Error::success();
   }

@@ -1,22 +1,28 @@
 //===- CudaBackend.cpp - Streams, events, capture and graphs on a GPU -----===//
 //
 // A kernel stage is a spin kernel with the stage's blocks and threads whose
-// blocks busy-wait the stage's time on %globaltimer. Copies move the stage's
-// bytes between pinned host buffers and device buffers, allocated once,
-// outside the timed region; host stages are cudaLaunchHostFunc calls (host
-// nodes) that spin on the host.
+// blocks busy-wait the stage's time over its waves on %globaltimer, launched
+// with its shared memory (SpinShape.inc, shared with the emitted programs).
+// Copies move the stage's bytes between pinned host buffers and device
+// buffers, allocated once, outside the timed region; host stages are
+// cudaLaunchHostFunc calls (host nodes) that spin on the host. The GPU's
+// clocks are warmed up once, when the backend starts.
 //
-// Replays are timed on the host, exactly as issued: nothing is added to
-// them. One more replay, the representative one, gives the timeline: CUPTI
-// records its kernels and copies (host stages read CUPTI's clock), or, where
+// Every lowering's replays are timed first, on the host, exactly as issued:
+// nothing is added to them, and CUPTI is not loaded yet. One more replay per
+// lowering, the representative one, then gives the timeline: CUPTI records
+// its kernels and copies (host stages read CUPTI's clock; a graph's records
+// carry the ids of the executable graph's clones of its nodes), or, where
 // CUPTI cannot be used, timing events are recorded on each stage's own
-// stream around it (event record nodes around it in a graph). Neither adds
-// a kernel or an ordering between stages.
+// stream before and after it (event record nodes in a copy of a graph),
+// host stages too, so that the whole timeline is on one clock.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaBackend.h"
 
+#include "compiler/emit/SpinShape.inc"
+#include "runtime/calibrate/CalibrationMath.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Cupti.h"
 #include "runtime/cuda/Kernels.h"
@@ -33,6 +39,7 @@
 using namespace pipec;
 using namespace pipec::cuda;
 using namespace pipec::runtime;
+namespace calibration = pipec::runtime::calibration;
 
 bool runtime::cudaBuilt() { return true; }
 
@@ -75,7 +82,8 @@ struct Resources {
   std::vector<DeviceMemory> deviceBuffers2; ///< per stage: d2d destination
   std::vector<PinnedMemory> pinnedBuffers;  ///< per stage
   std::vector<size_t> bytes;                ///< per stage
-  std::vector<unsigned long long> spinNanos; ///< per stage
+  std::vector<unsigned long long> spinNanos; ///< per stage: each block's spin
+  std::vector<size_t> spinSmem;             ///< per stage: dynamic shared memory
   std::vector<HostWork> hostWork;           ///< per instance
   std::vector<unsigned long long> tags;     ///< per instance
   /// The declared buffers (version 2), every slot: device or pinned host.
@@ -152,11 +160,10 @@ cudaMemsetParams memsetParams(const MemsetArgs &m) {
 }
 
 /// The timing events of one timeline replay: an origin recorded as the
-/// replay's first call, and a start and end around each device stage.
+/// replay's first call, and one before and one after each stage.
 struct TimingEvents {
   Event origin;
   std::vector<Event> start, end;
-  uint64_t hostOrigin = 0; ///< hostNanoseconds() when origin was recorded
 };
 
 /// An open stream capture, ended (and its graph destroyed) on every path
@@ -191,6 +198,13 @@ struct BuiltGraph {
   std::vector<std::array<void *, 3>> kernelArgs; ///< per instance
 };
 
+/// What one lowering keeps between its replays and its timeline.
+struct LoweringState {
+  LoweringRun run;
+  BuiltGraph built; ///< the graph lowering: the explicit graph, replayed
+  GraphExec exec;
+};
+
 class CudaBackend : public Backend {
 public:
   CudaBackend(const DeviceProfile &profile) : profile(profile) {}
@@ -201,11 +215,17 @@ public:
     PIPEC_CUDA_TRY(cudaGetDeviceProperties(&props, 0), "device 0");
     PIPEC_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest),
                    "device 0");
+    PIPEC_CUDA_TRY(prepareSpinKernel(int(props.sharedMemPerBlockOptin)), "the spin kernel");
+    if (llvm::Error e = warmUp())
+      return e;
+    if (llvm::Error e = measureTimer())
+      return e;
     int driver = 0;
     (void)cudaDriverGetVersion(&driver);
-    deviceName = llvm::formatv("{0} ({1} SMs, driver {2}.{3})", props.name,
-                               props.multiProcessorCount, driver / 1000,
-                               (driver % 1000) / 10);
+    deviceName = llvm::formatv("{0} ({1} SMs, driver {2}.{3}; clocks warmed up for "
+                               "200 ms, timer resolution {4} ns)",
+                               props.name, props.multiProcessorCount, driver / 1000,
+                               (driver % 1000) / 10, timerResolutionNs);
     return llvm::Error::success();
   }
 
@@ -214,28 +234,58 @@ public:
 
   llvm::Expected<LoweringRun> run(const Schedule &s, Lowering lowering,
                                   const RunOptions &options) override {
-    LoweringRun r;
-    r.schedule = &s;
-    r.lowering = lowering;
-    r.replays = options.replays;
-    // CUPTI is loaded only when it may be used.
-    CuptiStatus notAsked{false, "--timing=events"};
-    llvm::Expected<TimingMethod> method = chooseTiming(
-        options.timing,
-        options.timing == TimingRequest::Events ? notAsked : cuptiStatus(),
-        r.timingNote);
-    if (!method)
-      return method.takeError();
-    r.timing = *method;
+    llvm::Expected<std::vector<LoweringRun>> runs = runAll(s, {lowering}, options);
+    if (!runs)
+      return runs.takeError();
+    return std::move(runs->front());
+  }
+
+  /// Every lowering's replays first, timed on the host with nothing added;
+  /// then each lowering's timeline, CUPTI loaded only now.
+  llvm::Expected<std::vector<LoweringRun>>
+  runAll(const Schedule &s, llvm::ArrayRef<Lowering> lowerings,
+         const RunOptions &options) override {
     Resources res;
-    if (llvm::Error e = allocate(s, options, res))
+    std::vector<std::string> stageNotes;
+    if (llvm::Error e = allocate(s, options, res, stageNotes))
       return llvm::Error(std::move(e));
-    llvm::Error e = lowering == Lowering::Streams ? runStreams(s, res, options, r)
-                                                  : runGraph(s, res, options, r);
-    if (e)
-      return llvm::Error(std::move(e));
-    summarise(r);
-    return r;
+    std::vector<LoweringState> states(lowerings.size());
+    for (size_t i = 0; i < lowerings.size(); ++i) {
+      auto clock = Clock::now();
+      LoweringRun &r = states[i].run;
+      r.schedule = &s;
+      r.lowering = lowerings[i];
+      r.replays = options.replays;
+      r.notes = stageNotes;
+      llvm::Error e = r.lowering == Lowering::Streams
+                          ? replayStreams(s, res, options, r)
+                          : replayGraph(s, res, options, states[i]);
+      if (e)
+        return llvm::Error(std::move(e));
+      r.runSeconds = microsSince(clock) / 1e6;
+    }
+    std::vector<LoweringRun> runs;
+    for (LoweringState &state : states) {
+      auto clock = Clock::now();
+      LoweringRun &r = state.run;
+      // CUPTI is loaded only when it may be used, and only now.
+      CuptiStatus notAsked{false, "--timing=events", ""};
+      llvm::Expected<TimingMethod> method = chooseTiming(
+          options.timing,
+          options.timing == TimingRequest::Events ? notAsked : cuptiStatus(),
+          r.timingNote);
+      if (!method)
+        return method.takeError();
+      r.timing = *method;
+      llvm::Error e = timeline(s, res, options, state);
+      if (e)
+        return llvm::Error(std::move(e));
+      r.violationSlackUs = violationSlackUs(r.timing, timerResolutionNs);
+      summarise(r);
+      r.runSeconds += microsSince(clock) / 1e6;
+      runs.push_back(std::move(r));
+    }
+    return runs;
   }
 
 private:
@@ -258,8 +308,77 @@ private:
     return options.priorities ? priorityOf(st) : least;
   }
 
+  /// An idle H200 sits at 345 MHz: a fifth of a second of work on every SM
+  /// brings its clocks up before anything is timed.
+  llvm::Error warmUp() {
+    Stream stream;
+    PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(stream.out(), cudaStreamNonBlocking),
+                   "warm-up");
+    PIPEC_CUDA_TRY(launchSpin(dim3(props.multiProcessorCount * 4), dim3(256), 0,
+                              stream.get(), 200'000'000, 0, nullptr),
+                   "warm-up");
+    PIPEC_CUDA_TRY(cudaStreamSynchronize(stream.get()), "warm-up");
+    return llvm::Error::success();
+  }
+
+  /// %globaltimer's resolution: what the spin kernels can time.
+  llvm::Error measureTimer() {
+    constexpr unsigned n = 4096;
+    Stream stream;
+    DeviceMemory readings;
+    PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(stream.out(), cudaStreamNonBlocking), "timer");
+    PIPEC_CUDA_TRY(cudaMalloc(readings.out(), n * sizeof(unsigned long long)), "timer");
+    PIPEC_CUDA_TRY(launchTimerReadings(stream.get(),
+                                       static_cast<unsigned long long *>(readings.get()), n),
+                   "timer");
+    PIPEC_CUDA_TRY(cudaStreamSynchronize(stream.get()), "timer");
+    std::vector<uint64_t> host(n);
+    PIPEC_CUDA_TRY(cudaMemcpy(host.data(), readings.get(), n * sizeof(uint64_t),
+                              cudaMemcpyDeviceToHost),
+                   "timer");
+    timerResolutionNs = double(calibration::timerResolution(host));
+    return llvm::Error::success();
+  }
+
+  /// Kernel stage k's spin: its dynamic shared memory (regs= as padding)
+  /// and its per-block time from the waves this GPU runs it in
+  /// (SpinShape.inc, as the emitted programs do). What a reader should know
+  /// about it goes into `notes`.
+  llvm::Error shapeKernel(const program::Stage &st, Resources &res, size_t k,
+                          std::vector<std::string> &notes) {
+    cudaError_t failed = cudaSuccess;
+    auto occupancy = [&](unsigned long long bytes) {
+      int blocks = 0;
+      cudaError_t status = spinOccupancy(&blocks, st.threads, bytes);
+      if (status != cudaSuccess && failed == cudaSuccess)
+        failed = status;
+      return static_cast<unsigned>(std::max(blocks, 0));
+    };
+    const unsigned model = profile.blocksPerSM(st.threads, st.smemBytes, st.regs);
+    bool exact = true;
+    res.spinSmem[k] = pipec_spin::spinSharedMemory(model, st.smemBytes,
+                                                   props.sharedMemPerBlockOptin,
+                                                   occupancy, &exact);
+    const unsigned perSM = occupancy(res.spinSmem[k]);
+    PIPEC_CUDA_TRY(failed, "stage '" + st.name + "' (occupancy)");
+    const unsigned long long waves =
+        pipec_spin::spinWaves(st.blocks, perSM, props.multiProcessorCount);
+    res.spinNanos[k] = pipec_spin::spinBlockNanoseconds(st.durationUs, waves);
+    if (!exact)
+      notes.push_back(llvm::formatv("kernel stage '{0}' fits {1} block(s) per SM on "
+                                    "this GPU, {2} in the device model: its blocks "
+                                    "run in other waves than the model's",
+                                    st.name, perSM, model));
+    if (timerResolutionNs > 0 && double(res.spinNanos[k]) < 10 * timerResolutionNs)
+      notes.push_back(llvm::formatv("kernel stage '{0}' spins {1} ns per block, under "
+                                    "10 ticks of the device timer ({2} ns): its time "
+                                    "on the GPU is coarse",
+                                    st.name, res.spinNanos[k], timerResolutionNs));
+    return llvm::Error::success();
+  }
+
   llvm::Error allocate(const Schedule &s, const RunOptions &options,
-                       Resources &res) {
+                       Resources &res, std::vector<std::string> &notes) {
     for (const program::Stream &st : s.streamPlan.streams) {
       res.streams.emplace_back();
       PIPEC_CUDA_TRY(cudaStreamCreateWithPriority(res.streams.back().out(),
@@ -281,9 +400,12 @@ private:
     res.pinnedBuffers.resize(stages.size());
     res.bytes.assign(stages.size(), 0);
     res.spinNanos.assign(stages.size(), 0);
+    res.spinSmem.assign(stages.size(), 0);
     for (size_t k = 0; k < stages.size(); ++k) {
       const program::Stage &st = stages[k];
-      res.spinNanos[k] = static_cast<unsigned long long>(st.durationUs * 1000);
+      if (st.kind == StageKind::Kernel)
+        if (llvm::Error e = shapeKernel(st, res, k, notes))
+          return e;
       if (st.kind != StageKind::Copy && st.kind != StageKind::Memset)
         continue;
       const bool memset = st.kind == StageKind::Memset;
@@ -351,7 +473,7 @@ private:
     const program::Stage &st = s.pipeline.stages[k];
     switch (st.kind) {
     case StageKind::Kernel:
-      PIPEC_CUDA_TRY(launchSpin(dim3(st.blocks), dim3(st.threads), stream,
+      PIPEC_CUDA_TRY(launchSpin(dim3(st.blocks), dim3(st.threads), res.spinSmem[k], stream,
                                 res.spinNanos[k], res.tags[v], res.touch[v]),
                      stageContext(s, v));
       return llvm::Error::success();
@@ -375,20 +497,19 @@ private:
   }
 
   /// The schedule's host calls, exactly as emitted; with `timed`, a timing
-  /// event is recorded on a device stage's own stream before and after it.
+  /// event is recorded on each stage's own stream before and after it.
   llvm::Error issue(const Schedule &s, Resources &res, TimingEvents *timed) {
     for (const Op &op : s.ops) {
       cudaStream_t stream = res.streams[op.stream].get();
       switch (op.kind) {
       case Op::Launch: {
         const uint32_t v = op.instance;
-        bool bracket = timed && s.instances.stage(v).kind != StageKind::Host;
-        if (bracket)
+        if (timed)
           PIPEC_CUDA_TRY(cudaEventRecord(timed->start[v].get(), stream),
                          stageContext(s, v));
         if (llvm::Error e = launch(s, res, v, stream))
           return e;
-        if (bracket)
+        if (timed)
           PIPEC_CUDA_TRY(cudaEventRecord(timed->end[v].get(), stream),
                          stageContext(s, v));
         break;
@@ -439,6 +560,23 @@ private:
 
   // ---- The timeline -------------------------------------------------------
 
+  llvm::Error timeline(const Schedule &s, Resources &res, const RunOptions &options,
+                       LoweringState &state) {
+    LoweringRun &r = state.run;
+    if (r.timing == TimingMethod::Cupti) {
+      llvm::Error e = r.lowering == Lowering::Streams
+                          ? cuptiStreamsTimeline(s, res, r)
+                          : cuptiGraphTimeline(s, res, state);
+      if (!e) {
+        r.notes.push_back("CUPTI loaded from " + cuptiStatus().library);
+        return llvm::Error::success();
+      }
+      fallBack(r, std::move(e));
+    }
+    return r.lowering == Lowering::Streams ? eventsStreamsTimeline(s, res, r)
+                                           : eventsGraphTimeline(s, res, options, state);
+  }
+
   /// Host stages' intervals (their HostWork stamps) into `out`, on the
   /// clock they were read with.
   static void hostIntervals(const Schedule &s, const Resources &res,
@@ -450,25 +588,14 @@ private:
       }
   }
 
-  /// Intervals in nanoseconds from `origin` into r.start/r.end (microseconds).
-  static void setTimeline(const InstanceIntervals &iv, uint64_t origin,
-                          LoweringRun &r) {
-    const size_t n = iv.start.size();
-    r.start.resize(n);
-    r.end.resize(n);
-    for (size_t v = 0; v < n; ++v) {
-      r.start[v] = (double(iv.start[v]) - double(origin)) / 1000;
-      r.end[v] = (double(iv.end[v]) - double(origin)) / 1000;
-    }
-  }
-
   static void useClock(Resources &res, uint64_t (*clock)()) {
     for (HostWork &w : res.hostWork)
       w.clock = clock;
   }
 
   /// The timeline by CUPTI: `replay` issues one replay and waits for it;
-  /// `match` assigns the records to instances.
+  /// `match` assigns the records, taken within the replay's window, to
+  /// instances. Host stages read CUPTI's clock themselves.
   template <typename Replay, typename Match>
   llvm::Error cuptiTimeline(const Schedule &s, Resources &res, LoweringRun &r,
                             Replay replay, Match match) {
@@ -479,8 +606,10 @@ private:
       (void)cuptiStopRecording();
       return e;
     }
-    uint64_t origin = cuptiNow();
+    RecordWindow window;
+    window.begin = cuptiNow();
     llvm::Error issued = replay();
+    window.end = cuptiNow();
     auto records = cuptiStopRecording();
     useClock(res, hostNanoseconds);
     if (issued)
@@ -488,48 +617,51 @@ private:
     if (!records)
       return records.takeError();
     InstanceIntervals iv{std::vector<uint64_t>(n, 0), std::vector<uint64_t>(n, 0)};
-    if (llvm::Error e = match(*records, iv))
+    if (llvm::Error e = match(*records, window, iv))
       return e;
     hostIntervals(s, res, iv);
-    setTimeline(iv, origin, r);
+    intervalsToMicros(iv, window.begin, r.start, r.end);
     return llvm::Error::success();
   }
 
-  /// Creates the timing events of a timeline replay.
+  /// Creates the timing events of a timeline replay: one before and one
+  /// after every stage, host stages too, so that the whole timeline is on
+  /// the events' one clock.
   llvm::Error makeTimingEvents(const Schedule &s, TimingEvents &te) {
     const size_t n = s.instances.size();
     PIPEC_CUDA_TRY(cudaEventCreate(te.origin.out()), "the timeline's origin");
     te.start.resize(n);
     te.end.resize(n);
     for (uint32_t v = 0; v < n; ++v) {
-      if (s.instances.stage(v).kind == StageKind::Host)
-        continue;
       PIPEC_CUDA_TRY(cudaEventCreate(te.start[v].out()), stageContext(s, v));
       PIPEC_CUDA_TRY(cudaEventCreate(te.end[v].out()), stageContext(s, v));
     }
     return llvm::Error::success();
   }
 
-  /// The timeline from timing events, after their replay has finished.
+  /// The timeline from timing events, after their replay has finished, in
+  /// nanoseconds after the origin event. A host stage's events bracket its
+  /// host function's latency too: it is placed by how long it ran.
   llvm::Error readTimingEvents(const Schedule &s, Resources &res,
                                TimingEvents &te, LoweringRun &r) {
     const size_t n = s.instances.size();
     InstanceIntervals iv{std::vector<uint64_t>(n, 0), std::vector<uint64_t>(n, 0)};
-    // Device stages: nanoseconds after the origin event, shifted onto the
-    // host clock at which the origin was recorded.
+    constexpr uint64_t kOrigin = uint64_t(1) << 40; // elapsed times may be negative
     for (uint32_t v = 0; v < n; ++v) {
-      if (s.instances.stage(v).kind == StageKind::Host)
-        continue;
       float a = 0, b = 0;
       PIPEC_CUDA_TRY(cudaEventElapsedTime(&a, te.origin.get(), te.start[v].get()),
                      stageContext(s, v));
       PIPEC_CUDA_TRY(cudaEventElapsedTime(&b, te.origin.get(), te.end[v].get()),
                      stageContext(s, v));
-      iv.start[v] = te.hostOrigin + static_cast<uint64_t>(std::max(0.0f, a) * 1e6);
-      iv.end[v] = te.hostOrigin + static_cast<uint64_t>(std::max(0.0f, b) * 1e6);
+      iv.start[v] = kOrigin + static_cast<int64_t>(double(a) * 1e6);
+      iv.end[v] = kOrigin + static_cast<int64_t>(double(b) * 1e6);
+      if (s.instances.stage(v).kind == StageKind::Host) {
+        const HostWork &w = res.hostWork[v];
+        std::tie(iv.start[v], iv.end[v]) =
+            hostStageFromEvents(iv.start[v], iv.end[v], w.end - w.start);
+      }
     }
-    hostIntervals(s, res, iv);
-    setTimeline(iv, te.hostOrigin, r);
+    intervalsToMicros(iv, kOrigin, r.start, r.end);
     return llvm::Error::success();
   }
 
@@ -542,37 +674,31 @@ private:
 
   // ---- The stream lowering -----------------------------------------------
 
-  llvm::Error runStreams(const Schedule &s, Resources &res,
-                         const RunOptions &options, LoweringRun &r) {
-    auto sync = [&]() -> llvm::Error {
-      PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "the replay");
-      return llvm::Error::success();
-    };
-    if (llvm::Error e = timeReplays(
-            options, r, [&] { return issue(s, res, nullptr); }, sync))
-      return e;
-    if (r.timing == TimingMethod::Cupti) {
-      llvm::Error e = cuptiStreamsTimeline(s, res, r, sync);
-      if (!e)
-        return llvm::Error::success();
-      fallBack(r, std::move(e));
-    }
+  llvm::Error syncAll() {
+    PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "the replay");
+    return llvm::Error::success();
+  }
+
+  llvm::Error replayStreams(const Schedule &s, Resources &res,
+                            const RunOptions &options, LoweringRun &r) {
+    return timeReplays(
+        options, r, [&] { return issue(s, res, nullptr); }, [&] { return syncAll(); });
+  }
+
+  llvm::Error eventsStreamsTimeline(const Schedule &s, Resources &res, LoweringRun &r) {
     TimingEvents te;
     if (llvm::Error e = makeTimingEvents(s, te))
       return e;
-    te.hostOrigin = hostNanoseconds();
     PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()),
                    "the timeline's origin");
     if (llvm::Error e = issue(s, res, &te))
       return e;
-    if (llvm::Error e = sync())
+    if (llvm::Error e = syncAll())
       return e;
     return readTimingEvents(s, res, te, r);
   }
 
-  template <typename Sync>
-  llvm::Error cuptiStreamsTimeline(const Schedule &s, Resources &res,
-                                   LoweringRun &r, Sync sync) {
+  llvm::Error cuptiStreamsTimeline(const Schedule &s, Resources &res, LoweringRun &r) {
     std::vector<uint32_t> ids;
     for (const Stream &stream : res.streams) {
       llvm::Expected<uint32_t> id = cuptiStreamId(stream.get());
@@ -590,10 +716,11 @@ private:
         [&]() -> llvm::Error {
           if (llvm::Error e = issue(s, res, nullptr))
             return e;
-          return sync();
+          return syncAll();
         },
-        [&](std::vector<DeviceRecord> &records, InstanceIntervals &iv) {
-          return matchStreamRecords(ids, issued, std::move(records), iv);
+        [&](std::vector<DeviceRecord> &records, const RecordWindow &window,
+            InstanceIntervals &iv) {
+          return matchStreamRecords(ids, issued, std::move(records), window, iv);
         });
   }
 
@@ -625,9 +752,11 @@ private:
     return llvm::Expected<Graph>(std::move(graph));
   }
 
-  /// The graph built node by node, with exactly the schedule's edges; with
-  /// `timed`, event record nodes before and after each device stage (the
-  /// stage's successors still hang on the stage itself).
+  /// The graph built node by node, with exactly the schedule's edges. With
+  /// `timed`, each stage is the middle of a chain: an event record node
+  /// before it (after its predecessors' chains) and one after it, on which
+  /// its successors hang, so that a stage's "after" event is recorded before
+  /// any successor's "before" one.
   llvm::Error build(const Schedule &s, Resources &res, const RunOptions &options,
                     TimingEvents *timed, BuiltGraph &out) {
     PIPEC_CUDA_TRY(cudaGraphCreate(out.graph.out(), 0), "the explicit graph");
@@ -635,15 +764,15 @@ private:
     const size_t n = s.instances.size();
     out.node.assign(n, nullptr);
     out.kernelArgs.assign(n, {nullptr, nullptr});
+    std::vector<cudaGraphNode_t> after(timed ? n : 0, nullptr);
     std::vector<cudaGraphNode_t> deps;
     for (uint32_t v = 0; v < n; ++v) {
       const uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
       deps.clear();
       for (uint32_t u : s.reduction.kept.row(v))
-        deps.push_back(out.node[u]);
-      bool bracket = timed && st.kind != StageKind::Host;
-      if (bracket) {
+        deps.push_back(timed ? after[u] : out.node[u]);
+      if (timed) {
         cudaGraphNode_t before;
         PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&before, graph, deps.data(),
                                                    deps.size(), timed->start[v].get()),
@@ -653,7 +782,7 @@ private:
       cudaGraphNode_t &node = out.node[v];
       if (st.kind == StageKind::Kernel) {
         out.kernelArgs[v] = {&res.spinNanos[k], &res.tags[v], &res.touch[v]};
-        cudaKernelNodeParams p = kernelParams(st, out.kernelArgs[v]);
+        cudaKernelNodeParams p = kernelParams(st, res.spinSmem[k], out.kernelArgs[v]);
         PIPEC_CUDA_TRY(cudaGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
                        stageContext(s, v));
         cudaKernelNodeAttrValue priority{};
@@ -677,22 +806,21 @@ private:
         PIPEC_CUDA_TRY(cudaGraphAddHostNode(&node, graph, deps.data(), deps.size(), &p),
                        stageContext(s, v));
       }
-      if (bracket) {
-        cudaGraphNode_t after;
-        PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&after, graph, &node, 1,
+      if (timed)
+        PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&after[v], graph, &node, 1,
                                                    timed->end[v].get()),
                        stageContext(s, v));
-      }
     }
     return llvm::Error::success();
   }
 
-  static cudaKernelNodeParams kernelParams(const program::Stage &st,
+  static cudaKernelNodeParams kernelParams(const program::Stage &st, size_t smem,
                                            std::array<void *, 3> &args) {
     cudaKernelNodeParams p{};
     p.func = const_cast<void *>(spinKernel());
     p.gridDim = dim3(st.blocks);
     p.blockDim = dim3(st.threads);
+    p.sharedMemBytes = static_cast<unsigned>(smem);
     p.kernelParams = args.data();
     return p;
   }
@@ -705,7 +833,7 @@ private:
       const uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
       if (st.kind == StageKind::Kernel) {
-        cudaKernelNodeParams p = kernelParams(st, g.kernelArgs[v]);
+        cudaKernelNodeParams p = kernelParams(st, res.spinSmem[k], g.kernelArgs[v]);
         PIPEC_CUDA_TRY(cudaGraphExecKernelNodeSetParams(exec, g.node[v], &p),
                        stageContext(s, v));
       } else if (st.kind == StageKind::Copy) {
@@ -860,67 +988,73 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error runGraph(const Schedule &s, Resources &res,
-                       const RunOptions &options, LoweringRun &r) {
+  /// Launches `x` (a graph of `g`'s nodes) on the setup stream.
+  llvm::Error launchGraph(const Schedule &s, Resources &res, BuiltGraph &g,
+                          cudaGraphExec_t x) {
+    if (llvm::Error e = updateDynamic(s, res, g, x))
+      return e;
+    PIPEC_CUDA_TRY(cudaGraphLaunch(x, res.setup.get()), "cudaGraphLaunch");
+    return llvm::Error::success();
+  }
+  llvm::Error syncSetup(Resources &res) {
+    PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "the replay");
+    return llvm::Error::success();
+  }
+
+  /// Capture (timed, and checked against the schedule: a failed check is a
+  /// note, the graph replayed is the explicit one), the explicit graph, and
+  /// its replays.
+  llvm::Error replayGraph(const Schedule &s, Resources &res, const RunOptions &options,
+                          LoweringState &state) {
+    LoweringRun &r = state.run;
     dynamicInstances.clear();
     for (uint32_t v = 0; v < s.instances.size(); ++v)
       if (s.instances.stage(v).dynamic)
         dynamicInstances.push_back(v);
 
-    // Capture, timed; its graph is checked against the schedule.
     Clock::time_point t = Clock::now();
     llvm::Expected<Graph> captured = capture(s, res);
-    if (!captured)
-      return captured.takeError();
-    r.timings.capture = microsSince(t);
-    if (llvm::Error e = verifyCapture(s, res, captured->get()))
-      return e;
-    GraphExec capturedExec;
-    t = Clock::now();
-    PIPEC_CUDA_TRY(cudaGraphInstantiate(capturedExec.out(), captured->get(),
-                                        cudaGraphInstantiateFlagUseNodePriority),
-                   "the captured graph");
-    r.timings.instantiate = microsSince(t);
+    if (!captured) {
+      r.notes.push_back("stream capture failed (" + llvm::toString(captured.takeError()) +
+                        "): no capture timings");
+    } else {
+      r.timings.capture = microsSince(t);
+      if (llvm::Error e = verifyCapture(s, res, captured->get()))
+        r.notes.push_back("the captured graph differs from the schedule: " +
+                          llvm::toString(std::move(e)));
+      GraphExec capturedExec;
+      t = Clock::now();
+      cudaError_t status = cudaGraphInstantiate(capturedExec.out(), captured->get(),
+                                                cudaGraphInstantiateFlagUseNodePriority);
+      r.timings.instantiate = microsSince(t);
+      if (status != cudaSuccess) {
+        (void)cudaGetLastError();
+        r.timings.instantiate = 0;
+        r.notes.push_back(std::string("the captured graph could not be instantiated: ") +
+                          cudaGetErrorString(status));
+      }
+    }
 
     // The explicit graph, with exactly the schedule's edges: it is replayed.
-    BuiltGraph built;
     t = Clock::now();
-    if (llvm::Error e = build(s, res, options, nullptr, built))
+    if (llvm::Error e = build(s, res, options, nullptr, state.built))
       return e;
     r.explicitBuildUs = microsSince(t);
-    GraphExec exec;
     t = Clock::now();
-    PIPEC_CUDA_TRY(cudaGraphInstantiate(exec.out(), built.graph.get(),
+    PIPEC_CUDA_TRY(cudaGraphInstantiate(state.exec.out(), state.built.graph.get(),
                                         cudaGraphInstantiateFlagUseNodePriority),
                    "the explicit graph");
     r.explicitInstantiateUs = microsSince(t);
+    return timeReplays(
+        options, r, [&] { return launchGraph(s, res, state.built, state.exec.get()); },
+        [&] { return syncSetup(res); });
+  }
 
-    auto launchGraph = [&](BuiltGraph &g, cudaGraphExec_t x) -> llvm::Error {
-      if (llvm::Error e = updateDynamic(s, res, g, x))
-        return e;
-      PIPEC_CUDA_TRY(cudaGraphLaunch(x, res.setup.get()), "cudaGraphLaunch");
-      return llvm::Error::success();
-    };
-    auto sync = [&]() -> llvm::Error {
-      PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "the replay");
-      return llvm::Error::success();
-    };
-    if (llvm::Error e = timeReplays(
-            options, r, [&] { return launchGraph(built, exec.get()); }, sync))
-      return e;
-
-    if (r.timing == TimingMethod::Cupti) {
-      llvm::Error e = cuptiGraphTimeline(s, res, r, built, [&]() -> llvm::Error {
-        if (llvm::Error e = launchGraph(built, exec.get()))
-          return e;
-        return sync();
-      });
-      if (!e)
-        return llvm::Error::success();
-      fallBack(r, std::move(e));
-    }
-    // Events: the same graph with event record nodes around each device
-    // stage, instantiated on its own, launched once after the origin.
+  /// Events: a copy of the graph with an event record node before and after
+  /// each stage (build), launched once untimed, then once after the origin.
+  llvm::Error eventsGraphTimeline(const Schedule &s, Resources &res,
+                                  const RunOptions &options, LoweringState &state) {
+    LoweringRun &r = state.run;
     TimingEvents te;
     if (llvm::Error e = makeTimingEvents(s, te))
       return e;
@@ -931,40 +1065,67 @@ private:
     PIPEC_CUDA_TRY(cudaGraphInstantiate(timedExec.out(), timed.graph.get(),
                                         cudaGraphInstantiateFlagUseNodePriority),
                    "the timed graph");
-    PIPEC_CUDA_TRY(cudaGraphUpload(timedExec.get(), res.setup.get()), "the timed graph");
-    if (llvm::Error e = sync())
+    if (llvm::Error e = launchGraph(s, res, timed, timedExec.get()))
       return e;
-    te.hostOrigin = hostNanoseconds();
+    if (llvm::Error e = syncSetup(res))
+      return e;
     PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()),
                    "the timeline's origin");
-    if (llvm::Error e = launchGraph(timed, timedExec.get()))
+    if (llvm::Error e = launchGraph(s, res, timed, timedExec.get()))
       return e;
-    if (llvm::Error e = sync())
+    if (llvm::Error e = syncSetup(res))
       return e;
+    r.notes.push_back(llvm::formatv(
+        "the timeline is of a copy of the graph with an event record node before and "
+        "after each stage ({0} more nodes, each stage's successors after its second): "
+        "its path is longer than the replayed graph's",
+        2 * s.instances.size()));
     return readTimingEvents(s, res, te, r);
   }
 
-  template <typename Replay>
-  llvm::Error cuptiGraphTimeline(const Schedule &s, Resources &res,
-                                 LoweringRun &r, BuiltGraph &g, Replay replay) {
+  /// CUPTI: the explicit graph instantiated again while CUPTI reports each
+  /// node's clone (its records carry the clones' ids), launched once
+  /// untimed, then once recorded.
+  llvm::Error cuptiGraphTimeline(const Schedule &s, Resources &res, LoweringState &state) {
     std::vector<uint64_t> nodeIds(s.instances.size(), 0);
     for (uint32_t v = 0; v < s.instances.size(); ++v) {
       if (s.instances.stage(v).kind == StageKind::Host)
         continue;
-      llvm::Expected<uint64_t> id = cuptiNodeId(g.node[v]);
+      llvm::Expected<uint64_t> id = cuptiNodeId(state.built.node[v]);
       if (!id)
         return id.takeError();
       nodeIds[v] = *id;
     }
-    return cuptiTimeline(s, res, r, replay,
-                         [&](std::vector<DeviceRecord> &records, InstanceIntervals &iv) {
-                           return matchGraphRecords(nodeIds, records, iv);
-                         });
+    if (llvm::Error e = cuptiBeginClones())
+      return e;
+    GraphExec exec;
+    cudaError_t status = cudaGraphInstantiate(exec.out(), state.built.graph.get(),
+                                              cudaGraphInstantiateFlagUseNodePriority);
+    llvm::Expected<std::vector<NodeClone>> clones = cuptiEndClones();
+    PIPEC_CUDA_TRY(status, "the graph timed by CUPTI");
+    if (!clones)
+      return clones.takeError();
+    if (llvm::Error e = launchGraph(s, res, state.built, exec.get()))
+      return e;
+    if (llvm::Error e = syncSetup(res))
+      return e;
+    return cuptiTimeline(
+        s, res, state.run,
+        [&]() -> llvm::Error {
+          if (llvm::Error e = launchGraph(s, res, state.built, exec.get()))
+            return e;
+          return syncSetup(res);
+        },
+        [&](std::vector<DeviceRecord> &records, const RecordWindow &window,
+            InstanceIntervals &iv) {
+          return matchGraphRecords(nodeIds, *clones, records, window, iv);
+        });
   }
 
   DeviceProfile profile;
   cudaDeviceProp props{};
   int least = 0, greatest = 0;
+  double timerResolutionNs = 0;
   std::string deviceName;
   std::vector<uint32_t> dynamicInstances;
 };

@@ -26,12 +26,17 @@ struct Api {
   decltype(&cuptiGetStreamIdEx) streamId = nullptr;
   decltype(&cuptiGetGraphNodeId) nodeId = nullptr;
   decltype(&cuptiGetResultString) resultString = nullptr;
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiEnableCallback) enableCallback = nullptr;
 };
 
 Api api;
 runtime::CuptiStatus status;
 std::mutex recordsMutex;
 std::vector<runtime::DeviceRecord> records;
+std::mutex clonesMutex;
+std::vector<runtime::NodeClone> clones;
+CUpti_SubscriberHandle subscriber = nullptr;
 
 constexpr size_t kBufferBytes = size_t(8) << 20;
 constexpr size_t kAlign = 8;
@@ -62,6 +67,24 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t,
     }
   }
   std::free(buffer);
+}
+
+/// CUPTI's resource callback: a node of a graph being instantiated was
+/// cloned (CUpti_GraphData's node is the clone, originalNode the template's).
+void CUPTIAPI resourceCallback(void *, CUpti_CallbackDomain domain,
+                               CUpti_CallbackId id, const void *data) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
+    return;
+  const auto *resource = static_cast<const CUpti_ResourceData *>(data);
+  const auto *graph = static_cast<const CUpti_GraphData *>(resource->resourceDescriptor);
+  if (!graph)
+    return;
+  runtime::NodeClone c;
+  if (api.nodeId(graph->originalNode, &c.original) != CUPTI_SUCCESS ||
+      api.nodeId(graph->node, &c.clone) != CUPTI_SUCCESS)
+    return;
+  std::lock_guard<std::mutex> lock(clonesMutex);
+  clones.push_back(c);
 }
 
 std::string resultText(CUptiResult result) {
@@ -112,6 +135,8 @@ void load() {
             resolve(handle, "cuptiGetStreamIdEx", api.streamId) &&
             resolve(handle, "cuptiGetGraphNodeId", api.nodeId);
   (void)resolve(handle, "cuptiGetResultString", api.resultString);
+  (void)resolve(handle, "cuptiSubscribe", api.subscribe);
+  (void)resolve(handle, "cuptiEnableCallback", api.enableCallback);
   if (!ok) {
     status.why = "libcupti.so lacks an entry point pipec needs";
     return;
@@ -123,6 +148,9 @@ void load() {
   }
   status.usable = true;
   status.why.clear();
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(api.timestamp), &info) && info.dli_fname)
+    status.library = info.dli_fname;
 }
 
 } // namespace
@@ -154,6 +182,36 @@ llvm::Expected<uint64_t> cuda::cuptiNodeId(cudaGraphNode_t node) {
       r != CUPTI_SUCCESS)
     return failed("cuptiGetGraphNodeId", r);
   return id;
+}
+
+llvm::Error cuda::cuptiBeginClones() {
+  if (!api.subscribe || !api.enableCallback)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "libcupti.so lacks cuptiSubscribe");
+  if (!subscriber)
+    if (CUptiResult r = api.subscribe(&subscriber, resourceCallback, nullptr);
+        r != CUPTI_SUCCESS) {
+      subscriber = nullptr;
+      return failed("cuptiSubscribe", r);
+    }
+  {
+    std::lock_guard<std::mutex> lock(clonesMutex);
+    clones.clear();
+  }
+  if (CUptiResult r = api.enableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                         CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+      r != CUPTI_SUCCESS)
+    return failed("cuptiEnableCallback", r);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<runtime::NodeClone>> cuda::cuptiEndClones() {
+  if (CUptiResult r = api.enableCallback(0, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                         CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+      r != CUPTI_SUCCESS)
+    return failed("cuptiEnableCallback", r);
+  std::lock_guard<std::mutex> lock(clonesMutex);
+  return std::move(clones);
 }
 
 llvm::Error cuda::cuptiStartRecording() {

@@ -31,6 +31,13 @@ uint64_t cuptiNow();
 llvm::Expected<uint32_t> cuptiStreamId(cudaStream_t stream);
 llvm::Expected<uint64_t> cuptiNodeId(cudaGraphNode_t node);
 
+/// Starts collecting CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED reports (a
+/// subscriber to CUPTI's resource callbacks, made once): call it before the
+/// cudaGraphInstantiate whose clones are wanted.
+llvm::Error cuptiBeginClones();
+/// Stops collecting and returns the clones reported since the begin.
+llvm::Expected<std::vector<runtime::NodeClone>> cuptiEndClones();
+
 /// Starts recording kernels and copies (concurrent kernel mode, which does
 /// not serialise them).
 llvm::Error cuptiStartRecording();

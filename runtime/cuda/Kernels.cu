@@ -13,14 +13,13 @@ __device__ __forceinline__ unsigned long long globalTimer() {
   return t;
 }
 
+/// Spins `ns` nanoseconds from this thread's first reading; returns it.
+/// (No static shared memory: a block holds only the dynamic shared memory
+/// it is launched with, as the model counts it.)
 __device__ __forceinline__ unsigned long long spinFor(unsigned long long ns) {
-  __shared__ unsigned long long began;
-  if (threadIdx.x == 0)
-    began = globalTimer();
-  __syncthreads();
+  unsigned long long began = globalTimer();
   while (globalTimer() - began < ns) {
   }
-  __syncthreads();
   return began;
 }
 
@@ -49,20 +48,48 @@ __global__ void resetStamps(Stamp *stamps, size_t n) {
   }
 }
 
-__global__ void readTimer(unsigned long long *out) { *out = globalTimer(); }
+__global__ void clockProbe(volatile unsigned *request,
+                           volatile unsigned long long *stamps,
+                           volatile unsigned *answer, unsigned samples,
+                           unsigned long long timeoutNs) {
+  for (unsigned i = 0; i < samples; ++i) {
+    unsigned long long asked = globalTimer();
+    while (*request != i + 1)
+      if (globalTimer() - asked > timeoutNs)
+        return;
+    stamps[i] = globalTimer();
+    __threadfence_system();
+    *answer = i + 1;
+    __threadfence_system();
+  }
+}
 
 __global__ void timerReadings(unsigned long long *out, unsigned n) {
   for (unsigned i = 0; i < n; ++i)
     out[i] = globalTimer();
 }
 
-cudaError_t launchSpin(dim3 grid, dim3 block, cudaStream_t stream,
+cudaError_t launchSpin(dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                        unsigned long long ns, unsigned long long tag,
                        unsigned char *touch) {
-  spin<<<grid, block, 0, stream>>>(ns, tag, touch);
+  spin<<<grid, block, smem, stream>>>(ns, tag, touch);
   return cudaGetLastError();
 }
 const void *spinKernel() { return reinterpret_cast<const void *>(&spin); }
+
+cudaError_t prepareSpinKernel(int maxBytes) {
+  cudaError_t status =
+      cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, maxBytes);
+  if (status != cudaSuccess)
+    return status;
+  return cudaFuncSetAttribute(spin, cudaFuncAttributePreferredSharedMemoryCarveout,
+                              int(cudaSharedmemCarveoutMaxShared));
+}
+
+cudaError_t spinOccupancy(int *blocksPerSM, unsigned threads, size_t smem) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocksPerSM, spin, int(threads),
+                                                       smem);
+}
 
 cudaError_t launchSpinStamped(dim3 grid, dim3 block, cudaStream_t stream,
                               unsigned long long ns, Stamp *stamp) {
@@ -84,15 +111,12 @@ cudaError_t launchResetStamps(cudaStream_t stream, Stamp *stamps, size_t n) {
   return cudaGetLastError();
 }
 
-cudaError_t readGlobalTimer(unsigned long long *out) {
-  unsigned long long *device = nullptr;
-  cudaError_t status = cudaMalloc(&device, sizeof(*device));
-  if (status != cudaSuccess)
-    return status;
-  readTimer<<<1, 1>>>(device);
-  status = cudaMemcpy(out, device, sizeof(*out), cudaMemcpyDeviceToHost);
-  cudaFree(device);
-  return status;
+cudaError_t launchClockProbe(cudaStream_t stream, volatile unsigned *request,
+                             volatile unsigned long long *stamps,
+                             volatile unsigned *answer, unsigned samples,
+                             unsigned long long timeoutNs) {
+  clockProbe<<<1, 1, 0, stream>>>(request, stamps, answer, samples, timeoutNs);
+  return cudaGetLastError();
 }
 
 cudaError_t launchTimerReadings(cudaStream_t stream, unsigned long long *out,

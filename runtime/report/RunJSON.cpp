@@ -50,6 +50,15 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
               });
           });
           j.attribute("dependency_violations", int64_t(r.violations));
+          if (r.timing != TimingMethod::Model)
+            number("violation_slack_us", r.violationSlackUs);
+          if (!r.timingNote.empty())
+            j.attribute("timing_note", r.timingNote);
+          if (!r.notes.empty())
+            j.attributeArray("notes", [&] {
+              for (const std::string &note : r.notes)
+                j.value(note);
+            });
           // --lower=both: the one graph verdict, from this pair of runs.
           for (const LoweringRun &other : runs)
             if (other.schedule == r.schedule && other.lowering != r.lowering) {

@@ -57,6 +57,8 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
          << (r.timing == TimingMethod::Cupti ? "CUPTI activity records"
                                              : "CUDA timing events")
          << (r.timingNote.empty() ? "" : " (" + r.timingNote + ")") << '\n';
+    for (const std::string &note : r.notes)
+      os << "  note: " << note << '\n';
     row(os, "makespan", r.makespanUs, "first stage start to last stage end");
     row(os, "replay", r.timings.replayMedian,
         formatv("median; p95 {0}; host's first call to last stage end",

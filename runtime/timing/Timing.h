@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pipec::runtime {
@@ -36,7 +37,8 @@ bool parseTimingRequest(llvm::StringRef text, TimingRequest &out);
 /// found and activity recording could be enabled, and if not, why.
 struct CuptiStatus {
   bool usable = false;
-  std::string why; ///< when not usable: "libcupti.so: cannot open ..."
+  std::string why;     ///< when not usable: "libcupti.so: cannot open ..."
+  std::string library; ///< when usable: the file it was loaded from
 };
 
 /// The method a GPU run uses: CUPTI when it is usable (or asked for), timing
@@ -61,22 +63,68 @@ struct InstanceIntervals {
   std::vector<uint64_t> start, end;
 };
 
+/// The span a timeline replay ran in, on CUPTI's clock: a record outside it
+/// is not of this replay.
+struct RecordWindow {
+  uint64_t begin = 0, end = UINT64_MAX;
+};
+
+/// Whether a record can be taken as it is: a start that is not 0, an end not
+/// before it, both inside `window`. A record that fails is an error (the
+/// run falls back to timing events), never a time in the timeline.
+llvm::Error checkRecord(const DeviceRecord &record, const RecordWindow &window);
+
 /// Stream lowering: `issued[i]` lists the device operations (kernels and
 /// copies) issued to the stream whose CUPTI id is `streamIds[i]`, in issue
 /// order. A stream executes its operations in that order, so its records,
 /// sorted by start, belong to them one for one. Records of other streams
-/// are ignored; a stream whose record count differs is an error.
+/// are ignored; a stream whose record count differs is an error, and so is
+/// a record checkRecord refuses.
 llvm::Error matchStreamRecords(const std::vector<uint32_t> &streamIds,
                                const std::vector<std::vector<uint32_t>> &issued,
                                std::vector<DeviceRecord> records,
-                               InstanceIntervals &out);
+                               const RecordWindow &window, InstanceIntervals &out);
 
-/// Graph lowering: `nodeIds[v]` is the CUPTI id of instance v's graph node
-/// (0 for a host node, which has no record). Every such node must have
-/// exactly one record.
+/// CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, as CUPTI reports it while a graph
+/// is instantiated: the id of a node of the template graph and the id of
+/// its clone in the executable graph (which is what the records of that
+/// executable graph's launches carry).
+struct NodeClone {
+  uint64_t original = 0, clone = 0;
+};
+
+/// Graph lowering: `nodeIds[v]` is the CUPTI id (cuptiGetGraphNodeId) of
+/// instance v's node in the template graph (0 for a host node, which has no
+/// record); `clones` are the clones reported while the launched executable
+/// graph was instantiated. A record belongs to v when it carries v's clone's
+/// id (or, where no clone was reported, v's own). Every such node must have
+/// exactly one record, and every record must pass checkRecord.
 llvm::Error matchGraphRecords(const std::vector<uint64_t> &nodeIds,
+                              const std::vector<NodeClone> &clones,
                               const std::vector<DeviceRecord> &records,
-                              InstanceIntervals &out);
+                              const RecordWindow &window, InstanceIntervals &out);
+
+/// Intervals in nanoseconds on one clock into microseconds after `origin`,
+/// subtracted as 64-bit integers first: the clocks read ~1.8e18 ns, where a
+/// double has steps of 256 ns.
+void intervalsToMicros(const InstanceIntervals &iv, uint64_t origin,
+                       std::vector<double> &start, std::vector<double> &end);
+
+/// A host stage's interval when its stream brackets it with timing events:
+/// the stream reached it at `reached` and went past it at `passed` (both on
+/// the events' clock); its host function ran for `ranNs` (the host's clock)
+/// and ended no later than `passed`. It started `ranNs` before `passed`, but
+/// never before `reached`.
+std::pair<uint64_t, uint64_t> hostStageFromEvents(uint64_t reached, uint64_t passed,
+                                                  uint64_t ranNs);
+
+/// The slack a run's dependency check allows for its clocks, microseconds:
+/// the device timer's resolution (`timerResolutionNs`, 0 when not measured)
+/// plus what the method adds -- cudaEventElapsedTime's resolution (0.5 us)
+/// for timing events; for CUPTI, the conversion of the host's readings of
+/// its clock to the device's timestamps (taken as 1 us). The model has none
+/// but rounding (1 ns).
+double violationSlackUs(TimingMethod method, double timerResolutionNs);
 
 } // namespace pipec::runtime
 

@@ -90,12 +90,31 @@ if many and len(many["pipelines"]) >= 2:
           f"{g['timings_us']['capture']:.1f} us, instantiate {g['timings_us']['instantiate']:.1f} us.")
 
 profile = load("profile.json")
+defaults = load("default-profile.json") or {}
 if profile:
-    print("\n## Calibrated profile\n")
-    print("| key | value |")
-    print("|---|---|")
+    print("\n## Calibrated profile against the defaults\n")
+    print("The defaults are published figures (docs/device-model.md names each source);")
+    print("the measured column is what `pipec calibrate` found, each key as the model uses it.\n")
+    print("| key | default | measured |")
+    print("|---|---|---|")
     for k, v in profile.items():
-        print(f"| {k} | {v} |")
+        d = defaults.get(k, "-")
+        mark = "" if d == v else " *"
+        print(f"| {k} | {d} | {v}{mark} |")
+
+notes = []
+for path in sorted(glob.glob(os.path.join(work, "cuda-*.json"))) + [os.path.join(work, "cupti-seed.json")]:
+    result = load(os.path.basename(path))
+    for p in (result or {}).get("pipelines", []):
+        for n in p.get("notes", []) + ([p["timing_note"]] if p.get("timing_note") else []):
+            line = f"{os.path.basename(path)[:-5]} ({p['lowering']}, {p.get('timing')}): {n}"
+            if line not in notes:
+                notes.append(line)
+if notes:
+    print("\n## What the GPU runs noted\n")
+    for n in notes[:40]:
+        print(f"- {n}")
+
 log = os.path.join(work, "calibrate.log")
 if os.path.exists(log):
     print("\n```\n" + open(log).read()[-3000:] + "```")

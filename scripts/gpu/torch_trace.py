@@ -4,6 +4,7 @@ by events, a download, over three profiler steps. Test data for `pipec import`.
 
     python3 torch_trace.py OUT.json
 """
+import json
 import sys
 
 import torch
@@ -41,7 +42,18 @@ def step():
 for _ in range(3):  # warm-up outside the trace
     step()
 activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-schedule = torch.profiler.schedule(wait=0, warmup=1, active=3)
+# One cycle only (repeat=1): a schedule that repeats starts a new cycle at the
+# fourth step and throws the recorded one away. The trace is written when the
+# cycle is ready, not after the profiler exits.
+schedule = torch.profiler.schedule(wait=0, warmup=1, active=3, repeat=1)
+written = []
+
+
+def export(prof):
+    prof.export_chrome_trace(out)
+    written.append(out)
+
+
 # Stream Wait Events with their streams, for pipec import (PyTorch 2.1+).
 extra = {}
 try:
@@ -50,9 +62,16 @@ try:
 except (AttributeError, TypeError):
     pass
 with torch.profiler.profile(activities=activities, schedule=schedule,
-                            record_shapes=True, **extra) as prof:
+                            on_trace_ready=export, record_shapes=True, **extra) as prof:
     for _ in range(4):
         step()
         prof.step()
-prof.export_chrome_trace(out)
-print(f"wrote {out} (torch {torch.__version__}, {torch.cuda.get_device_name()})")
+if not written:
+    sys.exit("the profiler wrote no trace")
+with open(out) as f:
+    events = json.load(f).get("traceEvents", [])
+kernels = sum(1 for e in events if e.get("cat") == "kernel")
+if kernels == 0:
+    sys.exit(f"{out}: the trace holds no kernel ({len(events)} events)")
+print(f"wrote {out}: {len(events)} events, {kernels} kernels "
+      f"(torch {torch.__version__}, {torch.cuda.get_device_name()})")

@@ -852,23 +852,24 @@ int runRun() {
   if (runLowering != RunLowering::Streams)
     lowerings.push_back(Lowering::Graph);
   std::vector<runtime::LoweringRun> runs;
-  for (const Schedule *s : c.views)
-    for (Lowering l : lowerings) {
-      auto clock = std::chrono::steady_clock::now();
-      Expected<runtime::LoweringRun> r = backend->run(*s, l, runOptions);
-      if (!r) {
-        toolError("run failed: " + toString(r.takeError()));
-        return RunFailed;
-      }
-      double seconds = secondsSince(clock);
-      if (stats)
+  for (const Schedule *s : c.views) {
+    Expected<std::vector<runtime::LoweringRun>> r =
+        backend->runAll(*s, lowerings, runOptions);
+    if (!r) {
+      toolError("run failed: " + toString(r.takeError()));
+      return RunFailed;
+    }
+    if (stats)
+      for (const runtime::LoweringRun &one : *r)
         errs() << formatv("pipec: '{0}' ({1}): {2} instances, {3} simulated "
                           "events in {4:f3} s, {5:f0} events per second\n",
-                          s->pipeline.name, spelling(l), s->instances.size(),
-                          r->simulatedEvents, seconds,
-                          seconds > 0 ? r->simulatedEvents / seconds : 0.0);
-      runs.push_back(std::move(*r));
-    }
+                          s->pipeline.name, spelling(one.lowering),
+                          s->instances.size(), one.simulatedEvents, one.runSeconds,
+                          one.runSeconds > 0 ? one.simulatedEvents / one.runSeconds
+                                             : 0.0);
+    for (runtime::LoweringRun &one : *r)
+      runs.push_back(std::move(one));
+  }
 
   if (!tracePath.empty() &&
       !emitTo(tracePath, [&](raw_ostream &os) { runtime::writeTrace(runs, os); }))
