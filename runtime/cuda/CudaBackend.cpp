@@ -568,7 +568,8 @@ private:
                           ? cuptiStreamsTimeline(s, res, r)
                           : cuptiGraphTimeline(s, res, state);
       if (!e) {
-        r.notes.push_back("CUPTI loaded from " + cuptiStatus().library);
+        if (!cuptiStatus().library.empty())
+          r.notes.push_back("CUPTI loaded from " + cuptiStatus().library);
         return llvm::Error::success();
       }
       fallBack(r, std::move(e));
