@@ -99,7 +99,12 @@ public:
       if (options.evaluator) {
         add(roundRobin());
         add(levels());
-        add(fromPlan(matching));
+        // The matching as a candidate keeps to this method's K automatic
+        // streams (the hardware queues may allow fewer than --max-streams).
+        add(fromPlan(matching.streams.size() - D <= K
+                         ? matching
+                         : assignStreams(inst, graph, declaredUsed() + K,
+                                         p.priorityFor(program::PriorityClass::Normal))));
       }
       break;
     }
@@ -131,6 +136,15 @@ public:
   }
 
 private:
+  /// Declared streams that some stage is on.
+  uint32_t declaredUsed() const {
+    std::vector<uint8_t> used(D, 0);
+    for (const program::Stage &st : pipeline.stages)
+      if (st.stream != program::kNoStream)
+        used[st.stream] = 1;
+    return static_cast<uint32_t>(std::count(used.begin(), used.end(), 1));
+  }
+
   const program::Stage &stageAt(uint32_t pos) const {
     return pipeline.stages[inst.order()[pos]];
   }
@@ -176,8 +190,11 @@ private:
 
   Candidate fromPlan(const StreamPlan &plan) const {
     Candidate c{"matching (Nimble)", {}};
-    for (uint32_t pos : autoPos)
-      c.autoStream.push_back(plan.streamOfStage[inst.order()[pos]] - D);
+    for (uint32_t pos : autoPos) {
+      uint32_t stream = plan.streamOfStage[inst.order()[pos]] - D;
+      // A plan of more streams than K never reaches pinned(): folded in.
+      c.autoStream.push_back(stream % K);
+    }
     return c;
   }
 

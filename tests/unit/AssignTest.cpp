@@ -2,6 +2,7 @@
 // slower than a baseline, deterministic, within the stream cap.
 
 #include "FrontendHelpers.h"
+#include "RandomPrograms.h"
 
 #include "runtime/cost/AssignmentCost.h"
 #include "runtime/sim/DeviceModel.h"
@@ -84,5 +85,39 @@ TEST_CASE("assign: the makespan method is never slower than a baseline") {
     std::set<uint32_t> used(ours->streamPlan.streamOfStage.begin(),
                             ours->streamPlan.streamOfStage.end());
     CHECK(used.size() <= cap);
+  }
+}
+
+TEST_CASE("assign: any profile and stream cap keeps every candidate within its streams") {
+  // The matching, as a candidate, once made up to --max-streams automatic
+  // streams where the others had min(--max-streams, hardware_queues): a
+  // heap overflow (one hardware queue, as Megatron-LM runs; or a cap of 9
+  // and above). Under ASan this test is the reproducer.
+  std::mt19937 rng(26);
+  for (int trial = 0; trial < 300; ++trial) {
+    DeviceProfile profile;
+    profile.hardwareQueues = 1 + rng() % 8;
+    runtime::SimAssignmentCost cost(profile);
+    std::string text = trial % 2 ? randomUnpinned(rng) : test::randomWorkload(rng);
+    FrontendRun front(text, 0, profile);
+    if (front.errors)
+      continue;
+    const program::Pipeline &p = front.program.pipelines[0];
+    ScheduleOptions o;
+    o.assignEvaluator = &cost;
+    o.maxStreams = 1 + rng() % 12;
+    Schedule s(p, profile, o);
+    INFO(text << "max streams " << o.maxStreams << ", queues " << profile.hardwareQueues);
+    std::set<uint32_t> declared, automatic;
+    for (uint32_t k = 0; k < p.stages.size(); ++k) {
+      uint32_t stream = s.streamPlan.streamOfStage[k];
+      REQUIRE(stream < s.streamPlan.streams.size());
+      (p.stages[k].stream == program::kNoStream ? automatic : declared).insert(stream);
+    }
+    const unsigned cap = std::min(o.maxStreams, profile.hardwareQueues);
+    const unsigned allowed =
+        cap > declared.size() ? cap - static_cast<unsigned>(declared.size()) : 1;
+    CHECK(automatic.size() <= allowed);
+    CHECK(s.streamPlan.streams.size() - p.streams.size() == automatic.size());
   }
 }
