@@ -56,7 +56,14 @@ std::string shortName(const GpuOp &op) {
 llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
                                                   std::optional<int64_t> number) {
   ImportedStep out;
-  if (!trace.devices.empty())
+  // The GPU the kept ops ran on: the entry of its id (the first one when
+  // none has it, or there is only one).
+  for (const DeviceInfo &d : trace.devices)
+    if (d.id == trace.device) {
+      out.device = d;
+      break;
+    }
+  if (out.device.name.empty() && !trace.devices.empty())
     out.device = trace.devices.front();
   auto launchOf = [](const GpuOp &op) { return op.launchTs >= 0 ? op.launchTs : op.ts; };
 
@@ -114,16 +121,34 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
   for (const GpuOp *op : ops)
     out.originTs = std::min(out.originTs, op->ts);
 
+  // A step a .pipe file can hold: at most an hour, from its first op's
+  // start to its last op's end (a `ts` of 1e300 is not a step).
+  double last = -INFINITY;
+  const GpuOp *first = nullptr, *latest = nullptr;
+  for (const GpuOp *op : ops) {
+    if (!first || op->ts < first->ts)
+      first = op;
+    if (op->ts + op->dur > last)
+      last = op->ts + op->dur, latest = op;
+  }
+  if (last - out.originTs > 3600e6)
+    return fail(formatv("the step's GPU ops span {0} s (event {1} to event {2}); pipec "
+                        "imports steps of at most 3600 s",
+                        (last - out.originTs) / 1e6, first->event, latest->event));
+
   // Per stream: its stages' correlations (and launch times), in issue order.
   std::map<int64_t, std::vector<uint32_t>> onStream;
-  llvm::StringMap<unsigned> used;
+  llvm::StringMap<unsigned> used; ///< per base name: the last suffix tried
+  llvm::StringSet<> taken;        ///< every stage name given
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const GpuOp &op = *ops[i];
     ImportedStage st;
     st.op = op;
     std::string base = shortName(op);
-    unsigned n = ++used[base];
-    st.name = n == 1 ? base : base + "_" + std::to_string(n);
+    // foo, foo, foo_2: the second foo is not foo_2 again.
+    st.name = base;
+    for (unsigned &n = used[base]; !taken.insert(st.name).second;)
+      st.name = base + "_" + std::to_string(++n + 1);
     st.issueUs = launchOf(op) - out.originTs;
     st.startUs = op.ts - out.originTs;
     st.endUs = op.ts + op.dur - out.originTs;
@@ -132,6 +157,10 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
     onStream[op.stream].push_back(i);
     out.stages.push_back(std::move(st));
   }
+  if (out.streams.size() > 256)
+    return fail(formatv("the step's GPU ops run on {0} streams; a .pipe pipeline has at "
+                        "most 256",
+                        out.streams.size()));
   // The last stage on `stream` issued before correlation `corr` (or launch
   // time `ts` when correlations are unknown), and the first after.
   auto key = [&](uint32_t i, bool byCorrelation) {
@@ -156,21 +185,47 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
                                     [&](uint32_t i) { return key(i, byCorr) <= at; });
     return pos == list.end() ? -1 : int64_t(*pos);
   };
+  // Duplicates are taken out once, at the end (a find per call would be
+  // quadratic in a stage's dependencies).
   auto depend = [&](int64_t consumer, int64_t producer) {
     if (consumer < 0 || producer < 0 || consumer <= producer)
       return;
-    ImportedStage &c = out.stages[consumer];
     if (ops[consumer]->stream == ops[producer]->stream)
       return;
-    if (std::find(c.deps.begin(), c.deps.end(), uint32_t(producer)) == c.deps.end())
-      c.deps.push_back(uint32_t(producer));
+    out.stages[consumer].deps.push_back(uint32_t(producer));
+  };
+  // A device synchronisation at each of `cuts` (keys in issue order): the
+  // first op after it on every stream follows the last before it on every
+  // stream. Only the latest cut before an op (and after the previous op of
+  // its stream) matters: the last op before an earlier cut is, on each
+  // stream, at or before the last op before a later one. So each op gets at
+  // most one dependency per stream, however many syncs there were (12,000
+  // syncs over 256 streams made 786 million calls).
+  auto synchronise = [&](std::vector<double> cuts, bool byCorrelation) {
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    if (cuts.empty())
+      return;
+    for (const auto &[stream, list] : onStream)
+      for (size_t k = 0; k < list.size(); ++k) {
+        const double at = key(list[k], byCorrelation);
+        // The latest cut below this op, at or after the previous op.
+        auto it = std::lower_bound(cuts.begin(), cuts.end(), at);
+        if (it == cuts.begin())
+          continue;
+        const double cut = *(it - 1);
+        if (k > 0 && cut < key(list[k - 1], byCorrelation))
+          continue;
+        for (int64_t b : out.streams)
+          depend(list[k], lastBefore(b, cut, byCorrelation));
+      }
   };
   auto inStep = [&](int64_t corr) {
     auto it = trace.runtimeCalls.find(corr);
     return it != trace.runtimeCalls.end() && it->second.first >= from &&
            it->second.first < to;
   };
-  bool haveContextSync = false;
+  std::vector<double> contextCuts;
   for (const SyncEvent &s : trace.syncs) {
     if (!inStep(s.correlation))
       continue;
@@ -197,27 +252,29 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
     }
     case SyncEvent::ContextSync:
       ++out.hostSyncs;
-      haveContextSync = true;
-      for (int64_t a : out.streams)
-        for (int64_t b : out.streams)
-          depend(firstAfter(a, at, true), lastBefore(b, at, true));
+      contextCuts.push_back(at);
       break;
     }
   }
-  // Traces without cuda_sync events: device synchronisations by time.
-  if (!haveContextSync)
+  if (!contextCuts.empty()) {
+    synchronise(std::move(contextCuts), true);
+  } else {
+    // Traces without cuda_sync events: device synchronisations by time.
+    std::vector<double> byTime;
     for (double at : trace.contextSyncCalls)
       if (at >= from && at < to) {
         ++out.hostSyncs;
-        for (int64_t a : out.streams)
-          for (int64_t b : out.streams)
-            depend(firstAfter(a, at, false), lastBefore(b, at, false));
+        byTime.push_back(at);
       }
+    synchronise(std::move(byTime), false);
+  }
   if (out.waitsIssued == 0)
     for (double at : trace.streamWaitCalls)
       out.waitsIssued += at >= from && at < to;
-  for (ImportedStage &st : out.stages)
+  for (ImportedStage &st : out.stages) {
     std::sort(st.deps.begin(), st.deps.end());
+    st.deps.erase(std::unique(st.deps.begin(), st.deps.end()), st.deps.end());
+  }
   return out;
 }
 
@@ -248,8 +305,18 @@ DeviceProfile importer::profileFor(const DeviceInfo &d) {
   return p;
 }
 
-std::string importer::writePipe(const ImportedStep &s, llvm::StringRef source,
-                                const DeviceProfile &profile) {
+namespace {
+
+/// A stream's name: s7 for id 7; a negative id (s-1 is no name) s_neg1.
+std::string streamName(int64_t id) {
+  return id >= 0 ? "s" + std::to_string(id) : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));
+}
+
+} // namespace
+
+llvm::Expected<std::string> importer::writePipe(const ImportedStep &s,
+                                                llvm::StringRef source,
+                                                const DeviceProfile &profile) {
   std::string text;
   llvm::raw_string_ostream os(text);
   auto comment = [](llvm::StringRef t) {
@@ -267,10 +334,12 @@ std::string importer::writePipe(const ImportedStep &s, llvm::StringRef source,
     os << ", recorded on " << comment(s.device.name);
   os << ".\n// Each stage's time is the measured duration; its dependencies are the\n"
         "// cross-stream orderings the program had (stream waits, host syncs).\n";
-  std::string name = s.step ? "step_" + std::to_string(*s.step) : "trace";
+  std::string name = !s.step       ? "trace"
+                     : *s.step >= 0 ? "step_" + std::to_string(*s.step)
+                                    : "step_neg" + std::to_string(uint64_t(0) - uint64_t(*s.step));
   os << "pipeline " << name << " {\n";
   for (int64_t st : s.streams)
-    os << "  stream s" << st << ";\n";
+    os << "  stream " << streamName(st) << ";\n";
   // Microseconds to the nanosecond, without trailing zeros: "40us", "2.5us".
   auto time = [](double us) {
     std::string t = formatv("{0:f3}", std::max(0.0, us)).str();
@@ -282,10 +351,15 @@ std::string importer::writePipe(const ImportedStep &s, llvm::StringRef source,
   };
   for (const ImportedStage &st : s.stages) {
     const GpuOp &op = st.op;
-    os << "  stage " << st.name << " on s" << op.stream << ' ';
+    os << "  stage " << st.name << " on " << streamName(op.stream) << ' ';
     switch (op.kind) {
     case OpKind::Kernel: {
       uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
+      // The block must fit the recorded GPU's SM, as it did when it ran.
+      if (profile.blocksPerSM(uint32_t(threads)) == 0)
+        return fail(formatv("event {0} (kernel '{1}'): a block of {2} threads does not "
+                            "fit on one SM of the recorded GPU ({3} threads per SM)",
+                            op.event, st.name, threads, profile.maxThreadsPerSM));
       os << "kernel " << time(op.dur) << " [blocks="
          << std::clamp<uint64_t>(op.blocks, 1, 2147483647) << ", threads=" << threads;
       bool smemFits = op.smem && op.smem <= profile.sharedMemoryPerBlock;

@@ -53,9 +53,10 @@ llvm::Expected<ImportedStep> selectStep(const Trace &trace,
 /// import.md names the source of each), the model's defaults otherwise.
 DeviceProfile profileFor(const DeviceInfo &device);
 
-/// The step as a `.pipe` file (unformatted; `pipec fmt` lays it out).
-std::string writePipe(const ImportedStep &step, llvm::StringRef source,
-                      const DeviceProfile &profile);
+/// The step as a `.pipe` file (unformatted; `pipec fmt` lays it out) that
+/// checks clean; an op it cannot represent is an error naming its event.
+llvm::Expected<std::string> writePipe(const ImportedStep &step, llvm::StringRef source,
+                                      const DeviceProfile &profile);
 
 } // namespace pipec::importer
 

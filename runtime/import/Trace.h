@@ -7,8 +7,11 @@
 // (`cuda_sync`: "Stream Wait Event" with `wait_on_stream` and
 // `wait_on_cuda_event_record_corr_id`, "Event Sync", "Stream Sync",
 // "Context Sync") and the `ProfilerStep#N` annotations. Only those are kept:
-// the events are parsed one at a time, so memory follows the GPU ops kept,
-// not the trace (beside its text, which is read whole, up to a limit).
+// the top-level object's keys are walked, and each event (and each device)
+// is parsed on its own, so memory follows the GPU ops kept, not the trace
+// (beside its text, which is read whole, up to a limit). Names are kept
+// short and printable; a GPU op whose numbers a .pipe file cannot hold is an
+// error naming the event.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_RUNTIME_IMPORT_TRACE_H
@@ -44,6 +47,7 @@ struct GpuOp {
   uint64_t bytes = 0;
   CopyDirection direction = CopyDirection::D2D;
   double launchTs = -1; ///< the runtime call's start; -1 when not in the trace
+  uint64_t event = 0;   ///< its index in traceEvents, to name it in messages
 };
 
 struct SyncEvent {
@@ -61,6 +65,7 @@ struct Step {
 };
 
 struct DeviceInfo {
+  int64_t id = 0; ///< the `id` the ops' `device` refers to
   std::string name;
   uint32_t sms = 0, maxThreadsPerSM = 0, maxThreadsPerBlock = 0;
   uint32_t sharedMemoryPerSM = 0, sharedMemoryPerBlock = 0, registersPerSM = 0;
@@ -80,11 +85,13 @@ struct Trace {
                                         ///< the trace has no cuda_sync events
   /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
   uint64_t otherDevices = 0;
+  int64_t device = 0; ///< the kept GPU's id (its ops' `device`)
 };
 
-/// Reads `path` (`.json`, or gzip-compressed `.json.gz`). Errors say what
-/// is wrong: not JSON, no GPU op, a truncated gzip stream, too large, a
-/// ROCm trace.
+/// Reads `path` (`.json`, or gzip-compressed `.json.gz`; '-' is standard
+/// input; a pipe is read once). Errors say what is wrong: not JSON, no GPU
+/// op, a truncated gzip stream, too large, a ROCm trace, an op pipec cannot
+/// represent.
 llvm::Expected<Trace> readTrace(llvm::StringRef path);
 /// The same, from text already in memory (for tests and the fuzzer).
 llvm::Expected<Trace> parseTrace(llvm::StringRef text);

@@ -1,7 +1,8 @@
 //===- FrontendFuzzer.cpp - libFuzzer over the whole compile pipeline -----===//
 //
 // Parse, check, lint, plan both lowerings, emit every format, and run the
-// device model on small schedules. Any crash, sanitizer report, leak or
+// device model on small schedules, with a profile and options (hardware
+// queues, stream cap, assignment method) drawn from the input. Any crash, sanitizer report, leak or
 // hang is a finding; diagnostics are the expected answer to bad input. The
 // hand-written Scanner is compared with the generated lexer on every input,
 // and the parse with the DirectParser with the parse without it: a token, a
@@ -19,6 +20,7 @@
 #include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
 #include "runtime/Backend.h"
+#include "runtime/cost/AssignmentCost.h"
 
 #include "PipeLexer.h"
 
@@ -92,7 +94,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (diags.hadError())
     return 0;
   ast::dump(file, sm, os);
+  // The profile and the options vary with the input, as users' do: one
+  // hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1), stream caps above the
+  // queues, several copy engines, every assignment method with the model
+  // as the makespan's evaluator.
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < size; ++i)
+    h = (h ^ data[i]) * 16777619u;
   DeviceProfile profile;
+  profile.hardwareQueues = 1 + h % 8;
+  profile.copyEnginesH2D = 1 + (h >> 3) % 3;
+  const unsigned maxStreams = 1 + (h >> 5) % 12;
+  const AssignMethod methods[] = {AssignMethod::Makespan, AssignMethod::Matching,
+                                  AssignMethod::RoundRobin, AssignMethod::Levels};
+  const AssignMethod method = methods[(h >> 9) % 4];
+  runtime::SimAssignmentCost assignCost(profile);
   program::Program program = analyze(file, profile, diags);
   for (const program::Pipeline &p : program.pipelines)
     lintRedundantDependencies(p, StageGraph(p, issueOrder(p)), diags);
@@ -106,7 +122,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
          {LoweringChoice::Streams, LoweringChoice::Graph, LoweringChoice::Auto}) {
       ScheduleOptions options;
       options.lowering = lowering;
-      options.maxStreams = 1 + size % 8;
+      options.maxStreams = maxStreams;
+      options.assign = method;
+      if (uint64_t(p.stages.size()) * p.iterations <= 5000)
+        options.assignEvaluator = &assignCost;
       Schedule s(p, profile, options);
       const Schedule *one[] = {&s};
       emitText(s, os);

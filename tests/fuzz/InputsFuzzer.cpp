@@ -4,8 +4,9 @@
 // (`--profile`) and PyTorch profiler traces (`pipec import`). The first
 // byte picks which. A profile that parses must write out and read back the
 // same; a trace that parses is imported, written as a .pipe file, and that
-// file is compiled. Crashes, sanitizer reports, leaks and hangs are
-// findings; errors are the expected answer to bad input.
+// file must check clean. Crashes, sanitizer reports, leaks, hangs and
+// inputs over the time or memory budget (scripts/fuzz's -timeout and
+// -rss_limit_mb) are findings; errors are the expected answer to bad input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,16 +59,25 @@ void fuzzTrace(llvm::StringRef json) {
     return;
   }
   DeviceProfile profile = importer::profileFor(step->device);
-  std::string pipe = importer::writePipe(*step, "fuzz.json", profile);
+  llvm::Expected<std::string> pipe = importer::writePipe(*step, "fuzz.json", profile);
+  if (!pipe) {
+    llvm::consumeError(pipe.takeError());
+    return;
+  }
+  // An accepted trace gives a file that checks clean: anything else is a
+  // finding (the import would end in "internal error").
   llvm::SourceMgr sm;
   unsigned id = sm.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(pipe, "import.pipe"), llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(*pipe, "import.pipe"), llvm::SMLoc());
   std::string printed;
   llvm::raw_string_ostream os(printed);
   DiagnosticEngine diags(printingHandler(sm, os, "import.pipe", false), 20);
   ast::File file = parseFile(sm, id, "import.pipe", diags);
+  program::Program program;
   if (!diags.hadError())
-    (void)analyze(file, profile, diags);
+    program = analyze(file, profile, diags);
+  if (diags.hadError() || program.pipelines.empty())
+    __builtin_trap();
 }
 
 } // namespace

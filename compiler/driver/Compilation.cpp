@@ -1,0 +1,170 @@
+//===- Compilation.cpp ----------------------------------------------------===//
+
+#include "compiler/driver/Compilation.h"
+
+#include "compiler/parse/Parser.h"
+#include "compiler/schedule/Lints.h"
+#include "compiler/schedule/Races.h"
+#include "compiler/sema/Sema.h"
+#include "compiler/support/Printable.h"
+#include "compiler/support/ReadFile.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace pipec;
+using namespace pipec::driver;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point &since) {
+  auto now = std::chrono::steady_clock::now();
+  double s = std::chrono::duration<double>(now - since).count();
+  since = now;
+  return s;
+}
+
+} // namespace
+
+llvm::Error driver::loadSource(llvm::StringRef path, Source &src) {
+  src.path = path == "-" ? "<stdin>" : path.str();
+  src.name = path == "-" ? "<stdin>" : printable(path);
+  // Read, never mapped, and never more than the limit, whatever it is.
+  llvm::Expected<std::string> text = readBounded(path, kMaxFileBytes, src.name);
+  if (!text)
+    return text.takeError();
+  src.bufferId = src.sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(*text, src.name), llvm::SMLoc());
+  return llvm::Error::success();
+}
+
+std::vector<llvm::StringRef> driver::splitParts(llvm::StringRef text) {
+  std::vector<llvm::StringRef> parts;
+  size_t start = 0, pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == llvm::StringRef::npos)
+      end = text.size();
+    if (text.slice(pos, end).rtrim("\r") == "// -----") {
+      parts.push_back(text.slice(start, pos));
+      start = end;
+    }
+    pos = end + 1;
+  }
+  parts.push_back(text.slice(start, text.size()));
+  return parts;
+}
+
+void driver::lint(const program::Pipeline &p, const StageGraph &graph,
+                  const DeviceProfile &profile, DiagnosticEngine &diags) {
+  if (!diags.shouldStop())
+    lintRedundantDependencies(p, graph, diags);
+  if (!diags.shouldStop())
+    lintHardwareQueues(p, profile.hardwareQueues, diags);
+}
+
+bool driver::checkSource(Source &src, const DeviceProfile &profile,
+                         const DiagnosticOptions &diagnostics,
+                         const ScheduleOptions &assign,
+                         std::optional<llvm::StringRef> part) {
+  DiagnosticEngine diags(
+      printingHandler(src.sm, llvm::errs(), src.name, diagnostics.colors, src.lines),
+      diagnostics.errorLimit);
+  ast::File file = part ? parseFile(src.sm, src.bufferId, src.name, diags, *part)
+                        : parseFile(src.sm, src.bufferId, src.name, diags);
+  if (diags.shouldStop())
+    return false;
+  if (diags.hadError()) {
+    diags.finish();
+    return false;
+  }
+  program::Program program = analyze(std::move(file), profile, diags);
+  for (const program::Pipeline &p : program.pipelines)
+    lint(p, StageGraph(p, issueOrder(p)), profile, diags);
+  // sync declared: the races need the unrolled stages on their streams
+  // (a stage without `on` gets the stream compile gives it), not a schedule.
+  for (const program::Pipeline &p : program.pipelines)
+    if (p.syncDeclared && !diags.hadError() && !diags.shouldStop()) {
+      Instances instances(p);
+      bool pinned = std::all_of(p.stages.begin(), p.stages.end(), [](const auto &st) {
+        return st.stream != program::kNoStream;
+      });
+      if (pinned) {
+        std::vector<uint32_t> streamOfStage;
+        for (const program::Stage &st : p.stages)
+          streamOfStage.push_back(static_cast<uint32_t>(st.stream));
+        reportRaces(instances,
+                    findRaces(instances, streamOfStage,
+                              static_cast<uint32_t>(p.streams.size())),
+                    diags);
+        continue;
+      }
+      reportRaces(Schedule(p, profile, assign), diags);
+    }
+  diags.finish();
+  return !diags.hadError();
+}
+
+Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest &request,
+                              const DiagnosticOptions &diagnostics, Compiled &out,
+                              std::string &usage) {
+  auto clock = std::chrono::steady_clock::now();
+  out.diags = std::make_unique<DiagnosticEngine>(
+      printingHandler(out.src.sm, llvm::errs(), out.src.name, diagnostics.colors),
+      diagnostics.errorLimit);
+  DiagnosticEngine &diags = *out.diags;
+  out.file = parseFile(out.src.sm, out.src.bufferId, out.src.name, diags);
+  out.parseSeconds = secondsSince(clock);
+  if (diags.hadError())
+    return Outcome::InputErrors;
+  if (request.stopAfterParse)
+    return Outcome::Success;
+
+  // The AST is not needed past here (--emit=ast stops after parsing).
+  out.program = analyze(std::move(out.file), profile, diags);
+  std::vector<std::unique_ptr<StageGraph>> graphs;
+  for (const program::Pipeline &p : out.program.pipelines) {
+    graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
+    lint(p, *graphs.back(), profile, diags);
+  }
+  if (diags.hadError())
+    return Outcome::InputErrors;
+  // --max-streams caps the streams pipec creates; declared ones are never
+  // merged, so a cap below them is a mistake to say, not to ignore.
+  if (request.maxStreamsGiven)
+    for (const program::Pipeline &p : out.program.pipelines)
+      if (p.streams.size() > request.maxStreamsGiven) {
+        usage = llvm::formatv("--max-streams={0} is below the {1} streams pipeline "
+                              "'{2}' declares; pipec never merges declared streams",
+                              request.maxStreamsGiven, p.streams.size(), p.name);
+        return Outcome::UsageError;
+      }
+  out.checkSeconds = secondsSince(clock);
+
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < out.program.pipelines.size(); ++i)
+    if (request.pipeline.empty() || out.program.pipelines[i].name == request.pipeline)
+      chosen.push_back(i);
+  if (chosen.empty()) {
+    std::string names;
+    for (const program::Pipeline &p : out.program.pipelines)
+      names += (names.empty() ? "'" : ", '") + p.name + "'";
+    usage = "no pipeline named '" + printable(request.pipeline) + "' in '" + out.src.name +
+            "'; it has " + names;
+    return Outcome::UsageError;
+  }
+  for (size_t i : chosen) {
+    out.schedules.push_back(std::make_unique<Schedule>(
+        out.program.pipelines[i], profile, request.schedule, std::move(graphs[i])));
+    out.views.push_back(out.schedules.back().get());
+    if (out.program.pipelines[i].syncDeclared)
+      reportRaces(*out.schedules.back(), diags);
+  }
+  if (diags.hadError())
+    return Outcome::InputErrors;
+  return Outcome::Success;
+}

@@ -1,0 +1,102 @@
+//===- Compilation.h - A source taken as far down the pipeline as asked ---===//
+//
+// What every subcommand that reads a .pipe file shares: load it (bounded),
+// parse it, check it, lint it, and schedule the pipelines asked for, with
+// the diagnostics printed as they come. The tool decides how far to go and
+// what to print; this layer knows nothing of the command line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_DRIVER_COMPILATION_H
+#define PIPEC_DRIVER_COMPILATION_H
+
+#include "compiler/ast/AST.h"
+#include "compiler/diag/Diagnostics.h"
+#include "compiler/diag/LineIndex.h"
+#include "compiler/program/DeviceProfile.h"
+#include "compiler/program/Program.h"
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipec::driver {
+
+/// The largest .pipe file read.
+constexpr uint64_t kMaxFileBytes = 64ull << 20; // 64 MiB
+
+/// One input file, loaded.
+struct Source {
+  llvm::SourceMgr sm;
+  unsigned bufferId = 0;
+  std::string name; ///< as shown: "<stdin>", or the path made printable
+  /// As given ("<stdin>" for standard input): for outputs that escape it
+  /// themselves (JSON's "source", a comment in a CUDA program).
+  std::string path;
+  /// Where its lines start, shared by the handlers of its parts.
+  std::shared_ptr<LineIndex> lines = std::make_shared<LineIndex>();
+
+  llvm::StringRef text() const { return sm.getMemoryBuffer(bufferId)->getBuffer(); }
+};
+
+/// Reads `path` ('-' is standard input), up to kMaxFileBytes.
+llvm::Error loadSource(llvm::StringRef path, Source &src);
+
+/// How diagnostics are printed.
+struct DiagnosticOptions {
+  unsigned errorLimit = 20;
+  bool colors = false;
+};
+
+/// The parts of `text` between lines that are exactly `// -----`, as
+/// ranges of it (no copies: a part is parsed in place).
+std::vector<llvm::StringRef> splitParts(llvm::StringRef text);
+
+/// The warnings that need more than sema: check and compile give the same.
+void lint(const program::Pipeline &p, const StageGraph &graph,
+          const DeviceProfile &profile, DiagnosticEngine &diags);
+
+/// pipec check: parses and checks one buffer (or `part` of it), races of
+/// `sync declared` pipelines included (their unpinned stages on the streams
+/// `assign` gives them); true when it has no error.
+bool checkSource(Source &src, const DeviceProfile &profile,
+                 const DiagnosticOptions &diagnostics, const ScheduleOptions &assign,
+                 std::optional<llvm::StringRef> part = std::nullopt);
+
+/// How far compile, run and advise go.
+struct CompileRequest {
+  bool stopAfterParse = false;   ///< --emit=ast
+  std::string pipeline;          ///< --pipeline: only this one ("" all)
+  /// --max-streams as given (0: not given): a value below a pipeline's
+  /// declared streams is a usage error.
+  unsigned maxStreamsGiven = 0;
+  ScheduleOptions schedule;
+};
+
+/// A source, checked and scheduled.
+struct Compiled {
+  Source src;
+  std::unique_ptr<DiagnosticEngine> diags;
+  ast::File file;
+  program::Program program;
+  std::vector<std::unique_ptr<Schedule>> schedules;
+  std::vector<const Schedule *> views;
+  double parseSeconds = 0, checkSeconds = 0;
+};
+
+enum class Outcome { Success, InputErrors, UsageError };
+
+/// Parses, checks and schedules `out.src` (loaded by the caller). A usage
+/// error (no such pipeline, --max-streams below the declared streams) comes
+/// back in `usage`.
+Outcome compileSource(const DeviceProfile &profile, const CompileRequest &request,
+                      const DiagnosticOptions &diagnostics, Compiled &out,
+                      std::string &usage);
+
+} // namespace pipec::driver
+
+#endif // PIPEC_DRIVER_COMPILATION_H

@@ -1,0 +1,114 @@
+//===- Compile.cpp - pipec compile ----------------------------------------===//
+
+#include "Tool.h"
+
+#include "compiler/emit/Emitters.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <sys/resource.h>
+
+using namespace llvm;
+using namespace pipec;
+using namespace pipec::tool;
+
+namespace {
+
+cl::opt<std::string> compileInput(cl::Positional, cl::Required,
+                                  cl::desc("<file.pipe> ('-' reads stdin)"),
+                                  cl::sub(compileCommand()), cl::cat(category()));
+
+/// How far compilation goes, ordered by pipeline depth: the AST needs only
+/// the parser; the others need the schedule.
+enum class Emit { AST, Text, JSON, DOT, CUDA };
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to emit (default: text)"),
+    cl::values(
+        clEnumValN(Emit::AST, "ast", "the syntax tree, with locations"),
+        clEnumValN(Emit::Text, "text", "the schedule and its analysis, to read"),
+        clEnumValN(Emit::JSON, "json", "the schedule as JSON (SCHEDULE.md)"),
+        clEnumValN(Emit::DOT, "dot", "the schedule as a Graphviz graph"),
+        clEnumValN(Emit::CUDA, "cuda",
+                   "a standalone CUDA C++ program that runs the schedule")),
+    cl::init(Emit::Text), cl::sub(compileCommand()), cl::cat(category()));
+
+cl::opt<LoweringChoice> lowering(
+    "lower", cl::desc("How to lower the schedule (default: streams)"),
+    cl::values(clEnumValN(LoweringChoice::Streams, "streams",
+                          "stream launches with event records and waits"),
+               clEnumValN(LoweringChoice::Graph, "graph", "one CUDA graph"),
+               clEnumValN(LoweringChoice::Auto, "auto",
+                          "a graph when the cost model says it pays")),
+    cl::init(LoweringChoice::Streams), cl::sub(compileCommand()), cl::cat(category()));
+
+void printStats(const std::vector<const Schedule *> &schedules, double parse,
+                double check, double emitSeconds) {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  raw_ostream &os = errs();
+  os << formatv("pipec: parse {0:f3} s, check {1:f3} s\n", parse, check);
+  for (const Schedule *s : schedules) {
+    const PhaseTimes &t = s->times;
+    os << formatv("pipec: '{0}': {1} instances, {2} declared edges, {3} "
+                  "reduced edges, {4} waits; unroll {5:f4} s, streams {6:f4} "
+                  "s, reduction {7:f4} s, events {8:f4} s, analysis {9:f4} s\n",
+                  s->pipeline.name, s->instances.size(),
+                  s->instances.deps().edges(), s->reduction.kept.edges(),
+                  s->waits, t.unroll, t.streams, t.reduction, t.events,
+                  t.analysis);
+  }
+  os << formatv("pipec: emit {0:f3} s, peak memory {1} MiB\n", emitSeconds,
+                usage.ru_maxrss / 1024);
+}
+
+} // namespace
+
+int tool::runCompile() {
+  commandFiles().input(compileInput, "the input");
+  registerProfileInput();
+  commandFiles().output(outputPath, "-o");
+  if (!checkFiles())
+    return UsageError;
+  DeviceProfile profile;
+  if (int status = prepare(profile))
+    return status;
+  ScheduleOptions options;
+  options.lowering = lowering;
+  options.maxStreams = maxStreams;
+  options.replays = replays;
+  driver::Compiled c;
+  if (int status = compileFile(compileInput, profile, options, emit == Emit::AST, c))
+    return status;
+  if (emit == Emit::AST)
+    return emitTo(outputPath, [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })
+               ? Success
+               : WriteFailed;
+
+  auto clock = std::chrono::steady_clock::now();
+  bool written = emitTo(outputPath, [&](raw_ostream &os) {
+    switch (emit) {
+    case Emit::JSON:
+      emitJSON(c.views, c.src.path, os);
+      break;
+    case Emit::DOT:
+      emitDot(c.views, os);
+      break;
+    case Emit::CUDA:
+      emitCuda(c.views, c.src.path, profile, os);
+      break;
+    default:
+      for (size_t i = 0; i < c.views.size(); ++i) {
+        if (i)
+          os << '\n';
+        emitText(*c.views[i], os);
+      }
+      break;
+    }
+  });
+  if (!written)
+    return WriteFailed;
+  if (stats)
+    printStats(c.views, c.parseSeconds, c.checkSeconds, secondsSince(clock));
+  return Success;
+}

@@ -1,0 +1,161 @@
+//===- Run.cpp - pipec run ------------------------------------------------===//
+
+#include "Run.h"
+
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/report/Reports.h"
+#include "runtime/timing/Timing.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace pipec;
+using namespace pipec::tool;
+
+namespace {
+
+enum class BackendChoice { Auto, Sim, Cuda };
+cl::opt<BackendChoice> backendChoice(
+    "backend", cl::desc("Where to run (default: auto)"),
+    cl::values(clEnumValN(BackendChoice::Auto, "auto",
+                          "the GPU when one answers, else the device model"),
+               clEnumValN(BackendChoice::Sim, "sim", "the device model"),
+               clEnumValN(BackendChoice::Cuda, "cuda", "the GPU")),
+    cl::init(BackendChoice::Auto), cl::sub(runCommand()), cl::sub(adviseCommand()),
+    cl::cat(category()));
+
+enum class RunLowering { Streams, Graph, Both };
+cl::opt<RunLowering> runLowering(
+    "lower", cl::desc("Which lowering to run (default: streams)"),
+    cl::values(clEnumValN(RunLowering::Streams, "streams", "stream launches"),
+               clEnumValN(RunLowering::Graph, "graph", "a CUDA graph"),
+               clEnumValN(RunLowering::Both, "both", "both, side by side")),
+    cl::init(RunLowering::Streams), cl::sub(runCommand()), cl::cat(category()));
+
+cl::opt<std::string> tracePath(
+    "trace", cl::desc("Write a Chrome trace (Perfetto, chrome://tracing)"),
+    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
+
+cl::opt<std::string> htmlPath(
+    "html", cl::desc("Write a self-contained HTML report: the DAG, timelines, timings"),
+    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
+
+cl::opt<bool> showTimeline("timeline", cl::desc("Draw the streams' timeline in text"),
+                           cl::sub(runCommand()), cl::cat(category()));
+
+cl::opt<bool> ignorePriorities(
+    "ignore-priorities",
+    cl::desc("Run every stream at one priority, to see what priorities do"),
+    cl::sub(runCommand()), cl::cat(category()));
+
+cl::opt<std::string> timingMethod(
+    "timing",
+    cl::desc("On a GPU, how the timeline is measured: auto (CUPTI, else events), "
+             "cupti, events"),
+    cl::value_desc("method"), cl::init("auto"), cl::sub(runCommand()),
+    cl::cat(category()));
+
+} // namespace
+
+std::unique_ptr<runtime::Backend> tool::chooseBackend(const DeviceProfile &profile) {
+  if (backendChoice == BackendChoice::Sim)
+    return runtime::makeSimBackend(profile);
+  Expected<std::unique_ptr<runtime::Backend>> cuda = runtime::makeCudaBackend(profile);
+  if (cuda)
+    return std::move(*cuda);
+  std::string why = toString(cuda.takeError());
+  if (backendChoice == BackendChoice::Cuda) {
+    toolError(why);
+    return nullptr;
+  }
+  WithColor::note(errs(), "pipec", !useColor())
+      << why << "; running on the device model (" << profile.name << ")\n";
+  return runtime::makeSimBackend(profile);
+}
+
+int tool::runRun() {
+  runtime::RunOptions runOptions;
+  if (!runtime::parseTimingRequest(timingMethod, runOptions.timing)) {
+    toolError("--timing must be auto, cupti or events");
+    return UsageError;
+  }
+  commandFiles().input(runInput, "the input");
+  registerProfileInput();
+  commandFiles().output(outputPath, "-o");
+  if (!tracePath.empty())
+    commandFiles().output(tracePath, "--trace");
+  if (!htmlPath.empty())
+    commandFiles().output(htmlPath, "--html");
+  if (!checkFiles())
+    return UsageError;
+  DeviceProfile profile;
+  if (int status = prepare(profile))
+    return status;
+  // The stream lowering's host calls are what capture records, so the
+  // schedule is always planned as streams; each lowering then runs from it.
+  ScheduleOptions options;
+  options.maxStreams = maxStreams;
+  options.replays = replays;
+  driver::Compiled c;
+  if (int status = compileFile(runInput, profile, options, false, c))
+    return status;
+
+  std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
+  if (!backend)
+    return RunFailed;
+  runOptions.replays = replays;
+  runOptions.priorities = !ignorePriorities;
+  runOptions.recordHost = !tracePath.empty() || !htmlPath.empty();
+  std::vector<Lowering> lowerings;
+  if (runLowering != RunLowering::Graph)
+    lowerings.push_back(Lowering::Streams);
+  if (runLowering != RunLowering::Streams)
+    lowerings.push_back(Lowering::Graph);
+  std::vector<runtime::LoweringRun> runs;
+  for (const Schedule *s : c.views) {
+    Expected<std::vector<runtime::LoweringRun>> r =
+        backend->runAll(*s, lowerings, runOptions);
+    if (!r) {
+      toolError("run failed: " + toString(r.takeError()));
+      return RunFailed;
+    }
+    if (stats)
+      for (const runtime::LoweringRun &one : *r)
+        errs() << formatv("pipec: '{0}' ({1}): {2} instances, {3} simulated "
+                          "events in {4:f3} s, {5:f0} events per second\n",
+                          s->pipeline.name, spelling(one.lowering),
+                          s->instances.size(), one.simulatedEvents, one.runSeconds,
+                          one.runSeconds > 0 ? one.simulatedEvents / one.runSeconds
+                                             : 0.0);
+    for (runtime::LoweringRun &one : *r)
+      runs.push_back(std::move(one));
+  }
+
+  if (!tracePath.empty() &&
+      !emitTo(tracePath, [&](raw_ostream &os) { runtime::writeTrace(runs, os); }))
+    return WriteFailed;
+  if (!htmlPath.empty() && !emitTo(htmlPath, [&](raw_ostream &os) {
+        runtime::writeHtml(runs, *backend, c.src.path, os);
+      }))
+    return WriteFailed;
+  bool written = emitTo(outputPath, [&](raw_ostream &os) {
+    if (jsonOutput) {
+      runtime::writeRunJSON(runs, *backend, os);
+      return;
+    }
+    runtime::printRunTable(runs, *backend, os);
+    if (showTimeline)
+      for (const runtime::LoweringRun &r : runs) {
+        os << '\n';
+        runtime::printTimeline(r, os);
+      }
+  });
+  if (!written)
+    return WriteFailed;
+  for (const runtime::LoweringRun &r : runs)
+    if (r.violations)
+      return RunFailed;
+  return Success;
+}

@@ -1,0 +1,111 @@
+//===- Tool.h - What pipec's subcommands share ----------------------------===//
+//
+// The subcommands, the options several of them take, and the helpers every
+// one uses: diagnostics' colours, tool errors, the device profile, one
+// place that knows every file a command reads and writes, and writing an
+// output. Each subcommand has a file of its own (Check.cpp, Compile.cpp,
+// Run.cpp, ...) with the options only it takes; pipec.cpp dispatches.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_TOOLS_TOOL_H
+#define PIPEC_TOOLS_TOOL_H
+
+#include "compiler/driver/Compilation.h"
+#include "compiler/driver/Files.h"
+#include "compiler/program/DeviceProfile.h"
+#include "compiler/schedule/Schedule.h"
+#include "compiler/schedule/StreamAssignment.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+namespace pipec::tool {
+
+enum ExitCode {
+  Success = 0,
+  InputErrors = 1,
+  UsageError = 2,
+  RunFailed = 3,
+  WriteFailed = 4, ///< an output (standard output, or -o) could not be written
+};
+
+// The subcommands, made on first use (options in other files refer to them
+// while the program's statics are being built).
+llvm::cl::SubCommand &checkCommand();
+llvm::cl::SubCommand &compileCommand();
+llvm::cl::SubCommand &runCommand();
+llvm::cl::SubCommand &adviseCommand();
+llvm::cl::SubCommand &fmtCommand();
+llvm::cl::SubCommand &importCommand();
+llvm::cl::SubCommand &profileCommand();
+llvm::cl::SubCommand &calibrateCommand();
+llvm::cl::OptionCategory &category();
+
+// Options several subcommands take.
+extern llvm::cl::opt<unsigned> errorLimit;
+extern llvm::cl::opt<std::string> profilePath;   ///< --profile
+extern llvm::cl::opt<std::string> outputPath;    ///< -o
+extern llvm::cl::opt<std::string> pipelineName;  ///< --pipeline
+extern llvm::cl::opt<unsigned> maxStreams;       ///< --max-streams
+extern llvm::cl::opt<AssignMethod> assignMethod; ///< --assign
+extern llvm::cl::opt<unsigned> replays;          ///< --replays
+extern llvm::cl::opt<bool> stats;                ///< --stats
+extern llvm::cl::opt<bool> jsonOutput;           ///< --json
+extern llvm::cl::opt<std::string> runInput;      ///< run and advise: the file
+
+/// `--color=auto|always|never`, in place of LLVM's own switch.
+void registerColorOption();
+void applyColorChoice();
+bool useColor();
+void toolError(const llvm::Twine &message);
+driver::DiagnosticOptions diagnosticOptions();
+
+/// Standard output, checked once at the end (main).
+int finishOutput(int status);
+void finishOutputAtExit();
+void quietPipeExit();
+
+/// Every file this command reads and writes: each subcommand registers
+/// them before it writes anything, and checkFiles() refuses conflicts.
+driver::CommandFiles &commandFiles();
+/// Registers --profile (when given) as an input.
+void registerProfileInput();
+/// commandFiles().check(), said as a tool error; false on a conflict.
+bool checkFiles();
+
+/// Loads --profile over the defaults (nothing when not given); false, with
+/// a message, when it cannot be read or is invalid.
+bool loadProfile(DeviceProfile &profile);
+/// What compile, run and advise check first: their counts, and the profile.
+/// Returns Success or the status to exit with.
+int prepare(DeviceProfile &profile);
+
+/// Loads `path` into `out.src` and compiles it (compileSource), with the
+/// device model's cost models for the graph verdict and the assignment.
+/// Returns Success or the status to exit with.
+int compileFile(llvm::StringRef path, const DeviceProfile &profile,
+                const ScheduleOptions &options, bool stopAfterParse,
+                driver::Compiled &out);
+
+/// Writes `write`'s output to `path`; on failure says why. `rewritesInput`:
+/// fmt -i, whose output is meant to replace its input.
+bool emitTo(llvm::StringRef path, const std::function<void(llvm::raw_ostream &)> &write,
+            bool rewritesInput = false);
+
+double secondsSince(std::chrono::steady_clock::time_point &since);
+
+int runCheck();
+int runCompile();
+int runRun();
+int runAdvise();
+int runFmt();
+int runImport();
+int runProfile();
+int runCalibrate();
+
+} // namespace pipec::tool
+
+#endif // PIPEC_TOOLS_TOOL_H
