@@ -2,12 +2,15 @@
 
 #include "compiler/program/DeviceProfile.h"
 
+#include "compiler/support/Printable.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cctype>
 
 using namespace pipec;
 
@@ -146,7 +149,38 @@ static unsigned nesting(llvm::StringRef text) {
   return deepest;
 }
 
+/// The keys of the top-level object, in order (duplicates kept): JSON's
+/// parser keeps the last of two, so a typo'd copy would silently win.
+static std::vector<std::string> topLevelKeys(llvm::StringRef text) {
+  std::vector<std::string> keys;
+  unsigned depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      size_t end = i + 1;
+      while (end < text.size() && text[end] != '"')
+        end += text[end] == '\\' ? 2 : 1;
+      if (depth == 1) {
+        size_t after = end + 1;
+        while (after < text.size() && std::isspace(static_cast<unsigned char>(text[after])))
+          ++after;
+        if (after < text.size() && text[after] == ':')
+          keys.push_back(text.slice(i + 1, std::min(end, text.size())).str());
+      }
+      i = end;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return keys;
+}
+
 llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
+  // A UTF-8 byte order mark, as some editors write: not JSON, but no error.
+  if (text.startswith("\xEF\xBB\xBF"))
+    text = text.drop_front(3);
   if (nesting(text) > 8)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "a profile is one flat JSON object; this one "
@@ -184,7 +218,8 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
         bestDistance = d, best = k;
     }
     return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "unknown profile key '%s'%s", key.c_str(),
+        llvm::inconvertibleErrorCode(), "unknown profile key '%s'%s",
+        printable(key).c_str(),
         best.empty() ? "" : ("; did you mean '" + best.str() + "'?").c_str());
   }
   auto number = [&](llvm::StringRef key, double &into, double min,
@@ -202,9 +237,23 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
     }
     into = *d;
   };
-  if (const llvm::json::Value *v = obj->get("name"))
-    if (auto s = v->getAsString())
-      p.name = s->str();
+  {
+    std::vector<std::string> keys = topLevelKeys(text);
+    std::sort(keys.begin(), keys.end());
+    auto twice = std::adjacent_find(keys.begin(), keys.end());
+    if (twice != keys.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "profile key '%s' is given twice",
+                                     printable(*twice).c_str());
+  }
+  if (const llvm::json::Value *v = obj->get("name")) {
+    llvm::Optional<llvm::StringRef> name = v->getAsString();
+    if (!name)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "profile key 'name' must be a string");
+    // It is printed on every run: no control characters reach a terminal.
+    p.name = printable(name->take_front(256));
+  }
   double least = p.priorityLeast, greatest = p.priorityGreatest;
   number("priority_least", least, -1000, 1000);
   number("priority_greatest", greatest, -1000, 1000);

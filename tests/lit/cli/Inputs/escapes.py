@@ -1,0 +1,19 @@
+"""File names with terminal escapes in them: in a diagnostic, in "cannot
+read", in fmt --check, pipec shows them escaped and sends no control byte."""
+import os
+import subprocess
+import sys
+
+work = sys.argv[1]
+os.makedirs(work, exist_ok=True)
+name = os.path.join(work, "x\x1b]0;owned\x07\x1b[2Jy.pipe")
+open(name, "w").write("pipeline p {\n  stage A on nowhere kernel 1us;\n}\n")
+unformatted = os.path.join(work, "u\x1b[31m.pipe")
+open(unformatted, "w").write("pipeline p { stage A kernel 1us; }\n")
+for args in (["check", name], ["check", name + ".missing"], ["fmt", "--check", unformatted],
+             ["compile", unformatted, "--pipeline=\x1b[2J"]):
+    r = subprocess.run(["pipec", *args], capture_output=True)
+    out = r.stdout + r.stderr
+    clean = b"\x1b" not in out and b"\x07" not in out
+    print(args[0], "exit", r.returncode, "clean" if clean else "RAW ESCAPES",
+          out.decode(errors="replace").strip().split("\n")[0])

@@ -1,0 +1,99 @@
+"""Writes traces that once ended pipec import in "internal error", took
+minutes, or were read wrongly (issue 26), into the folder given. Each is
+small: made here, not committed."""
+import copy
+import gzip
+import json
+import os
+import sys
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+A100 = {"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, "computeMinor": 0,
+        "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+        "regsPerMultiprocessor": 65536, "sharedMemPerMultiprocessor": 167936,
+        "numSms": 108, "sharedMemPerBlockOptin": 166912}
+
+
+def kernel(name, stream, ts, dur, corr, grid=(108, 1, 1), block=(256, 1, 1), device=0):
+    ev = {"ph": "X", "cat": "kernel", "name": name, "pid": device, "tid": stream, "ts": ts,
+          "args": {"device": device, "stream": stream, "correlation": corr,
+                   "grid": list(grid), "block": list(block)}}
+    if dur is not None:
+        ev["dur"] = dur
+    return ev
+
+
+def launch(ts, corr):
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": ts, "dur": 2, "args": {"correlation": corr}}
+
+
+def trace(events, devices=(A100,), **extra):
+    t = {"schemaVersion": 1, "deviceProperties": list(devices), "traceEvents": events}
+    t.update(extra)
+    return t
+
+
+def ops(*specs):
+    """(name, stream, dur) per op, one after another."""
+    events, ts = [], 1000.0
+    for i, (name, stream, dur) in enumerate(specs):
+        events.append(launch(ts - 5, 500 + i))
+        events.append(kernel(name, stream, ts, dur, 500 + i))
+        ts += 100
+    return events
+
+
+def write(name, value, text=None):
+    with open(os.path.join(out, name), "w") as f:
+        f.write(text if text is not None else json.dumps(value))
+
+
+write("negative-stream.json", trace(ops(("k", -1, 10), ("k", 7, 10))))
+step = {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#-3", "pid": 1, "tid": 1,
+        "ts": 0, "dur": 100000}
+write("negative-step.json", trace([step] + ops(("k", 7, 10))))
+write("infinite-dur.json", None, json.dumps(trace(ops(("k", 7, 10)))).replace('"dur": 10', '"dur": 1e400', 1))
+write("long-dur.json", trace(ops(("k", 7, 4000e6))))
+write("negative-dur.json", trace(ops(("k", 7, -5))))
+write("string-dur.json", trace(ops(("k", 7, "fast"))))
+write("missing-dur.json", trace(ops(("k", 7, None))))
+write("names.json", trace(ops(("foo", 7, 10), ("foo", 7, 10), ("foo_2", 7, 10))))
+write("streams-257.json", trace(ops(*[("k", s, 10) for s in range(257)])))
+small = dict(A100, maxThreadsPerMultiprocessor=512)
+write("block-too-big.json", trace([launch(995, 1), kernel("k", 7, 1000, 10, 1, block=(1024, 1, 1))],
+                                  devices=[small]))
+far = ops(("k", 7, 10), ("k", 7, 10))
+far[3]["ts"] = 1e300
+write("far-ts.json", trace(far))
+write("huge-grid.json", trace([launch(995, 1), kernel("k", 7, 1000, 10, 1, grid=(2**40, 2**40, 2**40))]))
+# A nested "traceEvents" (distributedInfo) before the real one: not the trace's.
+write("nested.json", trace(ops(("real", 7, 10)),
+                           distributedInfo={"traceEvents": [kernel("decoy", 3, 5, 5, 1)]}))
+# Two GPUs, the H100 listed second and doing the work.
+h100 = dict(A100, id=1, name="NVIDIA H100 80GB HBM3", computeMajor=9, numSms=132)
+write("two-gpus.json", trace([launch(995, 1), kernel("k", 7, 1000, 10, 1, device=1),
+                              launch(1095, 2), kernel("k", 7, 1100, 10, 2, device=1),
+                              launch(1195, 3), kernel("k", 8, 1200, 10, 3, device=0)],
+                             devices=[A100, h100]))
+# Escape sequences in the device's name: title set, screen cleared.
+write("escapes.json", trace(ops(("k", 7, 10)),
+                            devices=[dict(A100, name="NVIDIA\u001b]0;owned\u0007\u001b[2J A100")]))
+# An event larger than pipec reads (a gzip bomb's name, small here).
+write("huge-event.json", trace([launch(995, 1), kernel("A" * (17 << 20), 7, 1000, 10, 1)]))
+# 12,000 context syncs over 256 streams, each after one op.
+events, ts, corr = [], 1000.0, 1000
+for i in range(12000):
+    corr += 1
+    events.append(launch(ts, corr))
+    events.append(kernel("k", i % 256, ts + 3, 1, corr))
+    corr += 1
+    events.append({"ph": "X", "cat": "cuda_sync", "name": "Context Sync", "pid": 1, "tid": 1,
+                   "ts": ts + 5, "dur": 1, "args": {"correlation": corr,
+                                                     "cuda_sync_kind": "Context Sync"}})
+    events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize",
+                   "pid": 1, "tid": 1, "ts": ts + 5, "dur": 1, "args": {"correlation": corr}})
+    ts += 10
+with gzip.open(os.path.join(out, "context-syncs.json.gz"), "wt") as f:
+    json.dump(trace(events), f)
