@@ -13,6 +13,7 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/SMLoc.h"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -83,6 +84,13 @@ public:
   bool hadError() const { return numErrors != 0; }
   /// True once the error limit has been reached: stop looking for more.
   bool shouldStop() const { return stopped; }
+  /// Errors that can still be shown before the limit (SIZE_MAX: no limit):
+  /// a pass that finds many need look no further.
+  size_t errorsLeft() const {
+    if (errorLimit == 0)
+      return SIZE_MAX;
+    return stopped || numErrors >= errorLimit ? 0 : errorLimit - numErrors;
+  }
 
   /// Reports how many warnings were folded (see kMaxWarningsOfAKind). Call
   /// once, after the last diagnostic.

@@ -82,7 +82,9 @@ bool driver::checkSource(Source &src, const DeviceProfile &profile,
     diags.finish();
     return false;
   }
-  program::Program program = analyze(std::move(file), profile, diags);
+  SemaOptions sema;
+  sema.automaticStreams = automaticStreamsBound(assign, profile);
+  program::Program program = analyze(std::move(file), profile, diags, sema);
   for (const program::Pipeline &p : program.pipelines)
     lint(p, StageGraph(p, issueOrder(p)), profile, diags);
   // sync declared: the races need the unrolled stages on their streams
@@ -99,7 +101,7 @@ bool driver::checkSource(Source &src, const DeviceProfile &profile,
           streamOfStage.push_back(static_cast<uint32_t>(st.stream));
         reportRaces(instances,
                     findRaces(instances, streamOfStage,
-                              static_cast<uint32_t>(p.streams.size())),
+                              static_cast<uint32_t>(p.streams.size()), diags.errorsLeft()),
                     diags);
         continue;
       }
@@ -125,7 +127,9 @@ Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest
     return Outcome::Success;
 
   // The AST is not needed past here (--emit=ast stops after parsing).
-  out.program = analyze(std::move(out.file), profile, diags);
+  SemaOptions sema;
+  sema.automaticStreams = automaticStreamsBound(request.schedule, profile);
+  out.program = analyze(std::move(out.file), profile, diags, sema);
   std::vector<std::unique_ptr<StageGraph>> graphs;
   for (const program::Pipeline &p : out.program.pipelines) {
     graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));

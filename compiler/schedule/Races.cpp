@@ -4,26 +4,59 @@
 
 #include "compiler/schedule/Schedule.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 
 using namespace pipec;
 
-std::vector<Race> pipec::findRaces(const Schedule &s) {
+std::vector<Race> pipec::findRaces(const Schedule &s, size_t maxRaces) {
   return findRaces(s.instances, s.streamPlan.streamOfStage,
-                   static_cast<uint32_t>(s.streamPlan.streams.size()));
+                   static_cast<uint32_t>(s.streamPlan.streams.size()), maxRaces);
 }
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+/// Latest access per key (stream or stage): a few entries, looked through.
+using Recent = llvm::SmallVector<std::pair<uint32_t, uint32_t>, 4>;
+using ByKey = llvm::SmallDenseMap<uint32_t, uint32_t, 4>;
+
+void setLatest(Recent &list, uint32_t key, uint32_t v) {
+  for (auto &entry : list)
+    if (entry.first == key) {
+      entry.second = v;
+      return;
+    }
+  list.push_back({key, v});
+}
+
+/// One slot of one buffer, in issue order of its accesses.
+struct Slot {
+  /// The latest write that followed every earlier access: whatever follows
+  /// it follows them all (kNone: none yet).
+  uint32_t seal = kNone;
+  /// Since the seal: the latest write and read on each stream.
+  Recent recentWrites, recentReads;
+  /// Since the start: the latest write and read on each stream and of each
+  /// stage, for the accesses that do not follow the seal.
+  ByKey writeOnStream, readOnStream, writeOfStage, readOfStage;
+};
+
+} // namespace
 
 std::vector<Race> pipec::findRaces(const Instances &inst,
                                    const std::vector<uint32_t> &streamOfStage,
-                                   uint32_t streams) {
+                                   uint32_t streams, size_t maxRaces) {
   const program::Pipeline &p = inst.pipeline();
   const size_t n = inst.size();
   auto streamOf = [&](uint32_t v) { return streamOfStage[inst.stageOf(v)]; };
   std::vector<Race> races;
-  if (p.buffers.empty() || n == 0)
+  if (p.buffers.empty() || n == 0 || maxRaces == 0)
     return races;
 
   // Vector clocks over streams, for a window of instances: clock[v][c] is
@@ -32,31 +65,17 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
   const size_t window = std::min(
       n, (size_t(std::max(1u, inst.maxDistance())) + 1) * inst.stagesPerIteration());
   std::vector<uint32_t> clocks(window * streams, 0);
-  std::vector<uint32_t> seq(n), lastOn(streams, UINT32_MAX), count(streams, 0);
+  std::vector<uint32_t> seq(n), lastOn(streams, kNone), count(streams, 0);
   auto row = [&](uint32_t v) { return &clocks[size_t(v % window) * streams]; };
   auto reaches = [&](uint32_t u, uint32_t v) {
-    return row(v)[streamOf(u)] >= seq[u];
+    return u == v || row(v)[streamOf(u)] >= seq[u];
   };
 
-  // Per buffer slot, per stream and per stage: the latest write and the
-  // latest read. A stage runs on one stream and a stream in order, so if
-  // the latest access of a stream reaches v, every earlier one does.
   std::vector<uint64_t> slotBase(p.buffers.size() + 1, 0);
   for (size_t b = 0; b < p.buffers.size(); ++b)
     slotBase[b + 1] = slotBase[b] + p.buffers[b].slots;
-  using Latest = std::vector<std::pair<uint32_t, uint32_t>>; // (key, instance)
-  struct Slot {
-    Latest writeOnStream, readOnStream, writeOfStage, readOfStage;
-  };
-  std::vector<Slot> slots(slotBase.back());
-  auto update = [](Latest &list, uint32_t key, uint32_t v) {
-    for (auto &entry : list)
-      if (entry.first == key) {
-        entry.second = v;
-        return;
-      }
-    list.push_back({key, v});
-  };
+  // Made on first access: a ring of many slots costs only the slots used.
+  llvm::DenseMap<uint64_t, Slot> slots;
 
   llvm::DenseSet<uint64_t> reported; // stage pairs
   auto race = [&](uint32_t u, uint32_t v, uint32_t b, bool uWrites, bool vWrites) {
@@ -65,20 +84,37 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
     if (reported.insert(key).second)
       races.push_back({u, v, b, uWrites, vWrites});
   };
-  // v must follow every earlier access in `onStream`; where a stream's
-  // latest does not, each stage of that stream is looked at.
-  auto check = [&](uint32_t v, uint32_t b, const Latest &onStream,
-                   const Latest &ofStage, bool earlierWrites, bool vWrites) {
-    for (auto [stream, u] : onStream) {
-      if (u == v || reaches(u, v))
-        continue;
-      for (auto [stage, w] : ofStage)
-        if (w != v && streamOfStage[stage] == stream && !reaches(w, v))
-          race(w, v, b, earlierWrites, vWrites);
+  // v against the earlier accesses of one kind: false when one does not
+  // reach it. A stage runs on one stream and a stream in order, so where a
+  // stream's latest access reaches v every earlier one does; where it does
+  // not, each stage of that stream is looked at.
+  auto slow = [&](uint32_t v, uint32_t b, uint32_t stream, const ByKey &ofStage,
+                  bool earlierWrites, bool vWrites) {
+    for (auto [stage, w] : ofStage)
+      if (streamOfStage[stage] == stream && !reaches(w, v))
+        race(w, v, b, earlierWrites, vWrites);
+  };
+  auto check = [&](uint32_t v, uint32_t b, Slot &slot, bool earlierWrites, bool vWrites) {
+    const ByKey &ofStage = earlierWrites ? slot.writeOfStage : slot.readOfStage;
+    bool ordered = true;
+    if (slot.seal != kNone && reaches(slot.seal, v)) {
+      // Everything before the seal is before v: only what came since.
+      for (auto [stream, u] : earlierWrites ? slot.recentWrites : slot.recentReads)
+        if (!reaches(u, v)) {
+          ordered = false;
+          slow(v, b, stream, ofStage, earlierWrites, vWrites);
+        }
+      return ordered;
     }
+    for (auto [stream, u] : earlierWrites ? slot.writeOnStream : slot.readOnStream)
+      if (!reaches(u, v)) {
+        ordered = false;
+        slow(v, b, stream, ofStage, earlierWrites, vWrites);
+      }
+    return ordered;
   };
 
-  for (uint32_t v = 0; v < n; ++v) {
+  for (uint32_t v = 0; v < n && races.size() < maxRaces; ++v) {
     const uint32_t c = streamOf(v);
     uint32_t *mine = row(v);
     std::fill(mine, mine + streams, 0);
@@ -89,7 +125,7 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
     };
     for (uint32_t u : inst.deps().row(v))
       join(u);
-    if (lastOn[c] != UINT32_MAX)
+    if (lastOn[c] != kNone)
       join(lastOn[c]);
     seq[v] = ++count[c];
     mine[c] = seq[v];
@@ -103,18 +139,28 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
         if (a.write != write)
           continue;
         Slot &slot = slots[slotBase[a.buffer] + it % p.buffers[a.buffer].slots];
-        check(v, a.buffer, slot.writeOnStream, slot.writeOfStage, true, write);
+        bool ordered = check(v, a.buffer, slot, true, write);
         if (write)
-          check(v, a.buffer, slot.readOnStream, slot.readOfStage, false, true);
-        update(write ? slot.writeOnStream : slot.readOnStream, c, v);
-        update(write ? slot.writeOfStage : slot.readOfStage, stage, v);
+          ordered &= check(v, a.buffer, slot, false, true);
+        (write ? slot.writeOnStream : slot.readOnStream)[c] = v;
+        (write ? slot.writeOfStage : slot.readOfStage)[stage] = v;
+        if (write && ordered) {
+          // v follows every earlier access: the new seal.
+          slot.seal = v;
+          slot.recentWrites.assign(1, {c, v});
+          slot.recentReads.clear();
+        } else {
+          setLatest(write ? slot.recentWrites : slot.recentReads, c, v);
+        }
       }
   }
+  if (races.size() > maxRaces)
+    races.resize(maxRaces);
   return races;
 }
 
 void pipec::reportRaces(const Schedule &s, DiagnosticEngine &diags) {
-  reportRaces(s.instances, findRaces(s), diags);
+  reportRaces(s.instances, findRaces(s, diags.errorsLeft()), diags);
 }
 
 void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,

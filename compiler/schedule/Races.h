@@ -8,8 +8,11 @@
 // follows the slot's previous write and every write follows the reads since
 // it: all other pairs follow by transitivity. Each check is one vector-clock
 // lookup (the clocks over streams that the reduction uses, kept for a window
-// of instances), so the whole check is linear in instances times streams,
-// never pairwise.
+// of instances). A write that follows every earlier access of its slot
+// seals it: a later access that follows the seal is compared only with
+// what came since, so an ordered program costs a few lookups per access,
+// whatever the streams. Races are looked for up to the number the error
+// limit can show.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_SCHEDULE_RACES_H
@@ -17,6 +20,7 @@
 
 #include "compiler/diag/Diagnostics.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -33,12 +37,14 @@ struct Race {
   bool firstWrites, secondWrites;
 };
 
-/// Every stage pair's first race (in issue order of its second instance).
-/// `streamOfStage` and `streams`: the streams the stages run on.
+/// Every stage pair's first race (in issue order of its second instance),
+/// up to `maxRaces` pairs: it looks no further once it has them (the error
+/// limit shows no more). `streamOfStage` and `streams`: the streams the
+/// stages run on.
 std::vector<Race> findRaces(const Instances &instances,
                             const std::vector<uint32_t> &streamOfStage,
-                            uint32_t streams);
-std::vector<Race> findRaces(const Schedule &schedule);
+                            uint32_t streams, size_t maxRaces = SIZE_MAX);
+std::vector<Race> findRaces(const Schedule &schedule, size_t maxRaces = SIZE_MAX);
 
 /// `error: data race on 'x'` for each race, naming both stages and the first
 /// iteration, with a note that suggests the dependency that orders them.

@@ -53,6 +53,14 @@ static StreamPlan planStreams(const Instances &instances,
   return assignStreams(instances, *graph, profile, assign);
 }
 
+unsigned pipec::automaticStreamsBound(const ScheduleOptions &options,
+                                      const DeviceProfile &profile) {
+  unsigned cap = options.assign == AssignMethod::Matching
+                     ? std::min(options.maxStreams, 256u)
+                     : std::min(options.maxStreams, profile.hardwareQueues);
+  return std::max(1u, cap);
+}
+
 /// Runs `make`, adding its wall time to `seconds`.
 template <typename Make> static auto timed(double &seconds, Make make) {
   Stopwatch watch;

@@ -50,6 +50,12 @@ struct ScheduleOptions {
   const AssignmentEvaluator *assignEvaluator = nullptr;
 };
 
+/// The most automatic streams the schedule may create for a pipeline under
+/// `options`: min(--max-streams, hardware queues) for the makespan, round
+/// robin and levels methods, min(--max-streams, 256) for the matching (it
+/// may make a stream per chain). Sema bounds memory with it.
+unsigned automaticStreamsBound(const ScheduleOptions &options, const DeviceProfile &profile);
+
 /// One host call of the stream lowering.
 struct Op {
   enum Kind : uint8_t { Launch, Record, Wait };

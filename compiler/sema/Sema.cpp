@@ -21,8 +21,8 @@ namespace {
 
 class Sema {
 public:
-  Sema(const DeviceProfile &profile)
-      : profile(profile),
+  Sema(const DeviceProfile &profile, const SemaOptions &options)
+      : profile(profile), options(options),
         diags([this](const Diagnostic &d) { buffer.push_back(d); }, 0,
               /*foldWarnings=*/false) {}
 
@@ -59,6 +59,7 @@ private:
                  const llvm::StringMap<uint32_t> &stages,
                  const ast::Pipeline &p, Stage &into);
   void checkCycles(const Pipeline &out);
+  void checkSize(const Pipeline &out, llvm::SMRange iterationsAt);
 
   /// "unknown stream 'x'" / "unknown stage 'x'", with "did you mean".
   template <typename Decl>
@@ -76,6 +77,9 @@ private:
   }
 
   const DeviceProfile &profile;
+  SemaOptions options;
+  /// The file's totals so far, for the per-file limits.
+  uint64_t fileInstances = 0, fileEdges = 0;
   std::map<const void *, sema::NameIndex> indexes;
   /// Name comparisons left for "did you mean" in this file.
   uint64_t suggestBudget = 5'000'000;
@@ -761,29 +765,83 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
     inferDataDependencies(out);
   checkCycles(out);
 
-  uint64_t instances = uint64_t(out.stages.size()) * out.iterations;
-  if (instances > kMaxStageInstances)
-    diags.error(iterationsAt,
-                formatv("too many stage instances: {0} stages x {1} "
-                        "iterations = {2}; the limit is {3}",
-                        out.stages.size(), out.iterations, instances,
-                        kMaxStageInstances));
+  checkSize(out, iterationsAt);
   if (diags.errorCount() != errorsBefore)
     return std::nullopt;
   return out;
 }
 
+/// Every limit that bounds what a pipeline costs after unrolling: its
+/// instances, the dependencies between them, the vector-clock window, and
+/// the file's totals. Each is an error at the pipeline, saying what to
+/// change.
+void Sema::checkSize(const Pipeline &out, llvm::SMRange iterationsAt) {
+  const uint64_t stages = out.stages.size(), iterations = out.iterations;
+  const uint64_t instances = stages * iterations;
+  if (instances > kMaxStageInstances) {
+    diags.error(iterationsAt,
+                formatv("too many stage instances: {0} stages x {1} "
+                        "iterations = {2}; the limit is {3}",
+                        stages, iterations, instances, kMaxStageInstances));
+    return;
+  }
+  uint64_t edges = 0, distance = 0;
+  const Dependency *farthest = nullptr;
+  bool unpinned = false;
+  for (const Stage &st : out.stages) {
+    unpinned |= st.stream == program::kNoStream;
+    for (const Dependency &d : st.deps) {
+      if (d.distance < iterations)
+        edges += iterations - d.distance;
+      if (d.distance > distance)
+        distance = d.distance, farthest = &d;
+    }
+  }
+  if (edges > kMaxInstanceEdges) {
+    diags.error(iterationsAt,
+                formatv("too many dependencies between stage instances: {0} after "
+                        "unrolling {1} iterations; the limit is {2}",
+                        edges, iterations, kMaxInstanceEdges));
+    return;
+  }
+  // The reduction and the race check keep a vector clock over the streams
+  // for each instance a dependency can reach back over.
+  const uint64_t streams = out.streams.size() + (unpinned ? options.automaticStreams : 0);
+  const uint64_t window = std::min(instances, (std::max<uint64_t>(1, distance) + 1) * stages);
+  if (window * std::max<uint64_t>(1, streams) > kMaxClockEntries) {
+    llvm::SMRange at = farthest && farthest->range.isValid() ? farthest->range : iterationsAt;
+    diags.error(at, formatv("this pipeline needs {0} vector-clock entries ({1} instances "
+                            "a dependency can reach back over, {2} stages x {3} "
+                            "iterations, times {4} streams); the limit is {5}: a "
+                            "shorter @prev distance, fewer stages or fewer streams",
+                            window * streams, window, stages,
+                            std::min<uint64_t>(iterations, std::max<uint64_t>(1, distance) + 1),
+                            streams, kMaxClockEntries));
+    return;
+  }
+  fileInstances += instances;
+  fileEdges += edges;
+  if (fileInstances > kMaxFileInstances || fileEdges > kMaxInstanceEdges)
+    diags.error(iterationsAt,
+                formatv("pipeline '{0}' brings this file to {1} stage instances and "
+                        "{2} dependencies between them; a file may have at most {3} "
+                        "and {4} in all (every schedule of a file is kept until it is "
+                        "written)",
+                        out.name, fileInstances, fileEdges, kMaxFileInstances,
+                        kMaxInstanceEdges));
+}
+
 Program pipec::analyze(const ast::File &file, const DeviceProfile &profile,
-                       DiagnosticEngine &out) {
-  Sema sema(profile);
+                       DiagnosticEngine &out, const SemaOptions &options) {
+  Sema sema(profile, options);
   Program program = sema.run(file, out.hadError(), nullptr);
   sema.flush(out);
   return program;
 }
 
 Program pipec::analyze(ast::File &&file, const DeviceProfile &profile,
-                       DiagnosticEngine &out) {
-  Sema sema(profile);
+                       DiagnosticEngine &out, const SemaOptions &options) {
+  Sema sema(profile, options);
   Program program = sema.run(file, out.hadError(), &file);
   sema.flush(out);
   return program;

@@ -21,6 +21,24 @@ constexpr uint64_t kMaxSlots = 65536;       // of one buffer ring
 /// Streams one pipeline may use, declared and automatic: CUDA has at most 32
 /// hardware queues, and the reduction's cost grows with the streams.
 constexpr size_t kMaxStreams = 256;
+/// Dependencies between stage instances after unrolling, per pipeline and
+/// per file: each costs bytes in every pass (about 20 in all).
+constexpr uint64_t kMaxInstanceEdges = 30'000'000;
+/// Stage instances in one file, all pipelines together: every schedule of
+/// a file is kept until its output is written.
+constexpr uint64_t kMaxFileInstances = kMaxStageInstances;
+/// Vector-clock entries the reduction and the race check keep: the window
+/// of instances a dependency can reach back over (its `@prev` distance, in
+/// iterations, times the stages of one), times the streams. 4 bytes each at
+/// most: 256 MiB.
+constexpr uint64_t kMaxClockEntries = uint64_t(1) << 26;
+
+/// What the scheduler may make of a pipeline beyond what it declares, for
+/// the limits that bound memory: the automatic streams it may create
+/// (--max-streams, the hardware queues and the assignment method decide).
+struct SemaOptions {
+  unsigned automaticStreams = kMaxStreams;
+};
 
 /// Checks every pipeline of `file` that parsed cleanly and reports all errors
 /// and warnings, in source order. The result is meaningful only when no error
@@ -31,14 +49,14 @@ constexpr size_t kMaxStreams = 256;
 void inferDataDependencies(program::Pipeline &pipeline);
 
 program::Program analyze(const ast::File &file, const DeviceProfile &profile,
-                         DiagnosticEngine &diags);
+                         DiagnosticEngine &diags, const SemaOptions &options = {});
 
 /// The same, consuming the AST: each stage's syntax is freed as soon as it
 /// is converted, and each pipeline's once it is done, so that a large file's
 /// AST and its program are not held in full together. `file` keeps its
 /// pipelines' names and settings, not their stages.
 program::Program analyze(ast::File &&file, const DeviceProfile &profile,
-                         DiagnosticEngine &diags);
+                         DiagnosticEngine &diags, const SemaOptions &options = {});
 
 } // namespace pipec
 

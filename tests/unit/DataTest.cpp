@@ -222,6 +222,14 @@ TEST_CASE("data: sync declared reports a race exactly when a conflicting pair is
     INFO(text);
     CHECK(reported == unorderedStages);
     (reported.empty() ? clean : racy) += 1;
+    // With a cap, the first races of the same search, and no more.
+    std::vector<Race> all = findRaces(s);
+    for (size_t cap : {size_t(0), size_t(1), size_t(3)}) {
+      std::vector<Race> some = findRaces(s, cap);
+      REQUIRE(some.size() == std::min(cap, all.size()));
+      for (size_t i = 0; i < some.size(); ++i)
+        CHECK((some[i].first == all[i].first && some[i].second == all[i].second));
+    }
   }
   CHECK(racy > 50);
   CHECK(clean > 50);
