@@ -21,6 +21,7 @@ struct Event {
   uint64_t seq;
   enum Kind : uint8_t { BlockDone, ItemDone, HostReady, Wake, CopyStep } kind;
   uint32_t a, b; ///< meaning depends on kind
+  uint32_t count; ///< BlockDone: the blocks placed together on SM b
 
   bool operator>(const Event &o) const {
     return time != o.time ? time > o.time : seq > o.seq;
@@ -122,14 +123,15 @@ private:
   }
 
   // --- Events ----------------------------------------------------------------
-  void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0) {
-    events.push({time, seq++, kind, a, b});
+  void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0,
+            uint32_t count = 1) {
+    events.push({time, seq++, kind, a, b, count});
   }
 
   void handle(const Event &e, double now) {
     switch (e.kind) {
     case Event::BlockDone:
-      blockDone(e.a, e.b, now);
+      blockDone(e.a, e.b, e.count, now);
       break;
     case Event::ItemDone:
       itemDone(e.a, now);
@@ -489,12 +491,16 @@ private:
         uint32_t sm = findSM(r->use, cursor);
         if (sm == kNone)
           break; // try smaller blocks of other kernels (backfill)
-        take(freeSM[sm], r->use);
-        drained |= --r->pending == 0;
-        ++r->running;
+        // As many of its blocks as fit there, placed and finishing together:
+        // one event, not one per block (a GPU-wide grid is thousands).
+        const uint32_t k = std::min(r->pending, fitting(freeSM[sm], r->use));
+        take(freeSM[sm], r->use, k);
+        r->pending -= k;
+        drained |= r->pending == 0;
+        r->running += k;
         if (out.start[r->instance] < 0)
           out.start[r->instance] = now;
-        post(now + r->blockUs, Event::BlockDone, r->instance, sm);
+        post(now + r->blockUs, Event::BlockDone, r->instance, sm, k);
         progress = true;
       }
     }
@@ -518,21 +524,36 @@ private:
     }
     return kNone;
   }
-  static void take(DeviceProfile::BlockUse &free, const DeviceProfile::BlockUse &use) {
-    free.threads -= use.threads, free.slots -= use.slots, free.smem -= use.smem,
-        free.regs -= use.regs;
+  /// How many blocks of `use` fit in `free` (at least 1 where findSM chose it).
+  static uint32_t fitting(const DeviceProfile::BlockUse &free,
+                          const DeviceProfile::BlockUse &use) {
+    uint64_t fit = use.slots ? free.slots / use.slots : UINT32_MAX;
+    if (use.threads)
+      fit = std::min(fit, free.threads / use.threads);
+    if (use.smem)
+      fit = std::min(fit, free.smem / use.smem);
+    if (use.regs)
+      fit = std::min(fit, free.regs / use.regs);
+    return static_cast<uint32_t>(std::min<uint64_t>(fit, UINT32_MAX));
   }
-  static void give(DeviceProfile::BlockUse &free, const DeviceProfile::BlockUse &use) {
-    free.threads += use.threads, free.slots += use.slots, free.smem += use.smem,
-        free.regs += use.regs;
+  static void take(DeviceProfile::BlockUse &free, const DeviceProfile::BlockUse &use,
+                   uint64_t k) {
+    free.threads -= k * use.threads, free.slots -= k * use.slots, free.smem -= k * use.smem,
+        free.regs -= k * use.regs;
+  }
+  static void give(DeviceProfile::BlockUse &free, const DeviceProfile::BlockUse &use,
+                   uint64_t k) {
+    free.threads += k * use.threads, free.slots += k * use.slots, free.smem += k * use.smem,
+        free.regs += k * use.regs;
   }
 
-  void blockDone(uint32_t v, uint32_t sm, double now) {
+  void blockDone(uint32_t v, uint32_t sm, uint32_t count, double now) {
     const uint32_t slot = residentSlot[v];
     Resident &r = resident[slot];
-    give(freeSM[sm], r.use);
+    give(freeSM[sm], r.use, count);
     blocksChanged = true;
-    if (--r.running == 0 && r.pending == 0) {
+    r.running -= count;
+    if (r.running == 0 && r.pending == 0) {
       // Its slot goes to the last resident kernel (their order in the list
       // matters nowhere: `waiting` keeps the urgency order).
       if (slot + 1 != resident.size()) {
