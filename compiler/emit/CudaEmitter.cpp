@@ -206,15 +206,21 @@ struct Buffers {
         CHECK(cudaMallocHost(&host[i], bytes[i]));
     }
   }
-  void allocateDeclared(const unsigned long long *bytes, const int *onHost, int n) {
-    declared.assign(n, nullptr);
-    declaredOnHost.assign(onHost, onHost + n);
-    for (int i = 0; i < n; ++i) {
-      if (onHost[i])
-        CHECK(cudaMallocHost(&declared[i], bytes[i]));
-      else
-        CHECK(cudaMalloc(&declared[i], bytes[i]));
-    }
+  // Buffer i: slots[i] slots of bytes[i] each, one after another in
+  // `declared`.
+  void allocateDeclared(const unsigned long long *bytes, const unsigned *slots,
+                        const int *onHost, int n) {
+    declared.clear();
+    declaredOnHost.clear();
+    for (int i = 0; i < n; ++i)
+      for (unsigned j = 0; j < slots[i]; ++j) {
+        declared.push_back(nullptr);
+        declaredOnHost.push_back(onHost[i]);
+        if (onHost[i])
+          CHECK(cudaMallocHost(&declared.back(), bytes[i]));
+        else
+          CHECK(cudaMalloc(&declared.back(), bytes[i]));
+      }
   }
   void release() {
     for (void *p : host) if (p) CHECK(cudaFreeHost(p));
@@ -317,18 +323,21 @@ public:
     if (!copies)
       os << "0";
     os << "}; // 0 h2d, 1 d2h, 2 d2d, 3 memset\n\n";
-    os << "// The declared buffers, every ring slot: slot i of a buffer is\n"
-          "// b.declared[its first index + i].\n";
-    os << formatv("constexpr int kDeclared = {0};\n", declaredSlots);
-    os << "const unsigned long long kDeclaredBytes[kDeclared + 1] = {";
+    // Per buffer, not per slot: rings of thousands of slots stay one line.
+    os << "// The declared buffers: buffer i is kBufferSlots[i] slots of\n"
+          "// kBufferBytes[i] bytes; slot j of it is b.declared[its first index + j].\n";
+    os << formatv("constexpr int kBuffers = {0};\n", s.pipeline.buffers.size());
+    os << "const unsigned long long kBufferBytes[kBuffers + 1] = {";
     for (const program::Buffer &b : s.pipeline.buffers)
-      for (uint32_t i = 0; i < b.slots; ++i)
-        os << b.bytes << "ull, ";
+      os << b.bytes << "ull, ";
     os << "0};\n";
-    os << "const int kDeclaredOnHost[kDeclared + 1] = {";
+    os << "const unsigned kBufferSlots[kBuffers + 1] = {";
     for (const program::Buffer &b : s.pipeline.buffers)
-      for (uint32_t i = 0; i < b.slots; ++i)
-        os << (b.host ? 1 : 0) << ", ";
+      os << b.slots << ", ";
+    os << "0};\n";
+    os << "const int kBufferOnHost[kBuffers + 1] = {";
+    for (const program::Buffer &b : s.pipeline.buffers)
+      os << (b.host ? 1 : 0) << ", ";
     os << "0};\n";
     for (size_t i = 0; i < s.pipeline.buffers.size(); ++i)
       os << formatv("// buffer '{0}': b.declared[{1}] .. b.declared[{2}]\n",
@@ -482,7 +491,7 @@ private:
     CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
   Buffers b;
   b.allocate(kCopyBytes, kCopyDirection, {0});
-  b.allocateDeclared(kDeclaredBytes, kDeclaredOnHost, kDeclared);
+  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);
 
   Clock::time_point t = Clock::now();
   issue(stream, event, b);
@@ -580,7 +589,7 @@ private:
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Buffers b;
   b.allocate(kCopyBytes, kCopyDirection, {0});
-  b.allocateDeclared(kDeclaredBytes, kDeclaredOnHost, kDeclared);
+  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);
 
   Clock::time_point t = Clock::now();
   cudaGraph_t graph;

@@ -150,20 +150,34 @@ llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
 
   // Rings whose slots the critical path waits on (an inferred edge of the
   // path comes from them): one more slot each.
+  // Each is a whole simulation: the kMaxRings rings the path waits on most
+  // often are measured, and the rest counted.
+  constexpr size_t kMaxRings = 8;
   std::vector<uint32_t> rings;
+  size_t ringsLeftOut = 0;
   if (!p.syncDeclared) {
     const Instances &inst = written.instances;
-    std::vector<uint8_t> onPath(p.buffers.size(), 0);
+    std::vector<uint64_t> onPath(p.buffers.size(), 0);
     for (size_t i = 1; i < a.criticalPath.size(); ++i) {
       uint32_t u = a.criticalPath[i - 1], v = a.criticalPath[i];
       llvm::ArrayRef<uint32_t> row = inst.deps().row(v);
       for (size_t e = 0; e < row.size(); ++e)
         if (row[e] == u)
           if (int32_t b = inst.inferredFrom(inst.deps().begin[v] + e); b >= 0)
-            onPath[b] = 1;
+            ++onPath[b];
     }
+    std::vector<uint32_t> waited;
     for (uint32_t b = 0; b < p.buffers.size(); ++b)
-      if (onPath[b]) {
+      if (onPath[b])
+        waited.push_back(b);
+    std::stable_sort(waited.begin(), waited.end(),
+                     [&](uint32_t x, uint32_t y) { return onPath[x] > onPath[y]; });
+    if (waited.size() > kMaxRings) {
+      ringsLeftOut = waited.size() - kMaxRings;
+      waited.resize(kMaxRings);
+    }
+    std::sort(waited.begin(), waited.end());
+    for (uint32_t b : waited) {
         rings.push_back(b);
         program::Pipeline q = p;
         q.buffers[b].slots += 1;
@@ -254,6 +268,10 @@ llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
                                 formatTime(ringResults[i].second), formatTime(*base),
                                 formatBytes(b.bytes), b.host ? "pinned host" : "device"));
   }
+  if (ringsLeftOut)
+    out.notes.push_back(formatv("{0} more ring(s) lie on the critical path, waited on "
+                                "less often; not measured",
+                                ringsLeftOut));
   if (a.redundantDependencies)
     out.notes.push_back(formatv("{0} declared dependency instance(s) are implied "
                                 "by other dependencies and stream order: "

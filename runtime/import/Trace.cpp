@@ -3,6 +3,7 @@
 #include "runtime/import/Trace.h"
 
 #include "compiler/support/Printable.h"
+#include "runtime/import/JsonStream.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -28,114 +29,6 @@ llvm::Error fail(const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
 }
 
-/// The whole file ('-': standard input), gunzipped when it is gzip (zlib
-/// reads anything else as it is); never more than kMaxTraceBytes. The file
-/// is opened once: a pipe or /dev/stdin has no second reading.
-llvm::Expected<std::string> readText(llvm::StringRef path) {
-  const std::string shown = path == "-" ? "<stdin>" : printable(path);
-  int fd = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fail("cannot read '" + shown + "': " + std::strerror(errno));
-  gzFile z = gzdopen(fd, "rb");
-  if (!z) {
-    ::close(fd);
-    return fail("cannot read '" + shown + "'");
-  }
-  gzbuffer(z, 1 << 17);
-  std::string text;
-  char chunk[1 << 16];
-  for (;;) {
-    int n = gzread(z, chunk, sizeof chunk);
-    if (n < 0) {
-      int code = 0;
-      std::string why = gzerror(z, &code);
-      gzclose(z);
-      if (code == Z_ERRNO)
-        return fail("cannot read '" + shown + "': " + std::strerror(errno));
-      return fail("'" + shown + "' is a truncated or damaged gzip file: " + why);
-    }
-    if (n == 0)
-      break;
-    text.append(chunk, size_t(n));
-    if (text.size() > kMaxTraceBytes) {
-      gzclose(z);
-      return fail("'" + shown + "' is too large uncompressed (over 1024 MiB); "
-                  "record fewer steps");
-    }
-  }
-  // gzread stops quietly at a truncated stream: gzclose, or the buffer
-  // state, tells.
-  int code = 0;
-  const char *why = gzerror(z, &code);
-  bool truncated = code != Z_OK && code != Z_STREAM_END;
-  std::string message = why ? why : "";
-  bool direct = gzdirect(z);
-  if (gzclose(z) != Z_OK || (truncated && !direct))
-    return fail("'" + shown + "' is a truncated or damaged gzip file" +
-                (message.empty() ? "" : ": " + message));
-  return text;
-}
-
-/// Deeper values are refused: JSON's parser recurses on nesting.
-constexpr int kMaxNesting = 64;
-
-/// From `at` (at or before a '[' or '{'), the end of that value: one past
-/// its closing bracket, skipping strings; npos when the text ends first,
-/// npos - 1 when it nests deeper than kMaxNesting.
-size_t endOfValue(llvm::StringRef text, size_t at) {
-  int depth = 0;
-  bool inString = false;
-  for (size_t i = at; i < text.size(); ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    if (c == '"')
-      inString = true;
-    else if ((c == '[' || c == '{') && ++depth > kMaxNesting)
-      return llvm::StringRef::npos - 1;
-    else if (c == ']' || c == '}') {
-      if (--depth == 0)
-        return i + 1;
-    }
-  }
-  return llvm::StringRef::npos;
-}
-
-size_t skipSpace(llvm::StringRef text, size_t i) {
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
-    ++i;
-  return i;
-}
-
-/// From `at` (the first character of any JSON value), one past its end; npos
-/// when the text ends first, npos - 1 when it nests too deeply.
-size_t skipValue(llvm::StringRef text, size_t at) {
-  if (at >= text.size())
-    return llvm::StringRef::npos;
-  char c = text[at];
-  if (c == '[' || c == '{')
-    return endOfValue(text, at);
-  if (c == '"') {
-    for (size_t i = at + 1; i < text.size(); ++i) {
-      if (text[i] == '\\')
-        ++i;
-      else if (text[i] == '"')
-        return i + 1;
-    }
-    return llvm::StringRef::npos;
-  }
-  size_t i = at;
-  while (i < text.size() && text[i] != ',' && text[i] != '}' && text[i] != ']' &&
-         !std::isspace(static_cast<unsigned char>(text[i])))
-    ++i;
-  return i;
-}
-
 /// The largest event or device entry parsed: an event of a real trace is a
 /// few hundred bytes, and one of a gigabyte (a gzip bomb's name) would be
 /// parsed into as much again.
@@ -154,39 +47,49 @@ std::string keptName(llvm::StringRef name) {
   return printable(name);
 }
 
-/// Calls `each(element text, index)` for every element of the array at
-/// `at` (its '['), parsing none of them; returns the position after the
-/// array. `what` names it in an error.
+/// Calls `each(entry text, index)` for every entry of the array that
+/// starts here, one at a time. `what` names it in an error.
 template <typename Each>
-llvm::Expected<size_t> forEachElement(llvm::StringRef text, size_t at,
-                                      llvm::StringRef what, Each each) {
-  size_t i = skipSpace(text, at);
-  if (i >= text.size() || text[i] != '[')
-    return fail("'" + what + "' is not an array");
-  ++i;
-  uint64_t index = 0;
-  for (;;) {
-    i = skipSpace(text, i);
-    while (i < text.size() && text[i] == ',')
-      i = skipSpace(text, i + 1);
-    if (i >= text.size())
-      return fail("the trace is truncated (inside '" + what + "')");
-    if (text[i] == ']')
-      return i + 1;
-    size_t end = skipValue(text, i);
-    if (end == llvm::StringRef::npos)
-      return fail("the trace is truncated (inside '" + what + "', entry " +
-                  llvm::Twine(index) + ")");
-    if (end == llvm::StringRef::npos - 1)
-      return fail("entry " + llvm::Twine(index) + " of '" + what +
-                  "' nests more than 64 levels deep");
-    if (end - i > kMaxEntryBytes)
-      return fail("entry " + llvm::Twine(index) + " of '" + what + "' is " +
-                  llvm::Twine(uint64_t(end - i)) +
-                  " bytes long; pipec reads entries of at most 16 MiB");
-    if (llvm::Error e = each(text.slice(i, end), index))
+llvm::Error forEachEntry(JsonReader &r, llvm::StringRef what, Each each) {
+  if (r.peek() != '[') {
+    if (llvm::Error e = r.takeError())
       return e;
-    i = end;
+    return fail("'" + what + "' is not an array");
+  }
+  r.advance();
+  for (uint64_t index = 0;;) {
+    int c = r.peek();
+    if (c == ',') {
+      r.advance();
+      continue;
+    }
+    if (c == ']') {
+      r.advance();
+      return llvm::Error::success();
+    }
+    if (c < 0) {
+      if (llvm::Error e = r.takeError())
+        return e;
+      return fail("the trace is truncated (inside '" + what + "')");
+    }
+    llvm::Expected<llvm::StringRef> entry = r.value(kMaxEntryBytes);
+    if (!entry) {
+      llvm::Error why = entry.takeError();
+      if (llvm::Error e = r.takeError()) {
+        llvm::consumeError(std::move(why));
+        return e;
+      }
+      if (r.truncated()) {
+        llvm::consumeError(std::move(why));
+        return fail("the trace is truncated (inside '" + what + "', entry " +
+                    llvm::Twine(index) + ")");
+      }
+      return fail("entry " + llvm::Twine(index) + " of '" + what + "' " +
+                  llvm::toString(std::move(why)) +
+                  "; pipec reads entries of at most 16 MiB and 64 levels deep");
+    }
+    if (llvm::Error e = each(*entry, index))
+      return e;
     ++index;
   }
 }
@@ -246,17 +149,6 @@ CopyDirection directionOf(llvm::StringRef name) {
 }
 
 } // namespace
-
-llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
-  llvm::Expected<std::string> text = readText(path);
-  if (!text)
-    return text.takeError();
-  llvm::Expected<Trace> trace = parseTrace(*text);
-  if (!trace)
-    return fail("'" + (path == "-" ? std::string("<stdin>") : printable(path)) +
-                "': " + llvm::toString(trace.takeError()));
-  return trace;
-}
 
 namespace {
 
@@ -402,58 +294,64 @@ llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool 
 
 } // namespace
 
-llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
+/// The trace from `r`: the top-level object's keys, one by one, each entry
+/// of `deviceProperties` and `traceEvents` parsed on its own; a
+/// "traceEvents" or "deviceProperties" nested deeper (in distributedInfo,
+/// in an event's args) is not the trace's.
+static llvm::Expected<Trace> readTraceFrom(JsonReader &r) {
   Trace trace;
-  size_t i = skipSpace(text, 0);
-  if (i >= text.size() || text[i] != '{')
+  if (r.peek() != '{') {
+    if (llvm::Error e = r.takeError())
+      return llvm::Error(std::move(e));
     return fail("not a trace: a Kineto trace is a JSON object, this is not JSON");
-  // The top-level object's keys, one by one: a "traceEvents" or
-  // "deviceProperties" nested deeper (in distributedInfo, in an event's
-  // args) is not the trace's.
+  }
+  r.advance();
   bool hip = false, sawEvents = false, sawDevices = false;
-  ++i;
   for (;;) {
-    i = skipSpace(text, i);
-    while (i < text.size() && text[i] == ',')
-      i = skipSpace(text, i + 1);
-    if (i >= text.size())
-      return fail("the trace is truncated");
-    if (text[i] == '}')
+    int c = r.peek();
+    if (c == ',') {
+      r.advance();
+      continue;
+    }
+    if (c == '}')
       break;
-    if (text[i] != '"')
-      return fail("not a trace: the top-level object is not valid JSON");
-    size_t keyEnd = skipValue(text, i);
-    if (keyEnd == llvm::StringRef::npos)
+    if (c < 0) {
+      if (llvm::Error e = r.takeError())
+        return llvm::Error(std::move(e));
       return fail("the trace is truncated");
-    llvm::StringRef key = text.slice(i + 1, keyEnd - 1);
-    i = skipSpace(text, keyEnd);
-    if (i >= text.size() || text[i] != ':')
+    }
+    if (c != '"')
       return fail("not a trace: the top-level object is not valid JSON");
-    i = skipSpace(text, i + 1);
-    llvm::Expected<size_t> next = size_t(0);
+    llvm::Expected<llvm::StringRef> quoted = r.value(4096);
+    if (!quoted) {
+      llvm::consumeError(quoted.takeError());
+      if (llvm::Error e = r.takeError())
+        return llvm::Error(std::move(e));
+      return fail("the trace is truncated");
+    }
+    std::string key = quoted->drop_front().drop_back().str();
+    if (r.peek() != ':')
+      return fail("not a trace: the top-level object is not valid JSON");
+    r.advance();
+    llvm::Error e = llvm::Error::success();
     if (key == "deviceProperties" && !sawDevices) {
       sawDevices = true;
-      next = forEachElement(text, i, "deviceProperties",
-                            [&](llvm::StringRef entry, uint64_t index) {
-                              return readDevice(entry, index, trace);
-                            });
+      e = forEachEntry(r, "deviceProperties", [&](llvm::StringRef entry, uint64_t index) {
+        return readDevice(entry, index, trace);
+      });
     } else if (key == "traceEvents" && !sawEvents) {
       sawEvents = true;
-      next = forEachElement(text, i, "traceEvents",
-                            [&](llvm::StringRef entry, uint64_t index) {
-                              return readEvent(entry, index, trace, hip);
-                            });
-    } else {
-      size_t end = skipValue(text, i);
-      if (end == llvm::StringRef::npos)
-        return fail("the trace is truncated (inside '" + printable(key) + "')");
-      if (end == llvm::StringRef::npos - 1)
-        return fail("'" + printable(key) + "' nests more than 64 levels deep");
-      next = end;
+      e = forEachEntry(r, "traceEvents", [&](llvm::StringRef entry, uint64_t index) {
+        return readEvent(entry, index, trace, hip);
+      });
+    } else if (llvm::Error skipped = r.skip()) {
+      llvm::consumeError(std::move(skipped));
+      if (llvm::Error input = r.takeError())
+        return llvm::Error(std::move(input));
+      return fail("the trace is truncated (inside '" + printable(key) + "')");
     }
-    if (!next)
-      return next.takeError();
-    i = *next;
+    if (e)
+      return llvm::Error(std::move(e));
   }
   if (!sawEvents)
     return fail("not a Chrome trace: it has no 'traceEvents'");
@@ -481,4 +379,22 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
       op.launchTs = it->second.first;
   }
   return trace;
+}
+
+llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
+  const std::string shown = path == "-" ? "<stdin>" : printable(path);
+  llvm::Expected<std::unique_ptr<ByteSource>> source = openFile(path, shown);
+  if (!source)
+    return source.takeError();
+  JsonReader reader(**source, kMaxTraceBytes);
+  llvm::Expected<Trace> trace = readTraceFrom(reader);
+  if (!trace)
+    return fail("'" + shown + "': " + llvm::toString(trace.takeError()));
+  return trace;
+}
+
+llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
+  std::unique_ptr<ByteSource> source = memorySource(text);
+  JsonReader reader(*source, kMaxTraceBytes);
+  return readTraceFrom(reader);
 }

@@ -101,7 +101,17 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
   const Schedule &s = *r.schedule;
   const size_t streams = s.streamPlan.streams.size();
   const int lane = 30, left = 110, width = 900;
-  const double span = std::max(r.makespanUs, 1e-9);
+  // At most kMaxPageInstances boxes: the first ones, on their own span.
+  const uint32_t shown =
+      static_cast<uint32_t>(std::min<size_t>(r.start.size(), kMaxPageInstances));
+  double last = r.firstStartUs;
+  for (uint32_t v = 0; v < shown; ++v)
+    last = std::max(last, r.end[v]);
+  const double span = std::max(last - r.firstStartUs, 1e-9);
+  if (shown < r.start.size())
+    os << formatv("<p class=\"note\">The timeline shows the first {0} of {1} stage "
+                  "instances ({2:f1} of {3:f1} us).</p>\n",
+                  shown, r.start.size(), span, r.makespanUs);
   auto px = [&](double us) {
     return left + (us - r.firstStartUs) / span * width;
   };
@@ -117,7 +127,7 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
                   "y2=\"{3}\"/>\n",
                   st * lane + 20, escape(s.stream(st).name), left,
                   st * lane + 28, left + width);
-  for (uint32_t v = 0; v < r.start.size(); ++v) {
+  for (uint32_t v = 0; v < shown; ++v) {
     uint32_t st = s.streamOf(v);
     double x0 = px(r.start[v]), x1 = std::max(px(r.end[v]), x0 + 1);
     os << formatv("<rect class=\"stage\" x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" "
@@ -129,7 +139,7 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
                   r.end[v] - r.firstStartUs);
   }
   // Cross-stream edges of the reduction: event waits (or graph edges).
-  for (uint32_t v = 0; v < r.start.size(); ++v)
+  for (uint32_t v = 0; v < shown; ++v)
     for (uint32_t u : s.reduction.kept.row(v))
       if (s.streamOf(u) != s.streamOf(v))
         os << formatv("<line class=\"wait\" x1=\"{0:f1}\" y1=\"{1}\" "
@@ -138,7 +148,7 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
                       s.streamOf(v) * lane + 16);
   os << formatv("<text x=\"{0}\" y=\"{1}\">0</text><text x=\"{2}\" y=\"{1}\" "
                 "text-anchor=\"end\">{3:f1} us</text>\n",
-                left, streams * lane + 30, left + width, r.makespanUs);
+                left, streams * lane + 30, left + width, span);
   os << "</svg>\n";
 }
 

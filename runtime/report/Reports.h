@@ -26,6 +26,12 @@ void writeRunJSON(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
 /// thread per stream (and one for the host's calls).
 void writeTrace(llvm::ArrayRef<LoweringRun> runs, llvm::raw_ostream &os);
 
+/// The most stage instances (and host calls) a trace shows per run, and a
+/// page's timeline: the first ones in issue order, and the file says how
+/// many of how many. Ten million make a 2.6 GB trace nobody can open.
+constexpr uint32_t kMaxTraceInstances = 200'000;
+constexpr uint32_t kMaxPageInstances = 20'000;
+
 /// One self-contained HTML page (no network): the DAG, an SVG timeline per
 /// lowering with the waits as arrows, and the timing table.
 void writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,

@@ -4,6 +4,7 @@
 
 #include "compiler/emit/Emitters.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -38,7 +39,27 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
         for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st)
           metadata("thread_name", pid, int64_t(st) + 1,
                    "stream " + s.stream(st).name);
-        for (const HostCall &h : r.host)
+        const uint32_t shown =
+            static_cast<uint32_t>(std::min<size_t>(r.start.size(), kMaxTraceInstances));
+        if (shown < r.start.size())
+          j.object([&] {
+            j.attribute("name", llvm::formatv("pipec: the first {0} of {1} stage "
+                                              "instances (and their host calls) are "
+                                              "shown",
+                                              shown, r.start.size())
+                                    .str());
+            j.attribute("ph", "i");
+            j.attribute("s", "p");
+            j.attribute("pid", pid);
+            j.attribute("tid", 0);
+            number("ts", r.firstStartUs);
+          });
+        size_t calls = 0;
+        for (const HostCall &h : r.host) {
+          if (h.instance != UINT32_MAX && h.instance >= shown)
+            continue;
+          if (++calls > kMaxTraceInstances)
+            break;
           j.object([&] {
             j.attribute("name", h.instance == UINT32_MAX
                                     ? std::string(h.what)
@@ -51,7 +72,8 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
             number("ts", h.start);
             number("dur", h.end - h.start);
           });
-        for (uint32_t v = 0; v < r.start.size(); ++v) {
+        }
+        for (uint32_t v = 0; v < shown; ++v) {
           const program::Stage &stage = s.instances.stage(v);
           j.object([&] {
             j.attribute("name", s.instances.name(v));

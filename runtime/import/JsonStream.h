@@ -1,0 +1,84 @@
+//===- JsonStream.h - JSON read a value at a time, never whole ------------===//
+//
+// A profiler trace can be a gigabyte of JSON (a kilobyte of gzip can be a
+// gigabyte too). Its reader walks the top-level object and takes each entry
+// of `traceEvents` and `deviceProperties` on its own: JsonReader keeps a
+// window of the input that holds the value being looked at, reads more as
+// it needs, and skips what it does not want without keeping it. Memory
+// follows the largest entry, not the file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_RUNTIME_IMPORT_JSONSTREAM_H
+#define PIPEC_RUNTIME_IMPORT_JSONSTREAM_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace pipec::importer {
+
+/// Where a trace's bytes come from.
+class ByteSource {
+public:
+  virtual ~ByteSource();
+  /// Up to `n` bytes into `out`; 0 at the end.
+  virtual llvm::Expected<size_t> read(char *out, size_t n) = 0;
+  /// At the end: whether the input ended as it should (a gzip stream that
+  /// is not cut short).
+  virtual llvm::Error finish() = 0;
+};
+
+/// A file ('-': standard input), gunzipped when it is gzip and read as it
+/// is otherwise; opened once, so a pipe or /dev/stdin reads too. `shown` is
+/// its name in the message when it cannot be opened; later errors do not
+/// name it (the caller does).
+llvm::Expected<std::unique_ptr<ByteSource>> openFile(llvm::StringRef path,
+                                                     llvm::StringRef shown);
+/// Text already in memory (tests, the fuzzer).
+std::unique_ptr<ByteSource> memorySource(llvm::StringRef text);
+
+class JsonReader {
+public:
+  /// `maxBytes`: the most the input may hold in all (an error past it);
+  /// `maxDepth`: the deepest nesting taken.
+  JsonReader(ByteSource &source, uint64_t maxBytes, unsigned maxDepth = 64);
+
+  /// Skips white space; the next byte, or -1 at the end of the input.
+  int peek();
+  /// Past the byte peek() returned.
+  void advance() { ++pos; }
+  /// The whole value that starts here (object, array, string, number or
+  /// literal), at most `maxValue` bytes; valid until the next call.
+  llvm::Expected<llvm::StringRef> value(size_t maxValue);
+  /// Skips the value that starts here, however long, keeping none of it.
+  llvm::Error skip();
+  /// An error the input gave (a damaged gzip stream, too large), if any;
+  /// peek() returns -1 after one.
+  llvm::Error takeError();
+  /// Whether the input was cut short inside the last value asked for.
+  bool truncated() const { return cut; }
+  /// The input's bytes read so far.
+  uint64_t bytesRead() const { return total; }
+
+private:
+  /// Reads more; false at the end of the input (or on an error).
+  bool more();
+  /// Scans a value from `pos`; `keep`: whether its bytes must stay in the
+  /// window (value) or may be dropped as they are passed (skip).
+  llvm::Expected<size_t> scan(bool keep, size_t maxValue);
+
+  ByteSource &source;
+  uint64_t maxBytes, total = 0;
+  unsigned maxDepth;
+  std::string window;
+  size_t pos = 0;
+  bool ended = false, cut = false;
+  llvm::Error pending = llvm::Error::success();
+};
+
+} // namespace pipec::importer
+
+#endif // PIPEC_RUNTIME_IMPORT_JSONSTREAM_H
