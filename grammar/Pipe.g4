@@ -1,4 +1,4 @@
-// The .pipe language (LANGUAGE.md, version 2: data).
+// The .pipe language (LANGUAGE.md, version 3: data, the host thread).
 //
 // ANTLR generates only the lexer and the parser from this file; the AST is built by
 // hand-written functions in compiler/parse/ASTBuilder.cpp, one per parser rule.
@@ -23,6 +23,7 @@ work       : KERNEL amount
            | COPY direction amount?
            | HOST amount
            | MEMSET amount
+           | CPU amount
            ;
 access     : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;
 direction  : H2D | D2H | D2D ;
@@ -33,8 +34,8 @@ deps       : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
 dep        : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 
 // Contextual keywords are ordinary names wherever a name is expected.
-name       : IDENT | KERNEL | COPY | HOST | MEMSET | H2D | D2H | D2D | HIGH | NORMAL | LOW
-           | SYNC | INFERRED | DECLARED | READS | WRITES ;
+name       : IDENT | KERNEL | COPY | HOST | MEMSET | CPU | H2D | D2H | D2D | HIGH | NORMAL
+           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES ;
 
 // ---------------------------------------------------------------------------
 // Lexer rules.
@@ -55,6 +56,7 @@ KERNEL     : 'kernel' ;
 COPY       : 'copy' ;
 HOST       : 'host' ;
 MEMSET     : 'memset' ;
+CPU        : 'cpu' ;
 H2D        : 'h2d' ;
 D2H        : 'd2h' ;
 D2D        : 'd2d' ;

@@ -35,6 +35,13 @@ struct Timings {
   double replayMedian = 0, replayP95 = 0, submitMedian = 0;
 };
 
+/// Where the host thread's time went in one replay (SCHEDULE.md's
+/// `host_us`): `cpu` stages, `issue=` dispatch, API calls, and blocked in
+/// synchronisations or on a full launch queue.
+struct HostTime {
+  double cpu = 0, issue = 0, api = 0, blocked = 0;
+};
+
 struct HostCall {
   double start, end; ///< microseconds from the replay's first host call
   const char *what;  ///< "launch", "record", "wait", "graph launch", ...
@@ -47,6 +54,7 @@ struct LoweringRun {
   Lowering lowering = Lowering::Streams;
   unsigned replays = 0;
   Timings timings;
+  HostTime hostUs;
   /// Per instance, microseconds from the replay's first host call.
   std::vector<double> start, end;
   std::vector<HostCall> host;

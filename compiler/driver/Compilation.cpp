@@ -93,7 +93,7 @@ bool driver::checkSource(Source &src, const DeviceProfile &profile,
     if (p.syncDeclared && !diags.hadError() && !diags.shouldStop()) {
       Instances instances(p);
       bool pinned = std::all_of(p.stages.begin(), p.stages.end(), [](const auto &st) {
-        return st.stream != program::kNoStream;
+        return !program::unpinned(st);
       });
       if (pinned) {
         std::vector<uint32_t> streamOfStage;

@@ -33,11 +33,15 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
   const std::string p = "p" + std::to_string(index);
   os << "  subgraph cluster_" << p << " {\n"
      << "    label=" << quote("pipeline " + s.pipeline.name) << ";\n";
-  for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st) {
-    const program::Stream &stream = s.stream(st);
+  // The streams, and the host thread when cpu stages run on it.
+  const uint32_t lanes = s.hostChain() + (s.hasHostStages() ? 1 : 0);
+  for (uint32_t st = 0; st < lanes; ++st) {
+    const bool host = st == s.hostChain();
     os << "  subgraph cluster_" << p << "_" << st << " {\n"
-       << "    label=" << quote(stream.name + " (priority " +
-                                std::to_string(stream.cudaPriority) + ")")
+       << "    label="
+       << quote(host ? std::string("host thread")
+                     : s.stream(st).name + " (priority " +
+                           std::to_string(s.stream(st).cudaPriority) + ")")
        << ";\n    style=dashed;\n";
     for (uint32_t v = 0; v < inst.size(); ++v) {
       if (s.streamOf(v) != st)
@@ -57,9 +61,9 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> eventOf;
   std::vector<const Op *> pendingWaits;
   for (const Op &op : s.ops) {
-    if (op.kind == Op::Wait)
+    if (op.kind == Op::Wait || op.kind == Op::Sync)
       pendingWaits.push_back(&op);
-    if (op.kind != Op::Launch)
+    if (op.kind != Op::Launch && op.kind != Op::Cpu)
       continue;
     for (const Op *wait : pendingWaits)
       eventOf[{wait->instance, op.instance}] = wait->event;
@@ -73,7 +77,18 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
       return -1;
     return inst.inferredFrom(inst.deps().begin[to] + (it - row.begin()));
   };
-  for (auto [from, to] : s.graphEdges()) {
+  // The stream lowering's edges: the reduction, host synchronisations and
+  // host program order included; the graph lowering's: each segment's.
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  if (s.lowering == Lowering::Graph) {
+    edges = s.graphEdges();
+  } else {
+    for (uint32_t v = 0; v < inst.size(); ++v)
+      for (uint32_t u : s.reduction.kept.row(v))
+        edges.push_back({u, v});
+    std::sort(edges.begin(), edges.end());
+  }
+  for (auto [from, to] : edges) {
     os << "  " << p << "n" << from << " -> " << p << "n" << to;
     int32_t buffer = inferredFrom(from, to);
     std::string style =

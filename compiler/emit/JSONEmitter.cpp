@@ -72,7 +72,7 @@ public:
                 llvm::StringRef source) {
     j.object([&] {
       j.attribute("format", "pipec-schedule");
-      j.attribute("version", 2);
+      j.attribute("version", 3);
       j.attribute("source", source);
       j.attributeArray("pipelines", [&] {
         for (const Schedule *s : schedules)
@@ -118,10 +118,15 @@ private:
       // per stage and per stream: names are identifiers and need no
       // escaping. The bytes are those json::OStream would write.
       rawAttribute(j, "stages", [&](llvm::raw_ostream &out) { stages(s, out); });
-      rawAttribute(j, "ops", [&](llvm::raw_ostream &out) { ops(s, out); });
-      j.attribute("event_objects", int64_t(s.eventObjects));
+      const bool graphLowering = s.lowering == Lowering::Graph;
+      rawAttribute(j, "ops", [&](llvm::raw_ostream &out) {
+        ops(s, graphLowering ? s.graphOps : s.ops, out);
+      });
+      j.attribute("event_objects",
+                  int64_t(graphLowering ? s.graphEventObjects : s.eventObjects));
       j.attribute("records", int64_t(s.records));
       j.attribute("waits", int64_t(s.waits));
+      j.attribute("syncs", int64_t(s.syncs));
       if (s.lowering == Lowering::Graph)
         graph(s);
       else
@@ -140,9 +145,11 @@ private:
       const program::Stage &st = p.stages[k];
       llvm::raw_string_ostream h(head[k]), t(tail[k]);
       h << ",\"name\":\"" << st.name << "\",\"instance\":\"" << st.name;
-      t << ",\"stream\":\""
-        << s.stream(s.streamPlan.streamOfStage[k]).name << "\",\"kind\":\""
-        << spelling(st.kind) << "\",\"direction\":";
+      if (s.streamPlan.streamOfStage[k] == kHostStream)
+        t << ",\"stream\":null";
+      else
+        t << ",\"stream\":\"" << s.stream(s.streamPlan.streamOfStage[k]).name << '"';
+      t << ",\"kind\":\"" << spelling(st.kind) << "\",\"direction\":";
       if (st.kind == StageKind::Copy)
         t << '"' << spelling(st.direction) << '"';
       else
@@ -156,7 +163,8 @@ private:
         t << "null";
       t << ",\"blocks\":" << st.blocks << ",\"threads\":" << st.threads
         << ",\"smem\":" << st.smemBytes << ",\"regs\":" << st.regs
-        << ",\"dynamic\":" << (st.dynamic ? "true" : "false");
+        << ",\"dynamic\":" << (st.dynamic ? "true" : "false") << ",\"issue_us\":";
+      writeNumber(t, st.issueUs);
     }
     const bool indexed = p.iterations > 1;
     // Dependencies are inferred only from reads and writes: without any,
@@ -218,7 +226,7 @@ private:
     out << ']';
   }
 
-  static void ops(const Schedule &s, llvm::raw_ostream &out) {
+  static void ops(const Schedule &s, const std::vector<Op> &list, llvm::raw_ostream &out) {
     std::vector<std::string> launch, record, wait;
     for (const program::Stream &st : s.streamPlan.streams) {
       launch.push_back("{\"op\":\"launch\",\"stream\":\"" + st.name + "\",\"stage\":");
@@ -227,7 +235,7 @@ private:
     }
     out << '[';
     bool first = true;
-    for (const Op &op : s.ops) {
+    for (const Op &op : list) {
       if (!first)
         out << ',';
       first = false;
@@ -236,40 +244,74 @@ private:
         out << launch[op.stream] << Decimal(op.instance) << '}';
         break;
       case Op::Record:
-        out << record[op.stream] << Decimal(op.event) << '}';
+        // In the graph lowering, on the stream the segments are launched on.
+        if (op.stream == kHostStream)
+          out << "{\"op\":\"record\",\"event\":" << Decimal(op.event) << '}';
+        else
+          out << record[op.stream] << Decimal(op.event) << '}';
         break;
       case Op::Wait:
         out << wait[op.stream] << Decimal(op.event) << '}';
+        break;
+      case Op::Cpu:
+        out << "{\"op\":\"cpu\",\"stage\":" << Decimal(op.instance) << '}';
+        break;
+      case Op::Sync:
+        out << "{\"op\":\"sync\",\"event\":" << Decimal(op.event) << '}';
+        break;
+      case Op::GraphLaunch:
+        out << "{\"op\":\"graph_launch\",\"segment\":" << Decimal(op.event) << '}';
         break;
       }
     }
     out << ']';
   }
 
+  /// The graph lowering: its nodes (the device stages), edges and node
+  /// priorities, and per segment its nodes and edges.
   void graph(const Schedule &s) {
-    j.attributeObject("graph", [&] {
-      // Per instance and per edge: written straight, as the stages are.
-      rawAttribute(j, "nodes", [&](llvm::raw_ostream &out) {
-        out << '[';
-        for (uint32_t v = 0; v < s.instances.size(); ++v)
-          out << (v ? "," : "") << Decimal(v);
-        out << ']';
-      });
-      rawAttribute(j, "edges", [&](llvm::raw_ostream &out) {
-        out << '[';
-        bool first = true;
-        for (const auto &edge : s.graphEdges()) {
+    std::vector<std::pair<uint32_t, uint32_t>> edges = s.graphEdges();
+    auto nodes = [&](llvm::raw_ostream &out, uint32_t segment) {
+      out << '[';
+      bool first = true;
+      for (uint32_t v = 0; v < s.instances.size(); ++v)
+        if (!s.onHost(v) && (segment == kNoSegment || s.segmentOf[v] == segment)) {
+          out << (first ? "" : ",") << Decimal(v);
+          first = false;
+        }
+      out << ']';
+    };
+    auto edgeList = [&](llvm::raw_ostream &out, uint32_t segment) {
+      out << '[';
+      bool first = true;
+      for (const auto &edge : edges)
+        if (segment == kNoSegment || s.segmentOf[edge.second] == segment) {
           out << (first ? "[" : ",[") << Decimal(edge.first) << ','
               << Decimal(edge.second) << ']';
           first = false;
         }
-        out << ']';
-      });
+      out << ']';
+    };
+    j.attributeObject("graph", [&] {
+      // Per instance and per edge: written straight, as the stages are.
+      rawAttribute(j, "nodes", [&](llvm::raw_ostream &out) { nodes(out, kNoSegment); });
+      rawAttribute(j, "edges", [&](llvm::raw_ostream &out) { edgeList(out, kNoSegment); });
       rawAttribute(j, "node_priorities", [&](llvm::raw_ostream &out) {
         out << '[';
+        bool first = true;
         for (uint32_t v = 0; v < s.instances.size(); ++v)
-          out << (v ? "," : "") << s.stream(s.streamOf(v)).cudaPriority;
+          if (!s.onHost(v)) {
+            out << (first ? "" : ",") << s.stream(s.streamOf(v)).cudaPriority;
+            first = false;
+          }
         out << ']';
+      });
+      j.attributeArray("segments", [&] {
+        for (uint32_t g = 0; g < s.segments; ++g)
+          j.object([&] {
+            rawAttribute(j, "nodes", [&](llvm::raw_ostream &out) { nodes(out, g); });
+            rawAttribute(j, "edges", [&](llvm::raw_ostream &out) { edgeList(out, g); });
+          });
       });
     });
   }

@@ -106,6 +106,7 @@ void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
     record.push_back("  record  " + padded + "  e");
     wait.push_back("  wait    " + padded + "  e");
   }
+  const std::string padding(width, ' ');
   os << "\nhost calls, in issue order:\n";
   for (const Op &op : s.ops) {
     switch (op.kind) {
@@ -118,21 +119,41 @@ void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
     case Op::Wait:
       os << wait[op.stream] << Decimal(op.event) << " for ";
       break;
+    case Op::Cpu:
+      os << "  cpu     " << padding << "  ";
+      break;
+    case Op::Sync:
+      os << "  sync    " << padding << "  e" << Decimal(op.event) << " for ";
+      break;
+    case Op::GraphLaunch:
+      break;
     }
     s.instances.writeName(os, op.instance);
     os << '\n';
   }
-  os << formatv("\nevents: {0} object{1}, {2} record{3}, {4} wait{5}\n",
+  os << formatv("\nevents: {0} object{1}, {2} record{3}, {4} wait{5}",
                 s.eventObjects, s.eventObjects == 1 ? "" : "s", s.records,
                 s.records == 1 ? "" : "s", s.waits, s.waits == 1 ? "" : "s");
+  if (s.hasHostStages())
+    os << formatv(", {0} host synchronisation{1}", s.syncs, s.syncs == 1 ? "" : "s");
+  os << '\n';
 }
 
 void graph(const Schedule &s, llvm::raw_ostream &os) {
   auto edges = s.graphEdges();
+  size_t nodes = 0;
+  for (uint32_t v = 0; v < s.instances.size(); ++v)
+    nodes += !s.onHost(v);
   os << formatv("\ngraph: {0} nodes, {1} edges (the transitive reduction of "
-                "dependencies and stream order)\n",
-                s.instances.size(), edges.size());
+                "dependencies and stream order)",
+                nodes, edges.size());
+  if (s.hasHostStages())
+    os << formatv(", in {0} segment{1} between host synchronisations", s.segments,
+                  s.segments == 1 ? "" : "s");
+  os << '\n';
   for (uint32_t v = 0; v < s.instances.size(); ++v) {
+    if (s.onHost(v))
+      continue;
     const program::Stream &st = s.stream(s.streamOf(v));
     os << "  node " << Decimal(v) << "  ";
     s.instances.writeName(os, v);
@@ -145,6 +166,31 @@ void graph(const Schedule &s, llvm::raw_ostream &os) {
     os << " -> ";
     s.instances.writeName(os, to);
     os << '\n';
+  }
+  if (!s.hasHostStages())
+    return;
+  os << "\nhost calls per replay:\n";
+  for (const Op &op : s.graphOps) {
+    switch (op.kind) {
+    case Op::GraphLaunch:
+      os << "  graph launch  segment " << Decimal(op.event) << " (from ";
+      s.instances.writeName(os, op.instance);
+      os << ")\n";
+      continue;
+    case Op::Record:
+      os << "  record        e" << Decimal(op.event) << " after the last launch\n";
+      continue;
+    case Op::Sync:
+      os << "  sync          e" << Decimal(op.event) << '\n';
+      continue;
+    case Op::Cpu:
+      os << "  cpu           ";
+      s.instances.writeName(os, op.instance);
+      os << '\n';
+      continue;
+    default:
+      continue;
+    }
   }
 }
 

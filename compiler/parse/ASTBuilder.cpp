@@ -189,7 +189,8 @@ ast::StageDecl ASTBuilder::buildStageDecl(PipeParser::StageDeclContext *c) {
   return s;
 }
 
-/// work : KERNEL amount | COPY direction amount? | HOST amount | MEMSET amount ;
+/// work : KERNEL amount | COPY direction amount? | HOST amount | MEMSET amount
+///      | CPU amount ;
 void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
   Children kids(c);
   if (antlr4::Token *t = kids.token(PipeParser::KERNEL)) {
@@ -203,6 +204,9 @@ void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
     into.kindRange = ctx.rangeOf(t);
   } else if (antlr4::Token *t = kids.token(PipeParser::MEMSET)) {
     into.kind = StageKind::Memset;
+    into.kindRange = ctx.rangeOf(t);
+  } else if (antlr4::Token *t = kids.token(PipeParser::CPU)) {
+    into.kind = StageKind::Cpu;
     into.kindRange = ctx.rangeOf(t);
   }
   if (auto *direction = kids.rule<PipeParser::DirectionContext>(PipeParser::RuleDirection))

@@ -189,7 +189,8 @@ bool DirectParser::stageDecl(ast::Pipeline &into) {
   return true;
 }
 
-/// work : KERNEL amount | COPY direction amount? | HOST amount | MEMSET amount ;
+/// work : KERNEL amount | COPY direction amount? | HOST amount | MEMSET amount
+///      | CPU amount ;
 /// direction : H2D | D2H | D2D ;
 bool DirectParser::work(ast::StageDecl &into) {
   antlr4::Token *keyword = tokens.peek();
@@ -205,6 +206,9 @@ bool DirectParser::work(ast::StageDecl &into) {
     break;
   case PipeParser::MEMSET:
     into.kind = StageKind::Memset;
+    break;
+  case PipeParser::CPU:
+    into.kind = StageKind::Cpu;
     break;
   default:
     return false;

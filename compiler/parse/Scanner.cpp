@@ -49,6 +49,7 @@ constexpr Keyword kKeywords[] = {
     {"copy", PipeLexer::COPY},
     {"host", PipeLexer::HOST},
     {"memset", PipeLexer::MEMSET},
+    {"cpu", PipeLexer::CPU},
     {"h2d", PipeLexer::H2D},
     {"d2h", PipeLexer::D2H},
     {"d2d", PipeLexer::D2D},

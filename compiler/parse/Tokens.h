@@ -14,6 +14,7 @@ inline bool isNameToken(size_t type) {
   case PipeParser::COPY:
   case PipeParser::HOST:
   case PipeParser::MEMSET:
+  case PipeParser::CPU:
   case PipeParser::H2D:
   case PipeParser::D2H:
   case PipeParser::D2D:

@@ -39,6 +39,12 @@ struct DeviceProfile {
   double uploadNodeUs = 0.58;       ///< a graph's first launch, per node
   double instantiateNodeUs = 30;    ///< cudaGraphInstantiate, per node
   double nodeUpdateUs = 2.6;        ///< updating one node's parameters
+  /// A host synchronisation (cudaEventSynchronize): from the event's
+  /// completion to the host thread running again.
+  double syncLatencyUs = 2.0;
+  /// Launches the driver holds for the device before a launch call blocks
+  /// the host (its command queue), across all streams.
+  unsigned launchQueueDepth = 1024;
 
   // The device, as the model sees it.
   unsigned sms = 132;               ///< streaming multiprocessors

@@ -78,11 +78,21 @@ struct Stage {
   uint64_t smemBytes = 0; ///< shared memory per block (`smem=`)
   uint32_t regs = 0;      ///< registers per thread (`regs=`), 0: not limiting
   bool dynamic = false;
+  /// `issue=T` (version 3): host time spent preparing each launch before
+  /// its API call (the framework's dispatch), microseconds. Paid per launch
+  /// in the stream lowering, not by a graph replay.
+  double issueUs = 0;
   std::vector<Access> accesses; ///< reads first, then writes, as declared
   /// Declared dependencies (duplicates removed), then the inferred ones.
   std::vector<Dependency> deps;
   llvm::SMRange range;          ///< the stage's name
 };
+
+/// A stage that runs on a stream but was declared without `on`: the
+/// compiler gives it one. A `cpu` stage runs on the host thread, on none.
+inline bool unpinned(const Stage &s) {
+  return s.stream == kNoStream && s.kind != StageKind::Cpu;
+}
 
 struct Pipeline {
   std::string name;

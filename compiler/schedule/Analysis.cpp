@@ -46,6 +46,8 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
       break;
     case StageKind::Memset:
       break; // a fill on the device: bounded by the paths, not a resource
+    case StageKind::Cpu:
+      break; // the host thread: its own bound
     }
   }
   double sm = *std::max_element(area, area + 4) / double(std::max(1u, p.sms));
@@ -70,6 +72,50 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
   a.bounds.push_back({"host_functions", "the host-function executor", host});
 }
 
+/// Calls `each(v, predecessors)` for every instance in issue order, with
+/// its predecessors that every lowering keeps, for the critical path:
+/// dependencies, stream order, the host thread's order of cpu stages, and,
+/// for a device stage, the last cpu stage issued before its graph segment
+/// is launched (the stream lowering issues it after that one too; a cpu
+/// stage issued inside a segment does not hold the segment's later stages
+/// back in a graph). Without cpu stages: the reduction.
+template <typename Each>
+static void forEachInstance(const Schedule &s, Each each) {
+  const Instances &inst = s.instances;
+  const size_t n = inst.size();
+  constexpr uint32_t kNone = UINT32_MAX;
+  if (!s.hasHostStages()) {
+    for (uint32_t v = 0; v < n; ++v)
+      each(v, s.reduction.kept.row(v));
+    return;
+  }
+  std::vector<uint32_t> lastOn(s.hostChain() + 1, kNone);
+  std::vector<uint32_t> anchor(s.segments, kNone);
+  std::vector<uint8_t> seen(s.segments, 0);
+  std::vector<uint32_t> preds;
+  uint32_t lastCpu = kNone;
+  for (uint32_t v = 0; v < n; ++v) {
+    llvm::ArrayRef<uint32_t> deps = inst.deps().row(v);
+    preds.assign(deps.begin(), deps.end());
+    uint32_t &previous = lastOn[s.streamOf(v)];
+    if (previous != kNone)
+      preds.push_back(previous);
+    previous = v;
+    if (s.onHost(v)) {
+      lastCpu = v;
+    } else {
+      uint32_t segment = s.segmentOf[v];
+      if (!seen[segment]) {
+        seen[segment] = 1;
+        anchor[segment] = lastCpu;
+      }
+      if (anchor[segment] != kNone)
+        preds.push_back(anchor[segment]);
+    }
+    each(v, llvm::ArrayRef<uint32_t>(preds));
+  }
+}
+
 Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   Analysis a;
   const Instances &inst = s.instances;
@@ -78,20 +124,24 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   for (uint32_t v = 0; v < n; ++v) {
     double d = inst.stage(v).durationUs;
     a.sequentialUs += d;
-    a.streamBusyUs[s.streamOf(v)] += d;
+    if (s.onHost(v))
+      a.hostBusyUs += d;
+    else
+      a.streamBusyUs[s.streamOf(v)] += d;
   }
   for (double busy : a.streamBusyUs)
     a.streamBoundUs = std::max(a.streamBoundUs, busy);
 
-  // Longest path through the reduction (which keeps every longest path of
-  // dependencies and stream order: durations are not negative).
+  // Longest path through what every lowering keeps (the reduction keeps
+  // every longest path of dependencies and stream order: durations are not
+  // negative).
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<double> finish(n, 0);
   std::vector<uint32_t> via(n, kNone);
   uint32_t last = kNone;
-  for (uint32_t v = 0; v < n; ++v) {
+  forEachInstance(s, [&](uint32_t v, llvm::ArrayRef<uint32_t> preds) {
     double start = 0;
-    for (uint32_t u : s.reduction.kept.row(v))
+    for (uint32_t u : preds)
       if (via[v] == kNone || finish[u] > start) {
         start = finish[u];
         via[v] = u;
@@ -99,7 +149,7 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
     finish[v] = start + inst.stage(v).durationUs;
     if (last == kNone || finish[v] > finish[last])
       last = v;
-  }
+  });
   for (uint32_t v = last; v != kNone; v = via[v])
     a.criticalPath.push_back(v);
   std::reverse(a.criticalPath.begin(), a.criticalPath.end());
@@ -110,7 +160,7 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   for (size_t i = 1; i < a.criticalPath.size(); ++i) {
     uint32_t u = a.criticalPath[i - 1], v = a.criticalPath[i];
     llvm::ArrayRef<uint32_t> deps = inst.deps().row(v);
-    if (std::binary_search(deps.begin(), deps.end(), u))
+    if (std::binary_search(deps.begin(), deps.end(), u) || s.onHost(u) || s.onHost(v))
       continue;
     double allowed = 0;
     for (uint32_t d : deps)
@@ -131,6 +181,8 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
                           : "stream '" + s.stream(busiest).name + "'",
                       a.streamBoundUs});
   addResourceBounds(s, profile, a);
+  // The host thread runs every cpu stage in turn, in every lowering.
+  a.bounds.push_back({"host", "the host thread's cpu work", a.hostBusyUs});
   a.binding = 0;
   for (size_t i = 1; i < a.bounds.size(); ++i)
     if (a.bounds[i].us > a.bounds[a.binding].us)
@@ -139,7 +191,8 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   a.overlapRatio = a.sequentialUs > 0 ? 1 - a.lowerBoundUs / a.sequentialUs : 0;
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : inst.deps().row(v))
-      a.crossStreamDependencies += s.streamOf(u) != s.streamOf(v);
+      a.crossStreamDependencies += s.streamOf(u) != s.streamOf(v) && !s.onHost(u) &&
+                                   !s.onHost(v);
   // Declared dependencies only: an inferred one the reduction drops is just
   // one the data needed and something else already gives.
   a.redundantDependencies = 0;

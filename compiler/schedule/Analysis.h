@@ -62,6 +62,7 @@ struct Analysis {
   std::vector<uint32_t> criticalPath; ///< instances, first to last
   std::vector<StreamOrderDelay> streamOrderOnCriticalPath;
   std::vector<double> streamBusyUs; ///< per stream
+  double hostBusyUs = 0;            ///< the cpu stages' work on the host thread
   /// Named lower bounds (critical path, busiest stream, SM area, each copy
   /// engine, the host-function executor); lowerBoundUs is the largest, the
   /// binding one.

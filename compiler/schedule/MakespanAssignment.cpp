@@ -66,7 +66,7 @@ public:
         pipeline(inst.pipeline()), n(inst.stagesPerIteration()) {
     autoIndex.assign(n, kNone);
     for (uint32_t pos = 0; pos < n; ++pos)
-      if (stageAt(pos).stream == program::kNoStream) {
+      if (program::unpinned(stageAt(pos))) {
         autoIndex[pos] = static_cast<uint32_t>(autoPos.size());
         autoPos.push_back(pos);
       }
@@ -149,11 +149,13 @@ private:
     return pipeline.stages[inst.order()[pos]];
   }
   /// The stream of position `pos` under `c`: declared [0, D), automatic
-  /// [D, D + K).
+  /// [D, D + K), the host thread (a cpu stage) D + K.
   uint32_t streamOf(const Candidate &c, uint32_t pos) const {
     uint32_t a = autoIndex[pos];
-    return a == kNone ? static_cast<uint32_t>(stageAt(pos).stream)
-                      : D + c.autoStream[a];
+    if (a != kNone)
+      return D + c.autoStream[a];
+    return stageAt(pos).kind == StageKind::Cpu ? D + K
+                                               : static_cast<uint32_t>(stageAt(pos).stream);
   }
 
   static bool better(const Candidate &a, const Candidate &b) {
@@ -203,18 +205,31 @@ private:
   Candidate listScheduling() const {
     Candidate c{"list scheduling", std::vector<uint32_t>(autoPos.size(), 0)};
     const uint32_t S = D + K;
-    std::vector<double> streamFree(S, 0), finish(n, 0);
-    std::vector<uint8_t> streamUsed(S, 0);
-    std::vector<uint32_t> streamOfPos(n, 0), lastOn(S, kNone);
+    std::vector<double> streamFree(S + 1, 0), finish(n, 0);
+    std::vector<uint8_t> streamUsed(S + 1, 0);
+    std::vector<uint32_t> streamOfPos(n, 0), lastOn(S + 1, kNone);
     double engineFree[3] = {0, 0, 0}, hostFree = 0, issue = 0;
     uint32_t opened = 0;
     for (uint32_t v = 0; v < n; ++v) {
       const program::Stage &st = stageAt(v);
-      issue += p.launchUs;
+      if (st.kind == StageKind::Cpu) {
+        // The host thread itself: it waits for what the stage depends on,
+        // works, and only then issues what follows.
+        double start = issue;
+        for (uint32_t u : graph.reduced.row(v))
+          start = std::max(start, finish[u]);
+        finish[v] = start + st.durationUs;
+        issue = finish[v];
+        streamOfPos[v] = S;
+        continue;
+      }
+      issue += st.issueUs + p.launchUs;
       auto finishOn = [&](uint32_t s, double &start) {
         double ready = issue;
         for (uint32_t u : graph.reduced.row(v))
-          ready = std::max(ready, finish[u] + (streamOfPos[u] != s ? p.waitLatencyUs : 0));
+          ready = std::max(ready, finish[u] + (streamOfPos[u] != s && streamOfPos[u] != S
+                                                   ? p.waitLatencyUs
+                                                   : 0));
         if (streamUsed[s])
           ready = std::max(ready, streamFree[s] + p.streamGapUs);
         double cost = st.durationUs;
@@ -255,7 +270,7 @@ private:
       streamOfPos[v] = chosen;
       double end = finishOn(chosen, start);
       for (uint32_t u : graph.reduced.row(v))
-        issue += streamOfPos[u] != chosen ? p.waitUs : 0;
+        issue += streamOfPos[u] != chosen && streamOfPos[u] != S ? p.waitUs : 0;
       finish[v] = end;
       streamFree[chosen] = end;
       streamUsed[chosen] = 1;
@@ -314,7 +329,7 @@ private:
       // Per unpinned stage: how long its instances waited for their stream
       // after their dependencies were done.
       std::vector<double> held(autoPos.size(), 0);
-      std::vector<uint32_t> previous(D + K, kNone);
+      std::vector<uint32_t> previous(D + K + 1, kNone);
       for (uint32_t v = 0; v < instances; ++v) {
         const uint32_t pos = v % n;
         const uint32_t s = streamOf(best, pos);
@@ -414,7 +429,9 @@ private:
     plan.streams = q.streams;
     plan.streamOfStage.assign(n, 0);
     for (uint32_t k = 0; k < q.stages.size(); ++k)
-      plan.streamOfStage[k] = static_cast<uint32_t>(q.stages[k].stream);
+      plan.streamOfStage[k] = q.stages[k].kind == StageKind::Cpu
+                                  ? kHostStream
+                                  : static_cast<uint32_t>(q.stages[k].stream);
     plan.autoStages = static_cast<uint32_t>(autoPos.size());
     for (uint32_t v = 0; v < n; ++v)
       if (autoIndex[v] != kNone)

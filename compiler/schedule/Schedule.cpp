@@ -85,20 +85,82 @@ Schedule::Schedule(const program::Pipeline &pipeline,
       lowering(Lowering::Streams) {
   Stopwatch watch;
   const size_t n = instances.size();
+  const uint32_t streams = static_cast<uint32_t>(streamPlan.streams.size());
   instanceStream.resize(n);
-  for (uint32_t v = 0; v < n; ++v)
-    instanceStream[v] = streamPlan.streamOfStage[instances.stageOf(v)];
+  for (const program::Stage &st : pipeline.stages)
+    hostStages |= st.kind == StageKind::Cpu;
+  for (uint32_t v = 0; v < n; ++v) {
+    uint32_t stream = streamPlan.streamOfStage[instances.stageOf(v)];
+    instanceStream[v] = stream == kHostStream ? streams : stream;
+  }
   // Every predecessor lies within k + 1 iterations' worth of instances, for
-  // the farthest @prev(k) (and the previous instance on a stream within
-  // one iteration's worth).
+  // the farthest @prev(k) (and the previous instance on a stream, or the
+  // last cpu stage before it, within one iteration's worth).
   size_t window = (std::max<size_t>(1, instances.maxDistance()) + 1) *
                   size_t(instances.stagesPerIteration());
-  reduction = transitiveReduction(
-      instances.deps(), instanceStream,
-      static_cast<uint32_t>(streamPlan.streams.size()), window);
+  if (!hostStages) {
+    reduction = transitiveReduction(instances.deps(), instanceStream, streams, window);
+  } else {
+    // Host program order: a cpu stage happens before everything issued
+    // after it. The host thread is one more chain (cpu stages in issue
+    // order), and each instance on a stream follows the last cpu stage
+    // issued since the previous instance of its stream (stream order
+    // carries it to the rest).
+    const CSR &deps = instances.deps();
+    CSR ordered;
+    ordered.begin.reserve(n + 1);
+    ordered.targets.reserve(deps.edges() + n);
+    std::vector<uint32_t> lastOn(streams, UINT32_MAX);
+    uint32_t lastCpu = UINT32_MAX;
+    std::vector<uint64_t> extra; // the edge index of each host-order edge
+    for (uint32_t v = 0; v < n; ++v) {
+      llvm::ArrayRef<uint32_t> row = deps.row(v);
+      uint32_t host = UINT32_MAX;
+      if (!onHost(v)) {
+        uint32_t &last = lastOn[instanceStream[v]];
+        if (lastCpu != UINT32_MAX && (last == UINT32_MAX || lastCpu > last) &&
+            !std::binary_search(row.begin(), row.end(), lastCpu))
+          host = lastCpu;
+        last = v;
+      } else {
+        lastCpu = v;
+      }
+      bool placed = host == UINT32_MAX;
+      for (uint32_t u : row) {
+        if (!placed && host < u) {
+          extra.push_back(ordered.targets.size());
+          ordered.targets.push_back(host);
+          placed = true;
+        }
+        ordered.targets.push_back(u);
+      }
+      if (!placed) {
+        extra.push_back(ordered.targets.size());
+        ordered.targets.push_back(host);
+      }
+      ordered.begin.push_back(ordered.targets.size());
+    }
+    reduction = transitiveReduction(ordered, instanceStream, streams + 1, window);
+    // The flags of the declared (and inferred) edges alone.
+    std::vector<uint8_t> declared;
+    declared.reserve(deps.edges());
+    size_t next = 0;
+    for (uint64_t e = 0; e < ordered.edges(); ++e) {
+      if (next < extra.size() && extra[next] == e) {
+        ++next;
+        continue;
+      }
+      declared.push_back(reduction.declaredKept[e]);
+    }
+    reduction.declaredKept = std::move(declared);
+    reduction.removedDeclared = 0;
+    for (uint8_t kept : reduction.declaredKept)
+      reduction.removedDeclared += !kept;
+  }
   times.reduction = watch.lap();
 
   planEvents(*this);
+  planSegments(*this);
   times.events = watch.lap();
   analysis = analyze(*this, profile);
   if (options.graphCost)
@@ -120,21 +182,28 @@ Schedule::Schedule(const program::Pipeline &pipeline,
     ops.clear();
     ops.shrink_to_fit();
     eventObjects = 0;
-    records = waits = 0;
+    records = waits = syncs = 0;
     analysis.eventDensity = 0;
   }
+}
+
+/// Whether edge u -> v of the reduction needs an event: a cross-stream
+/// wait, or a host synchronisation (a cpu stage after a device stage). An
+/// edge from a cpu stage needs none: the host issues v only after u ran.
+static bool needsEvent(const Schedule &s, uint32_t u, uint32_t v) {
+  return !s.onHost(u) && s.streamOf(u) != s.streamOf(v);
 }
 
 void pipec::planEvents(Schedule &s) {
   const size_t n = s.instances.size();
   const CSR &kept = s.reduction.kept;
   constexpr uint32_t kNone = UINT32_MAX;
-  // The last consumer that waits for each producer.
+  // The last consumer that waits (or syncs) for each producer.
   std::vector<uint32_t> lastWaiter(n, kNone);
   size_t waits = 0, producers = 0;
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : kept.row(v))
-      if (s.streamOf(u) != s.streamOf(v)) {
+      if (needsEvent(s, u, v)) {
         producers += lastWaiter[u] == kNone;
         lastWaiter[u] = v;
         ++waits;
@@ -145,16 +214,22 @@ void pipec::planEvents(Schedule &s) {
   s.ops.clear();
   s.ops.reserve(n + waits + producers); // exactly: launches, waits, records
   for (uint32_t v = 0; v < n; ++v) {
-    const uint32_t stream = s.streamOf(v);
+    const bool cpu = s.onHost(v);
+    const uint32_t stream = cpu ? kHostStream : s.streamOf(v);
     for (uint32_t u : kept.row(v)) {
-      if (s.streamOf(u) == stream)
+      if (!needsEvent(s, u, v))
         continue;
-      s.ops.push_back({Op::Wait, stream, u, eventOf[u]});
-      ++s.waits;
+      if (cpu) {
+        s.ops.push_back({Op::Sync, kHostStream, u, eventOf[u]});
+        ++s.syncs;
+      } else {
+        s.ops.push_back({Op::Wait, stream, u, eventOf[u]});
+        ++s.waits;
+      }
       if (lastWaiter[u] == v)
         free.push(eventOf[u]); // no later wait binds to this record
     }
-    s.ops.push_back({Op::Launch, stream, v, 0});
+    s.ops.push_back({cpu ? Op::Cpu : Op::Launch, stream, v, 0});
     if (lastWaiter[v] != kNone) {
       uint32_t event;
       if (!free.empty()) {
@@ -170,8 +245,99 @@ void pipec::planEvents(Schedule &s) {
   }
 }
 
+void pipec::planSegments(Schedule &s) {
+  const size_t n = s.instances.size();
+  const CSR &deps = s.instances.deps();
+  s.segmentOf.assign(n, 0);
+  s.graphOps.clear();
+  s.graphEventObjects = 0;
+  if (!s.hostStages) {
+    s.segments = 1;
+    s.graphOps.push_back({Op::GraphLaunch, kHostStream, UINT32_MAX, 0});
+    return;
+  }
+  // Which cpu stages end a segment: those that synchronise, and those a
+  // device stage depends on (it must be launched after them).
+  std::vector<uint8_t> boundary(n, 0), syncs(n, 0);
+  for (uint32_t v = 0; v < n; ++v) {
+    if (s.onHost(v)) {
+      for (uint32_t u : s.reduction.kept.row(v))
+        if (!s.onHost(u))
+          boundary[v] = syncs[v] = 1;
+      continue;
+    }
+    for (uint32_t u : deps.row(v))
+      if (s.onHost(u))
+        boundary[u] = 1;
+  }
+  // Segments: maximal runs of device instances between boundaries; each is
+  // launched where its first instance is issued. A synchronising cpu stage
+  // waits for the last launch (segments run in order on one stream).
+  uint32_t segment = 0;
+  bool open = false, launched = false;
+  for (uint32_t v = 0; v < n; ++v) {
+    if (s.onHost(v)) {
+      s.segmentOf[v] = kNoSegment;
+      if (boundary[v] && open) {
+        ++segment;
+        open = false;
+      }
+      if (syncs[v] && launched) {
+        s.graphOps.push_back({Op::Record, kHostStream, v, 0});
+        s.graphOps.push_back({Op::Sync, kHostStream, v, 0});
+        s.graphEventObjects = 1;
+      }
+      s.graphOps.push_back({Op::Cpu, kHostStream, v, 0});
+      continue;
+    }
+    if (!open) {
+      s.graphOps.push_back({Op::GraphLaunch, kHostStream, v, segment});
+      open = launched = true;
+    }
+    s.segmentOf[v] = segment;
+  }
+  s.segments = segment + (open ? 1 : 0);
+  // Each segment's edges: the reduction of dependencies and stream order
+  // over the device instances, less the edges between segments (the
+  // segments' order holds those). A path between two instances of one
+  // segment passes only through instances issued between them: the same
+  // segment, so this is the reduction within each segment.
+  std::vector<uint32_t> device, index(n, UINT32_MAX);
+  for (uint32_t v = 0; v < n; ++v)
+    if (!s.onHost(v)) {
+      index[v] = static_cast<uint32_t>(device.size());
+      device.push_back(v);
+    }
+  CSR local;
+  std::vector<uint32_t> chainOf;
+  local.begin.reserve(device.size() + 1);
+  chainOf.reserve(device.size());
+  size_t window = 0;
+  for (uint32_t v : device) {
+    for (uint32_t u : deps.row(v))
+      if (index[u] != UINT32_MAX) {
+        local.targets.push_back(index[u]);
+        window = std::max<size_t>(window, index[v] - index[u]);
+      }
+    local.begin.push_back(local.targets.size());
+    chainOf.push_back(s.streamOf(v));
+  }
+  // The previous instance of a stream lies within one iteration's worth.
+  window = std::max<size_t>(window, s.instances.stagesPerIteration()) + 1;
+  Reduction r = transitiveReduction(local, chainOf, s.hostChain(), window);
+  s.graphKept = CSR();
+  s.graphKept.begin.reserve(n + 1);
+  for (uint32_t v = 0; v < n; ++v) {
+    if (index[v] != UINT32_MAX)
+      for (uint32_t u : r.kept.row(index[v]))
+        if (s.segmentOf[device[u]] == s.segmentOf[v])
+          s.graphKept.targets.push_back(device[u]);
+    s.graphKept.begin.push_back(s.graphKept.targets.size());
+  }
+}
+
 std::vector<std::pair<uint32_t, uint32_t>> Schedule::graphEdges() const {
-  const CSR &kept = reduction.kept;
+  const CSR &kept = graphPredecessors();
   std::vector<std::pair<uint32_t, uint32_t>> edges;
   edges.reserve(kept.edges());
   for (uint32_t v = 0; v < kept.rows(); ++v)

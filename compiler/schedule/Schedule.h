@@ -56,14 +56,20 @@ struct ScheduleOptions {
 /// may make a stream per chain). Sema bounds memory with it.
 unsigned automaticStreamsBound(const ScheduleOptions &options, const DeviceProfile &profile);
 
-/// One host call of the stream lowering.
+/// One host call. The stream lowering: Launch, Record and Wait on a
+/// stream, Cpu (a `cpu` stage, on the host thread) and Sync (the host waits
+/// for the latest record of `event`). The graph lowering: GraphLaunch of
+/// segment `event`, then Record (on the launch stream), Sync and Cpu.
 struct Op {
-  enum Kind : uint8_t { Launch, Record, Wait };
+  enum Kind : uint8_t { Launch, Record, Wait, Cpu, Sync, GraphLaunch };
   Kind kind;
-  uint32_t stream;
-  uint32_t instance; ///< launched; or the producer the event stands for
-  uint32_t event;    ///< Record and Wait only
+  uint32_t stream;   ///< Launch, Record, Wait (kHostStream otherwise)
+  uint32_t instance; ///< launched or run; or the producer the event stands for
+  uint32_t event;    ///< Record, Wait, Sync; the segment of a GraphLaunch
 };
+
+/// segmentOf of a `cpu` stage: it is in no graph.
+constexpr uint32_t kNoSegment = UINT32_MAX;
 
 /// Wall time of each phase of building a schedule, in seconds.
 struct PhaseTimes {
@@ -81,8 +87,12 @@ struct Schedule {
   Instances instances;
   std::unique_ptr<StageGraph> stageGraph; ///< present when streams were assigned
   StreamPlan streamPlan;
-  std::vector<uint32_t> instanceStream; ///< each instance's stream
-  Reduction reduction; ///< of dependencies and stream order, per instance
+  /// Each instance's stream; a `cpu` stage's is hostChain().
+  std::vector<uint32_t> instanceStream;
+  /// Of dependencies, stream order and host program order, per instance
+  /// (the stream lowering's happens-before; a `cpu` stage's kept device
+  /// predecessors are its host synchronisations).
+  Reduction reduction;
   Lowering lowering;
 
   // Stream lowering.
@@ -90,18 +100,51 @@ struct Schedule {
   uint32_t eventObjects = 0;
   uint64_t records = 0;
   uint64_t waits = 0;
+  uint64_t syncs = 0; ///< host synchronisations (Sync ops)
+
+  // Graph lowering: the device work between host synchronisations, one
+  // graph a segment, launched in order on one stream.
+  std::vector<uint32_t> segmentOf; ///< per instance (kNoSegment: a cpu stage)
+  uint32_t segments = 1;
+  /// The graph lowering's host calls per replay (GraphLaunch, Record, Sync,
+  /// Cpu), and its event objects.
+  std::vector<Op> graphOps;
+  uint32_t graphEventObjects = 0;
 
   Analysis analysis;
 
   uint32_t streamOf(uint32_t instance) const {
     return instanceStream[instance];
   }
+  /// The chain of `cpu` stages in instanceStream and the reduction: one past
+  /// the streams.
+  uint32_t hostChain() const { return static_cast<uint32_t>(streamPlan.streams.size()); }
+  /// Whether the instance is a `cpu` stage (on the host thread).
+  bool onHost(uint32_t instance) const { return instanceStream[instance] == hostChain(); }
+  /// Whether the pipeline has `cpu` stages at all.
+  bool hasHostStages() const { return hostStages; }
+  /// The graph lowering's edges into each instance: the transitive
+  /// reduction of dependencies and stream order within its segment (the
+  /// stream lowering's reduction when there is no `cpu` stage).
+  const CSR &graphPredecessors() const { return hostStages ? graphKept : reduction.kept; }
   const program::Stream &stream(uint32_t index) const {
     return streamPlan.streams[index];
   }
   /// The graph lowering's edges, sorted by (from, to).
   std::vector<std::pair<uint32_t, uint32_t>> graphEdges() const;
+
+private:
+  bool hostStages = false;
+  CSR graphKept;
+  friend void planSegments(Schedule &schedule);
 };
+
+/// The graph lowering's segments: a `cpu` stage that synchronises (has a
+/// device predecessor in the reduction) or that a device stage depends on
+/// ends one; each segment's edges are the reduction within it; its host
+/// calls: each segment launched at its first stage's place in issue order,
+/// a record and a sync before each synchronising cpu stage.
+void planSegments(Schedule &schedule);
 
 /// Plans the stream lowering's host calls: waits for exactly the
 /// cross-stream edges of the reduction, one record per producer, and event

@@ -117,11 +117,12 @@ StreamPlan pipec::assignStreams(const Instances &inst, const StageGraph &graph,
   std::vector<uint32_t> autoIndex(n, UINT32_MAX), autoPos;
   for (uint32_t pos = 0; pos < n; ++pos) {
     const program::Stage &s = p.stages[inst.order()[pos]];
-    if (s.stream == program::kNoStream) {
+    if (program::unpinned(s)) {
       autoIndex[pos] = static_cast<uint32_t>(autoPos.size());
       autoPos.push_back(pos);
     } else {
-      plan.streamOfStage[inst.order()[pos]] = static_cast<uint32_t>(s.stream);
+      plan.streamOfStage[inst.order()[pos]] =
+          s.kind == StageKind::Cpu ? kHostStream : static_cast<uint32_t>(s.stream);
     }
   }
   plan.autoStages = static_cast<uint32_t>(autoPos.size());

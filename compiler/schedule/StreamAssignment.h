@@ -83,9 +83,12 @@ public:
                      std::vector<double> &end) const = 0;
 };
 
+/// streamOfStage of a `cpu` stage: it runs on the host thread, on no stream.
+constexpr uint32_t kHostStream = UINT32_MAX;
+
 struct StreamPlan {
   std::vector<program::Stream> streams; ///< declared ones, then auto0, auto1...
-  std::vector<uint32_t> streamOfStage;  ///< indexed by stage
+  std::vector<uint32_t> streamOfStage;  ///< indexed by stage (kHostStream: cpu)
 
   AssignMethod method = AssignMethod::Makespan;
   /// The makespan method: the model's makespan of the assignment chosen,

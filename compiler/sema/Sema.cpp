@@ -55,6 +55,7 @@ private:
   void checkWork(const ast::StageDecl &s, Stage &into);
   void checkAttrs(const ast::StageDecl &s, Stage &into);
   void checkSharedMemory(const ast::Attr &a, Stage &into);
+  void checkIssue(const ast::Attr &a, Stage &into);
   void checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
                  const llvm::StringMap<uint32_t> &stages,
                  const ast::Pipeline &p, Stage &into);
@@ -242,6 +243,8 @@ static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
     return b.host ? "kernels read and write device memory" : nullptr;
   case StageKind::Host:
     return b.host ? nullptr : "host stages read and write pinned host memory";
+  case StageKind::Cpu:
+    return b.host ? nullptr : "cpu stages read and write pinned host memory";
   case StageKind::Memset:
     if (!write)
       return "a memset writes device memory and reads none";
@@ -448,15 +451,18 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
 
 void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
   bool isKernel = into.kind == StageKind::Kernel;
+  bool isCpu = into.kind == StageKind::Cpu;
   llvm::StringMap<const ast::Attr *> seen;
   for (const ast::Attr &a : s.attrs) {
     llvm::StringRef name = a.name.text;
     bool known = name == "blocks" || name == "threads" || name == "smem" ||
-                 name == "regs" || name == "dynamic";
+                 name == "regs" || name == "dynamic" || name == "issue";
     if (!known) {
-      std::vector<llvm::StringRef> valid = {"dynamic"};
+      std::vector<llvm::StringRef> valid = {"dynamic", "issue"};
       if (isKernel)
-        valid = {"blocks", "threads", "smem", "regs", "dynamic"};
+        valid = {"blocks", "threads", "smem", "regs", "dynamic", "issue"};
+      if (isCpu)
+        valid = {};
       std::optional<size_t> near = sema::suggestName(name, valid);
       diags.error(a.name.range(),
                   near ? formatv("unknown attribute '{0}'; did you mean '{1}'?",
@@ -465,7 +471,15 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                        : formatv("unknown attribute '{0}'", name).str());
       continue;
     }
-    if (name != "dynamic" && !isKernel) {
+    // A cpu stage is neither a launch nor a graph node: no attribute.
+    if (isCpu) {
+      diags.error(a.name.range(),
+                  formatv("unknown attribute '{0}' for a cpu stage; a cpu stage is "
+                          "host work, not a launch, and takes no attribute",
+                          name));
+      continue;
+    }
+    if (name != "dynamic" && name != "issue" && !isKernel) {
       diags.error(a.name.range(),
                   formatv("unknown attribute '{0}' for a {1} stage; only "
                           "kernel stages take '{0}'",
@@ -487,6 +501,10 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     }
     if (name == "smem") {
       checkSharedMemory(a, into);
+      continue;
+    }
+    if (name == "issue") {
+      checkIssue(a, into);
       continue;
     }
     if (a.amount) {
@@ -522,6 +540,28 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                         into.name, into.threads, into.regs, into.smemBytes,
                         profile.maxThreadsPerSM, profile.registersPerSM,
                         profile.sharedMemoryPerSM));
+}
+
+/// `issue=30us`: the host's dispatch time before each launch.
+void Sema::checkIssue(const ast::Attr &a, Stage &into) {
+  if (!a.amount) {
+    diags.error(a.value ? a.value->range : a.name.range(),
+                formatv("attribute 'issue' expects a time ({0}), as in 'issue=30us'",
+                        sema::timeUnitList()));
+    return;
+  }
+  sema::Quantity q = sema::parseQuantity(a.amount->number, a.amount->unit);
+  if (q.kind != sema::Quantity::Time) {
+    diags.error(a.amount->range(),
+                formatv("attribute 'issue' expects a time ({0}), not '{1}{2}'",
+                        sema::timeUnitList(), a.amount->number, a.amount->unit));
+    return;
+  }
+  if (q.tooLarge) {
+    diags.error(a.amount->range(), "time must be at most 3600s");
+    return;
+  }
+  into.issueUs = q.micros;
 }
 
 /// `smem=N` (bytes) or `smem=48KiB`: shared memory per block.
@@ -629,7 +669,13 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                       std::vector<bool> &bufferUsed, Stage &into) {
   into.name = s.name.text;
   into.range = s.name.range();
-  if (s.stream) {
+  if (s.stream && s.kind == StageKind::Cpu) {
+    // Work on the issuing host thread: it has no stream.
+    diags.error(s.stream->range(),
+                formatv("cpu stage '{0}' cannot run on a stream: it runs on the host "
+                        "thread that issues the pipeline, in issue order",
+                        into.name));
+  } else if (s.stream) {
     auto it = streams.find(s.stream->text);
     if (it == streams.end()) {
       reportUnknown(*s.stream, "stream", p.streams);
@@ -789,7 +835,7 @@ void Sema::checkSize(const Pipeline &out, llvm::SMRange iterationsAt) {
   const Dependency *farthest = nullptr;
   bool unpinned = false;
   for (const Stage &st : out.stages) {
-    unpinned |= st.stream == program::kNoStream;
+    unpinned |= program::unpinned(st);
     for (const Dependency &d : st.deps) {
       if (d.distance < iterations)
         edges += iterations - d.distance;

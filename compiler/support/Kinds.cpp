@@ -12,6 +12,8 @@ const char *pipec::spelling(StageKind kind) {
     return "host";
   case StageKind::Memset:
     return "memset";
+  case StageKind::Cpu:
+    return "cpu";
   }
   return "?";
 }

@@ -5,11 +5,13 @@
 namespace pipec {
 
 /// Memset (language version 2, for imported traces): a device-side fill of
-/// device memory, as cudaMemsetAsync does.
-enum class StageKind { Kernel, Copy, Host, Memset };
+/// device memory, as cudaMemsetAsync does. Cpu (version 3): work on the
+/// host thread that issues the pipeline, in issue order, on no stream.
+enum class StageKind { Kernel, Copy, Host, Memset, Cpu };
 enum class CopyDirection { H2D, D2H, D2D };
 
-/// The keyword that spells the kind: "kernel", "copy", "host", "memset".
+/// The keyword that spells the kind: "kernel", "copy", "host", "memset",
+/// "cpu".
 const char *spelling(StageKind kind);
 /// "h2d", "d2h", "d2d".
 const char *spelling(CopyDirection dir);

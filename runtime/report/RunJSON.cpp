@@ -19,7 +19,7 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
   };
   j.object([&] {
     j.attribute("format", "pipec-run");
-    j.attribute("version", 2);
+    j.attribute("version", 3);
     j.attribute("backend", backend.name());
     j.attribute("device", backend.device());
     j.attributeArray("pipelines", [&] {
@@ -38,13 +38,22 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
             number("replay_p95", r.timings.replayP95);
             number("submit_median", r.timings.submitMedian);
           });
+          j.attributeObject("host_us", [&] {
+            number("cpu", r.hostUs.cpu);
+            number("issue", r.hostUs.issue);
+            number("api", r.hostUs.api);
+            number("blocked", r.hostUs.blocked);
+          });
           number("makespan_us", r.makespanUs);
           j.attributeArray("stages", [&] {
             for (uint32_t v = 0; v < r.start.size(); ++v)
               j.object([&] {
                 j.attribute("id", int64_t(v));
                 j.attribute("instance", s.instances.name(v));
-                j.attribute("stream", s.stream(s.streamOf(v)).name);
+                if (s.onHost(v))
+                  j.attribute("stream", nullptr);
+                else
+                  j.attribute("stream", s.stream(s.streamOf(v)).name);
                 number("start_us", r.start[v] - r.firstStartUs);
                 number("end_us", r.end[v] - r.firstStartUs);
               });

@@ -63,26 +63,21 @@ public:
       startStreams();
     else
       startGraph();
-    // Host calls reach the device in order, at known times: they are taken
-    // from submitAt directly rather than through the event heap. At equal
-    // times they come first, as events posted earliest would. Graph nodes
-    // that become ready wait in pendingReady, which says when to look next
-    // itself: an event in the heap for each would only double the work.
+    startHost();
+    // The host thread's calls reach the device in order, each when the call
+    // (and whatever the host did before it) is done: the host is followed
+    // op by op, not through the event heap. At equal times they come first,
+    // as events posted earliest would. Graph nodes that become ready wait
+    // in pendingReady, which says when to look next itself: an event in the
+    // heap for each would only double the work.
     constexpr double kNever = std::numeric_limits<double>::infinity();
-    while (!events.empty() || nextSubmit < submitAt.size() ||
-           !pendingReady.empty()) {
+    while (!events.empty() || hostDone != kNever || !pendingReady.empty()) {
       double now = events.empty() ? kNever : events.top().time;
-      if (nextSubmit < submitAt.size())
-        now = std::min(now, submitAt[nextSubmit]);
+      now = std::min(now, hostDone);
       if (!pendingReady.empty())
         now = std::min(now, pendingReady.top().first);
-      for (; nextSubmit < submitAt.size() && submitAt[nextSubmit] == now;
-           ++nextSubmit) {
-        ++out.simulatedEvents;
-        const uint32_t q = queueOf(ops()[nextSubmit].stream);
-        queues[q].push_back(static_cast<uint32_t>(nextSubmit));
-        markQueue(q);
-      }
+      while (hostDone <= now)
+        finishHostOp(now);
       while (!events.empty() && events.top().time == now) {
         Event e = events.top();
         events.pop();
@@ -90,6 +85,13 @@ public:
         handle(e, now);
       }
       pump(now);
+      // A launch that waited for room in the driver's queue goes now.
+      while (hostBlock == Block::Queue && pendingLaunches < queueDepth()) {
+        deliverBlocked(now);
+        while (hostDone <= now)
+          finishHostOp(now);
+        pump(now);
+      }
     }
     for (double e : out.end)
       out.doneUs = std::max(out.doneUs, e);
@@ -151,12 +153,186 @@ private:
     }
   }
 
-  const std::vector<Op> &ops() const { return s.ops; }
   uint32_t queueOf(uint32_t stream) const {
     return stream % std::max(1u, p.hardwareQueues);
   }
   int priorityOf(uint32_t instance) const {
     return options.priorities ? s.stream(s.streamOf(instance)).cudaPriority : 0;
+  }
+
+  // --- The host thread ----------------------------------------------------------
+  // It runs the schedule's calls in order (s.ops, or s.graphOps for the
+  // graph lowering): `issue=` dispatch and the API cost of each call, `cpu`
+  // stages, and synchronisations, where it blocks until the event's record
+  // completes, then wakes after sync_latency_us. A launch whose call is done
+  // while the driver already holds launch_queue_depth launches not yet
+  // started waits for one of them to start.
+  enum class Block : uint8_t { None, Record, Queue };
+
+  const std::vector<Op> &hostOps() const {
+    return lowering == Lowering::Streams ? s.ops : s.graphOps;
+  }
+  unsigned queueDepth() const { return std::max(1u, p.launchQueueDepth); }
+
+  void startHost() {
+    const std::vector<Op> &list = hostOps();
+    // Each wait and sync binds to the latest record of its event before it.
+    uint32_t events = lowering == Lowering::Streams ? s.eventObjects : s.graphEventObjects;
+    std::vector<uint32_t> latestRecord(events, kNone);
+    boundRecord.assign(list.size(), kNone);
+    waitHead.assign(list.size(), kNone);
+    recordDoneAt.assign(list.size(), -1);
+    for (uint32_t i = 0; i < list.size(); ++i) {
+      const Op &op = list[i];
+      if (op.kind == Op::Record)
+        latestRecord[op.event] = i;
+      if ((op.kind == Op::Wait || op.kind == Op::Sync) && op.event < events)
+        boundRecord[i] = latestRecord[op.event];
+    }
+    if (options.recordHost)
+      out.host.reserve(list.size());
+    hostAt = 0;
+    hostNext = 0;
+    beginHostOp();
+  }
+
+  void hostSpan(double from, double to, const char *what, uint32_t instance) {
+    if (options.recordHost)
+      out.host.push_back({from, to, what, instance});
+  }
+
+  /// Starts op hostNext at hostAt: when its own work ends (hostDone), or
+  /// blocked.
+  void beginHostOp() {
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    const std::vector<Op> &list = hostOps();
+    if (hostNext >= list.size()) {
+      hostDone = kNever;
+      out.submitUs = hostAt;
+      return;
+    }
+    const Op &op = list[hostNext];
+    switch (op.kind) {
+    case Op::Launch: {
+      double start = hostAt;
+      if (options.issueAt)
+        start = std::max(start, (*options.issueAt)[op.instance]);
+      const double dispatch = s.instances.stage(op.instance).issueUs;
+      if (dispatch > 0)
+        hostSpan(start, start + dispatch, "issue", op.instance);
+      hostSpan(start + dispatch, start + dispatch + p.launchUs, "launch", op.instance);
+      out.hostTime.issue += dispatch;
+      out.hostTime.api += p.launchUs;
+      hostDone = start + dispatch + p.launchUs;
+      return;
+    }
+    case Op::Record:
+    case Op::Wait: {
+      const double cost = op.kind == Op::Record ? p.recordUs : p.waitUs;
+      hostSpan(hostAt, hostAt + cost, op.kind == Op::Record ? "record" : "wait", op.instance);
+      out.hostTime.api += cost;
+      hostDone = hostAt + cost;
+      return;
+    }
+    case Op::Cpu: {
+      const double work = s.instances.stage(op.instance).durationUs;
+      out.start[op.instance] = hostAt;
+      out.hostTime.cpu += work;
+      hostDone = hostAt + work;
+      return;
+    }
+    case Op::Sync: {
+      const uint32_t record = boundRecord[hostNext];
+      if (record != kNone && recordDoneAt[record] < 0) {
+        hostBlock = Block::Record;
+        blockedSince = hostAt;
+        hostDone = kNever;
+        return;
+      }
+      const double done = record == kNone ? hostAt : recordDoneAt[record];
+      const double wake = std::max(hostAt, done + p.syncLatencyUs);
+      syncSpan(hostAt, wake, op.instance);
+      hostDone = wake;
+      return;
+    }
+    case Op::GraphLaunch: {
+      const uint32_t g = op.event;
+      const double update = double(segmentDynamic[g]) * p.nodeUpdateUs;
+      const double launch = p.graphLaunchUs + double(segmentNodes[g]) * p.graphNodeUs;
+      if (update > 0)
+        hostSpan(hostAt, hostAt + update, "update nodes", kNone);
+      hostSpan(hostAt + update, hostAt + update + launch, "graph launch", kNone);
+      out.hostTime.api += update + launch;
+      hostDone = hostAt + update + launch;
+      return;
+    }
+    }
+  }
+
+  void syncSpan(double from, double to, uint32_t producer) {
+    hostSpan(from, to, "sync", producer);
+    out.hostTime.blocked += to - from;
+  }
+
+  /// Op hostNext's own work is done at `now`: it takes effect, and the next
+  /// one starts.
+  void finishHostOp(double now) {
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    const std::vector<Op> &list = hostOps();
+    const Op &op = list[hostNext];
+    ++out.simulatedEvents;
+    switch (op.kind) {
+    case Op::Launch:
+      if (pendingLaunches >= queueDepth()) {
+        // The driver's queue is full: the call returns once a launch starts.
+        hostBlock = Block::Queue;
+        blockedSince = now;
+        hostDone = kNever;
+        return;
+      }
+      ++pendingLaunches;
+      [[fallthrough]];
+    case Op::Record:
+    case Op::Wait:
+      if (lowering == Lowering::Streams) {
+        const uint32_t q = queueOf(op.stream);
+        queues[q].push_back(static_cast<uint32_t>(hostNext));
+        markQueue(q);
+      } else {
+        graphRecord(static_cast<uint32_t>(hostNext), now);
+      }
+      break;
+    case Op::Cpu:
+      out.end[op.instance] = now;
+      break;
+    case Op::Sync:
+      break;
+    case Op::GraphLaunch:
+      segmentLaunched(op.event, now);
+      break;
+    }
+    hostAt = now;
+    ++hostNext;
+    beginHostOp();
+  }
+
+  /// The launch that waited for room in the driver's queue is taken now.
+  void deliverBlocked(double now) {
+    hostBlock = Block::None;
+    hostSpan(blockedSince, now, "blocked: launch queue full", kNone);
+    out.hostTime.blocked += now - blockedSince;
+    hostDone = now;
+  }
+
+  /// Record op `record` completed at `now`: a host blocked on it wakes.
+  void recordCompleted(uint32_t record, double now) {
+    recordDoneAt[record] = now;
+    if (hostBlock == Block::Record && boundRecord[hostNext] == record) {
+      hostBlock = Block::None;
+      const double wake = std::max(hostAt, now + p.syncLatencyUs);
+      syncSpan(blockedSince, wake, hostOps()[hostNext].instance);
+      hostDone = wake;
+    }
   }
 
   // --- Stream lowering -------------------------------------------------------
@@ -169,37 +345,6 @@ private:
     waitNext.assign(queues.size(), kNone);
     streamBusy.assign(streams, 0);
     streamFreeAt.assign(streams, 0);
-    // Each wait binds to the latest record of its event issued before it.
-    const std::vector<Op> &list = ops();
-    std::vector<uint32_t> latestRecord(s.eventObjects, kNone);
-    boundRecord.assign(list.size(), kNone);
-    waitHead.assign(list.size(), kNone);
-    recordDoneAt.assign(list.size(), -1);
-    if (options.recordHost)
-      out.host.reserve(list.size());
-    submitAt.reserve(list.size());
-    double host = 0;
-    for (uint32_t i = 0; i < list.size(); ++i) {
-      const Op &op = list[i];
-      if (options.issueAt && op.kind == Op::Launch)
-        host = std::max(host, (*options.issueAt)[op.instance]);
-      double cost = op.kind == Op::Launch   ? p.launchUs
-                    : op.kind == Op::Record ? p.recordUs
-                                            : p.waitUs;
-      if (op.kind == Op::Record)
-        latestRecord[op.event] = i;
-      if (op.kind == Op::Wait)
-        boundRecord[i] = latestRecord[op.event];
-      if (options.recordHost)
-        out.host.push_back({host, host + cost,
-                            op.kind == Op::Launch   ? "launch"
-                            : op.kind == Op::Record ? "record"
-                                                    : "wait",
-                            op.instance});
-      host += cost;
-      submitAt.push_back(host);
-    }
-    out.submitUs = host;
   }
 
   /// Moves every hardware queue's head along as far as it can go now.
@@ -245,7 +390,7 @@ private:
       queueDirty[qi] = 0; // until something changes again
       std::deque<uint32_t> &q = queues[qi];
       while (!q.empty()) {
-        const Op &op = ops()[q.front()];
+        const Op &op = hostOps()[q.front()];
         const uint32_t stream = op.stream;
         if (streamBusy[stream])
           break; // the stream's previous item is still running
@@ -254,7 +399,7 @@ private:
           break;
         }
         if (op.kind == Op::Record) {
-          recordDoneAt[q.front()] = now;
+          recordCompleted(q.front(), now);
           recordReached(q.front());
         } else if (op.kind == Op::Wait) {
           uint32_t record = boundRecord[q.front()];
@@ -274,6 +419,7 @@ private:
           break; // no room for another resident kernel
         } else {
           streamBusy[stream] = 1;
+          --pendingLaunches;
         }
         q.pop_front();
         progress = true;
@@ -283,8 +429,11 @@ private:
   }
 
   // --- Graph lowering --------------------------------------------------------
+  // Each segment is one graph, launched in order on one stream: its nodes
+  // become ready once its launch call is done and the segment before it
+  // has finished. A record after a launch completes with that segment.
   void startGraph() {
-    const CSR &in = s.reduction.kept;
+    const CSR &in = s.graphPredecessors();
     remaining.assign(n, 0);
     std::vector<uint64_t> count(n + 1, 0);
     for (uint32_t v = 0; v < n; ++v) {
@@ -299,26 +448,63 @@ private:
     for (uint32_t v = 0; v < n; ++v)
       for (uint32_t u : in.row(v))
         successors.targets[count[u]++] = v;
-    uint64_t dynamicNodes = 0;
-    for (uint32_t v = 0; v < n; ++v)
-      dynamicNodes += s.instances.stage(v).dynamic;
-    double host = double(dynamicNodes) * p.nodeUpdateUs;
-    if (dynamicNodes)
-      out.host.push_back({0, host, "update nodes", kNone});
-    double launch = p.graphLaunchUs + double(n) * p.graphNodeUs;
-    out.host.push_back({host, host + launch, "graph launch", kNone});
-    host += launch;
-    out.submitUs = host;
-    for (uint32_t v = 0; v < n; ++v)
+    const uint32_t segments = std::max(1u, s.segments);
+    segmentNodes.assign(segments, 0);
+    segmentDynamic.assign(segments, 0);
+    segmentLeft.assign(segments, 0);
+    segmentRoots.assign(segments, {});
+    segmentState.assign(segments, 0);
+    segmentDoneAt.assign(segments, -1);
+    segmentRecords.assign(segments, {});
+    for (uint32_t v = 0; v < n; ++v) {
+      if (s.onHost(v))
+        continue;
+      const uint32_t g = s.segmentOf[v];
+      ++segmentNodes[g];
+      ++segmentLeft[g];
+      segmentDynamic[g] += s.instances.stage(v).dynamic;
       if (remaining[v] == 0)
+        segmentRoots[g].push_back(v);
+    }
+  }
+
+  /// Segment g's launch call is done at `now`.
+  void segmentLaunched(uint32_t g, double now) {
+    segmentState[g] |= kLaunched;
+    lastLaunched = g;
+    startSegments(now);
+  }
+
+  /// Starts every launched segment whose predecessor has finished.
+  void startSegments(double now) {
+    while (nextSegment < segmentState.size() && (segmentState[nextSegment] & kLaunched) &&
+           (nextSegment == 0 || segmentDoneAt[nextSegment - 1] >= 0)) {
+      const uint32_t g = nextSegment++;
+      segmentState[g] |= kStarted;
+      for (uint32_t v : segmentRoots[g])
         readyNodes.push_back(v);
-    post(host, Event::Wake);
-    graphStart = host;
+      if (segmentLeft[g] == 0)
+        segmentFinished(g, now);
+    }
+  }
+
+  void segmentFinished(uint32_t g, double now) {
+    segmentDoneAt[g] = now;
+    for (uint32_t record : segmentRecords[g])
+      recordCompleted(record, now);
+    segmentRecords[g].clear();
+    startSegments(now);
+  }
+
+  /// A record op after the latest launch: it completes with that segment.
+  void graphRecord(uint32_t record, double now) {
+    if (lastLaunched == kNone || segmentDoneAt[lastLaunched] >= 0)
+      recordCompleted(record, now);
+    else
+      segmentRecords[lastLaunched].push_back(record);
   }
 
   bool pumpGraph(double now) {
-    if (now < graphStart)
-      return false;
     bool progress = false;
     while (!readyNodes.empty() && dispatch(readyNodes.front(), now)) {
       readyNodes.pop_front();
@@ -328,6 +514,9 @@ private:
   }
 
   void nodeDone(uint32_t v, double now) {
+    const uint32_t g = s.segmentOf[v];
+    if (--segmentLeft[g] == 0)
+      segmentFinished(g, now);
     for (uint32_t w : successors.row(v))
       if (--remaining[w] == 0) {
         pendingReady.push({now + p.graphGapUs, w});
@@ -372,6 +561,8 @@ private:
     case StageKind::Host:
       post(now + p.hostFuncLatencyUs, Event::HostReady, v);
       return true;
+    case StageKind::Cpu:
+      return true; // the host thread runs it, not the device
     }
     return true;
   }
@@ -627,9 +818,17 @@ private:
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   uint64_t seq = 0;
 
+  // The host thread.
+  size_t hostNext = 0;   ///< the op it is at
+  double hostAt = 0;     ///< when that op started
+  double hostDone = 0;   ///< when its own work ends (infinity: blocked or done)
+  Block hostBlock = Block::None;
+  double blockedSince = 0;
+  uint32_t pendingLaunches = 0; ///< delivered to the device, not yet started
+  std::vector<uint32_t> boundRecord; ///< per op: the record a wait or sync binds to
+  std::vector<double> recordDoneAt;  ///< per op: when a record completed (-1: not yet)
+
   // Streams.
-  std::vector<double> submitAt; ///< when each host call reaches the device
-  size_t nextSubmit = 0;
   std::vector<std::deque<uint32_t>> queues; ///< op indices per hardware queue
   std::vector<double> queueWake;
   std::vector<uint8_t> queueDirty;
@@ -639,8 +838,6 @@ private:
   std::vector<uint32_t> waitHead, waitNext, stuckOn;
   std::vector<uint8_t> streamBusy;
   std::vector<double> streamFreeAt;
-  std::vector<uint32_t> boundRecord;
-  std::vector<double> recordDoneAt;
 
   // Graph.
   CSR successors;
@@ -650,7 +847,12 @@ private:
   std::priority_queue<std::pair<double, uint32_t>,
                       std::vector<std::pair<double, uint32_t>>, std::greater<>>
       pendingReady;
-  double graphStart = 0;
+  static constexpr uint8_t kLaunched = 1, kStarted = 2;
+  std::vector<uint32_t> segmentNodes, segmentDynamic, segmentLeft;
+  std::vector<std::vector<uint32_t>> segmentRoots, segmentRecords;
+  std::vector<uint8_t> segmentState;
+  std::vector<double> segmentDoneAt;
+  uint32_t nextSegment = 0, lastLaunched = kNone;
 
   // Device.
   std::vector<DeviceProfile::BlockUse> freeSM; ///< what each SM has free

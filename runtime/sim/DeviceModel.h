@@ -2,7 +2,10 @@
 //
 // What it models (docs/device-model.md says more, and where each number
 // comes from):
-//  - the host thread paying each API call's cost, in issue order;
+//  - the host thread running the schedule's calls in order: `issue=`
+//    dispatch and each API call's cost, `cpu` stages, synchronisations
+//    (blocked until the event completes, then a wake-up latency), blocked
+//    too when the driver's launch queue is full;
 //  - streams mapped round-robin onto a bounded number of hardware queues,
 //    each a FIFO whose head blocks the items behind it (false serialisation
 //    when streams share a queue);
@@ -48,6 +51,7 @@ struct ReplayTrace {
   /// Host calls as [start, end) spans: one per call of the stream lowering,
   /// or the graph launch.
   std::vector<runtime::HostCall> host;
+  runtime::HostTime hostTime; ///< where the host's time went
   uint64_t simulatedEvents = 0;
 };
 

@@ -34,6 +34,7 @@ public:
     r.start = std::move(trace.start);
     r.end = std::move(trace.end);
     r.host = std::move(trace.host);
+    r.hostUs = trace.hostTime;
     r.simulatedEvents = trace.simulatedEvents;
     summarise(r);
 
@@ -48,11 +49,14 @@ public:
       for (const Op &op : s.ops)
         capture += op.kind == Op::Launch   ? profile.launchUs
                    : op.kind == Op::Record ? profile.recordUs
-                                           : profile.waitUs;
+                   : op.kind == Op::Wait   ? profile.waitUs
+                                           : 0;
+      size_t nodes = 0;
+      for (uint32_t v = 0; v < s.instances.size(); ++v)
+        nodes += !s.onHost(v);
       t.capture = capture;
-      t.instantiate = double(s.instances.size()) * profile.instantiateNodeUs;
-      t.firstLaunch =
-          trace.doneUs + double(s.instances.size()) * profile.uploadNodeUs;
+      t.instantiate = double(nodes) * profile.instantiateNodeUs;
+      t.firstLaunch = trace.doneUs + double(nodes) * profile.uploadNodeUs;
     }
     return r;
   }
