@@ -20,8 +20,10 @@ inline std::string dependsOnClause(const std::vector<std::string> &deps) {
 
 /// A random program with every kind of stage and resource: kernels of many
 /// shapes (waves, shared memory, registers), copies in every direction,
-/// host stages, priorities, iterations, @prev.
-inline std::string randomWorkload(std::mt19937 &rng) {
+/// host stages, priorities, iterations, @prev. With `hostThread`, also `cpu`
+/// stages (whose dependencies on device stages are host synchronisations)
+/// and `issue=` dispatch on launches.
+inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false) {
   uint32_t t = 1 + rng() % 10, streams = 1 + rng() % 5;
   uint32_t iterations = 1 + rng() % 3;
   std::string text = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
@@ -30,6 +32,9 @@ inline std::string randomWorkload(std::mt19937 &rng) {
     text += "  stream s" + std::to_string(s) + priorities[rng() % 4] + ";\n";
   for (uint32_t i = 0; i < t; ++i) {
     text += "  stage X" + std::to_string(i);
+    if (hostThread && rng() % 4 == 0) {
+      text += " cpu " + std::to_string(rng() % 80) + "us";
+    } else {
     if (rng() % 4)
       text += " on s" + std::to_string(rng() % streams);
     switch (rng() % 6) {
@@ -52,7 +57,10 @@ inline std::string randomWorkload(std::mt19937 &rng) {
         text += ", smem=" + std::to_string(rng() % 100) + "KiB";
       if (rng() % 3 == 0)
         text += ", regs=" + std::to_string(16 + rng() % 48);
+      if (hostThread && rng() % 3 == 0)
+        text += ", issue=" + std::to_string(rng() % 40) + "us";
       text += "]";
+    }
     }
     }
     std::vector<std::string> deps;

@@ -1,0 +1,328 @@
+// The host thread (language version 3): cpu stages, host synchronisations,
+// issue= dispatch, graph segments; against slow, obvious implementations
+// and against the device model.
+
+#include "FrontendHelpers.h"
+#include "RandomPrograms.h"
+#include "SlowReduction.h"
+
+#include "compiler/schedule/Schedule.h"
+#include "runtime/Backend.h"
+#include "runtime/sim/DeviceModel.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+using namespace pipec;
+using pipec::test::FrontendRun;
+using test::Edge;
+
+namespace {
+
+/// Profiles that stress different resources, the host's too.
+DeviceProfile randomProfile(std::mt19937 &rng) {
+  DeviceProfile p;
+  p.sms = 1 + rng() % 140;
+  p.hardwareQueues = 1 + rng() % 8;
+  p.hostFuncLatencyUs = double(rng() % 120);
+  p.copyLatencyUs = double(rng() % 5);
+  p.streamGapUs = double(rng() % 3);
+  p.syncLatencyUs = double(rng() % 10);
+  p.launchQueueDepth = 1 + rng() % 6;
+  p.launchUs = double(rng() % 8);
+  return p;
+}
+
+/// The stream lowering's happens-before, by brute force: dependencies,
+/// stream order, the cpu stages' order, and a cpu stage before everything
+/// issued after it.
+std::set<Edge> happensBefore(const Schedule &s) {
+  std::set<Edge> h;
+  const size_t n = s.instances.size();
+  std::map<uint32_t, uint32_t> lastOnStream;
+  std::vector<uint32_t> cpus;
+  for (uint32_t v = 0; v < n; ++v) {
+    for (uint32_t u : s.instances.deps().row(v))
+      h.insert({u, v});
+    auto it = lastOnStream.find(s.streamOf(v));
+    if (it != lastOnStream.end())
+      h.insert({it->second, v});
+    lastOnStream[s.streamOf(v)] = v;
+    for (uint32_t c : cpus)
+      h.insert({c, v});
+    if (s.onHost(v))
+      cpus.push_back(v);
+  }
+  return h;
+}
+
+} // namespace
+
+TEST_CASE("host: a cpu stage synchronises on exactly the device stages the reduction "
+          "leaves it, none implied by an earlier one") {
+  std::mt19937 rng(270);
+  size_t syncs = 0, programs = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string text = test::randomWorkload(rng, /*hostThread=*/true);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    Schedule s(front.program.pipelines.at(0), DeviceProfile(), ScheduleOptions());
+    if (s.instances.size() > test::kMaxVertices)
+      continue;
+    ++programs;
+    // Slow: the reduction of the whole happens-before; a cpu stage's
+    // device predecessors there.
+    std::set<Edge> expected;
+    for (auto [u, v] : test::slowReduction(s.instances.size(), happensBefore(s)))
+      if (s.onHost(v) && !s.onHost(u))
+        expected.insert({u, v});
+    // Fast: the Sync ops, each before its cpu stage.
+    std::set<Edge> got;
+    std::vector<uint32_t> pending;
+    for (const Op &op : s.ops) {
+      if (op.kind == Op::Sync)
+        pending.push_back(op.instance);
+      if (op.kind == Op::Cpu) {
+        for (uint32_t u : pending)
+          got.insert({u, op.instance});
+        pending.clear();
+      }
+      // A sync waits for a record made after its producer, already issued.
+      if (op.kind == Op::Sync) {
+        bool recorded = false;
+        for (const Op &earlier : s.ops) {
+          if (&earlier == &op)
+            break;
+          recorded |= earlier.kind == Op::Record && earlier.instance == op.instance &&
+                      earlier.event == op.event;
+        }
+        CHECK(recorded);
+      }
+    }
+    INFO(text);
+    CHECK(got == expected);
+    CHECK(s.syncs == got.size());
+    syncs += got.size();
+    // The waits too: a device stage waits for exactly the device stages of
+    // other streams the reduction leaves it (a wait a sync already implies
+    // is none).
+    std::set<Edge> expectedWaits, gotWaits;
+    for (auto [u, v] : test::slowReduction(s.instances.size(), happensBefore(s)))
+      if (!s.onHost(u) && !s.onHost(v) && s.streamOf(u) != s.streamOf(v))
+        expectedWaits.insert({u, v});
+    for (const Op &op : s.ops)
+      if (op.kind == Op::Wait)
+        pending.push_back(op.instance);
+      else if (op.kind == Op::Launch) {
+        for (uint32_t u : pending)
+          gotWaits.insert({u, op.instance});
+        pending.clear();
+      }
+    CHECK(gotWaits == expectedWaits);
+  }
+  CHECK(programs > 200);
+  CHECK(syncs > 100);
+}
+
+TEST_CASE("host: the critical path is the longest path through what every lowering "
+          "keeps") {
+  std::mt19937 rng(273);
+  size_t anchored = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text = test::randomWorkload(rng, true);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    Schedule s(front.program.pipelines.at(0), DeviceProfile(), ScheduleOptions());
+    // Slow, by its definition: dependencies, stream order, the cpu stages
+    // in turn, and a cpu stage before every device stage of a graph segment
+    // launched after it (whose first stage is issued after it).
+    const size_t n = s.instances.size();
+    std::vector<double> finish(n, 0);
+    double longest = 0;
+    for (uint32_t v = 0; v < n; ++v) {
+      double start = 0;
+      for (uint32_t u : s.instances.deps().row(v))
+        start = std::max(start, finish[u]);
+      for (uint32_t u = 0; u < v; ++u) {
+        bool sameChain = s.streamOf(u) == s.streamOf(v);
+        bool beforeSegment = false;
+        if (s.onHost(u) && !s.onHost(v)) {
+          uint32_t first = v;
+          for (uint32_t w = 0; w < v; ++w)
+            if (!s.onHost(w) && s.segmentOf[w] == s.segmentOf[v]) {
+              first = w;
+              break;
+            }
+          beforeSegment = u < first;
+          anchored += beforeSegment && !sameChain;
+        }
+        if (sameChain || beforeSegment)
+          start = std::max(start, finish[u]);
+      }
+      finish[v] = start + s.instances.stage(v).durationUs;
+      longest = std::max(longest, finish[v]);
+    }
+    INFO(text);
+    CHECK(s.analysis.criticalPathUs == doctest::Approx(longest));
+  }
+  CHECK(anchored > 100);
+}
+
+TEST_CASE("host: a graph segment never holds a synchronisation") {
+  std::mt19937 rng(271);
+  size_t split = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text = test::randomWorkload(rng, true);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    ScheduleOptions o;
+    o.lowering = LoweringChoice::Graph;
+    Schedule s(front.program.pipelines.at(0), DeviceProfile(), o);
+    INFO(text);
+    // A synchronising cpu stage (one with a Sync in the stream lowering's
+    // ops) sits between segments: every device stage issued before it is in
+    // an earlier segment than every one issued after it.
+    Schedule streams(front.program.pipelines.at(0), DeviceProfile(), ScheduleOptions());
+    std::set<uint32_t> syncing;
+    bool synced = false;
+    for (const Op &op : streams.ops) {
+      if (op.kind == Op::Sync)
+        synced = true;
+      if (op.kind == Op::Cpu) {
+        if (synced)
+          syncing.insert(op.instance);
+        synced = false;
+      }
+    }
+    for (uint32_t c : syncing) {
+      uint32_t before = 0, after = UINT32_MAX;
+      for (uint32_t v = 0; v < s.instances.size(); ++v) {
+        if (s.onHost(v))
+          continue;
+        if (v < c)
+          before = std::max(before, s.segmentOf[v] + 1);
+        else
+          after = std::min(after, s.segmentOf[v]);
+      }
+      CHECK((after == UINT32_MAX || before <= after));
+    }
+    // Edges stay within segments, and the graph's host calls launch every
+    // segment once, in order.
+    for (auto [u, v] : s.graphEdges())
+      CHECK(s.segmentOf[u] == s.segmentOf[v]);
+    uint32_t launched = 0;
+    for (const Op &op : s.graphOps)
+      if (op.kind == Op::GraphLaunch)
+        CHECK(op.event == launched++);
+    CHECK(launched == s.segments);
+    split += s.segments > 1;
+  }
+  CHECK(split > 20);
+}
+
+TEST_CASE("host: every bound holds in both lowerings, and the model keeps every "
+          "ordering, with cpu stages, syncs and a bounded launch queue") {
+  std::mt19937 rng(272);
+  size_t checked = 0, blocked = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    DeviceProfile profile = trial % 3 ? randomProfile(rng) : DeviceProfile();
+    std::string text = test::randomWorkload(rng, true);
+    FrontendRun front(text, 0, profile);
+    if (front.errors)
+      continue;
+    Schedule s(front.program.pipelines.at(0), profile, ScheduleOptions());
+    auto model = runtime::makeSimBackend(profile);
+    for (Lowering l : {Lowering::Streams, Lowering::Graph}) {
+      runtime::RunOptions o;
+      o.recordHost = false;
+      auto r = model->run(s, l, o);
+      REQUIRE(static_cast<bool>(r));
+      INFO(text << "lowering " << spelling(l));
+      CHECK(r->violations == 0);
+      for (const Bound &b : s.analysis.bounds)
+        CHECK(b.us <= r->makespanUs + 1e-6);
+      // Host program order: in the stream lowering a cpu stage ends before
+      // anything issued after it starts; in both, cpu stages in turn.
+      uint32_t lastCpu = UINT32_MAX;
+      for (uint32_t v = 0; v < s.instances.size(); ++v) {
+        if (lastCpu != UINT32_MAX && (l == Lowering::Streams || s.onHost(v)))
+          CHECK(r->start[v] >= r->end[lastCpu] - 1e-9);
+        if (s.onHost(v))
+          lastCpu = v;
+      }
+      // Where the host's time went adds up: nothing is counted twice.
+      CHECK(r->hostUs.cpu + r->hostUs.issue + r->hostUs.api + r->hostUs.blocked <=
+            r->timings.submitMedian + 1e-6);
+      blocked += r->hostUs.blocked > 0;
+      ++checked;
+    }
+  }
+  CHECK(checked > 500);
+  CHECK(blocked > 50);
+}
+
+TEST_CASE("host: a sync blocks the host until its producer ends, then wakes") {
+  DeviceProfile p;
+  p.launchUs = 1;
+  p.recordUs = 0;
+  p.syncLatencyUs = 3;
+  FrontendRun front("pipeline p { stream s; stage K on s kernel 100us;"
+                    " stage C cpu 10us depends_on(K); stage L on s kernel 5us; }",
+                    0, p);
+  REQUIRE(front.errors == 0);
+  Schedule s(front.program.pipelines.at(0), p, ScheduleOptions());
+  CHECK(s.syncs == 1);
+  auto r = runtime::makeSimBackend(p)->run(s, Lowering::Streams, runtime::RunOptions());
+  REQUIRE(static_cast<bool>(r));
+  // K: launched at 1, runs 100 us; its record completes when the stream
+  // moves on (stream_gap_us); C: after the wake-up.
+  CHECK(r->start[1] == doctest::Approx(r->end[0] + p.streamGapUs + 3));
+  CHECK(r->end[1] == doctest::Approx(r->start[1] + 10));
+  // L is launched only after C: its launch call starts when C ends.
+  CHECK(r->start[2] >= r->end[1] + 1 - 1e-9);
+  CHECK(r->hostUs.cpu == doctest::Approx(10));
+  CHECK(r->hostUs.blocked == doctest::Approx(r->start[1] - 1));
+}
+
+TEST_CASE("host: issue= is paid per launch by streams, not by a graph replay") {
+  DeviceProfile p;
+  FrontendRun front("pipeline p { iterations 4; stream s;"
+                    " stage K on s kernel 1us [issue=50us]; }",
+                    0, p);
+  REQUIRE(front.errors == 0);
+  Schedule s(front.program.pipelines.at(0), p, ScheduleOptions());
+  auto model = runtime::makeSimBackend(p);
+  auto streams = model->run(s, Lowering::Streams, runtime::RunOptions());
+  auto graph = model->run(s, Lowering::Graph, runtime::RunOptions());
+  REQUIRE(static_cast<bool>(streams));
+  REQUIRE(static_cast<bool>(graph));
+  CHECK(streams->hostUs.issue == doctest::Approx(200));
+  CHECK(graph->hostUs.issue == 0);
+  // The host is the bottleneck as streams: 4 x (50 + launch) at least.
+  CHECK(streams->timings.replayMedian >= 4 * (50 + p.launchUs));
+  CHECK(graph->timings.replayMedian < streams->timings.replayMedian);
+}
+
+TEST_CASE("host: a full launch queue blocks the host until a launch starts") {
+  DeviceProfile p;
+  p.launchQueueDepth = 2;
+  p.launchUs = 1;
+  FrontendRun front("pipeline p { iterations 10; stream s; stage K on s kernel 100us; }",
+                    0, p);
+  REQUIRE(front.errors == 0);
+  Schedule s(front.program.pipelines.at(0), p, ScheduleOptions());
+  auto r = runtime::makeSimBackend(p)->run(s, Lowering::Streams, runtime::RunOptions());
+  REQUIRE(static_cast<bool>(r));
+  CHECK(r->hostUs.blocked > 500);
+  // The device still runs back to back: the queue never ran dry.
+  for (uint32_t v = 1; v < 10; ++v)
+    CHECK(r->start[v] == doctest::Approx(r->end[v - 1] + p.streamGapUs));
+  // The host's last call returns once the 8th launch has started.
+  CHECK(r->timings.submitMedian >= r->start[7] - 1e-9);
+}
