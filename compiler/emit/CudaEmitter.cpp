@@ -166,13 +166,17 @@ static void warmUp() {
 
 /// Host stages, timing, buffers.
 const char *kRuntime = R"(
-// A host stage: spins on the host for the microseconds userData points to.
-void CUDART_CB hostSpin(void *microseconds) {
-  double us = *static_cast<const double *>(microseconds);
+// Busy host work: a cpu stage, the dispatch (issue=) before a launch.
+static void spinHost(double us) {
   auto until = std::chrono::steady_clock::now() +
                std::chrono::nanoseconds(static_cast<long long>(us * 1000));
   while (std::chrono::steady_clock::now() < until) {
   }
+}
+
+// A host stage: spins on the host for the microseconds userData points to.
+void CUDART_CB hostSpin(void *microseconds) {
+  spinHost(*static_cast<const double *>(microseconds));
 }
 
 using Clock = std::chrono::steady_clock;
@@ -297,8 +301,11 @@ public:
                       st.blocks, st.threads, st.smemBytes,
                       profile.blocksPerSM(st.threads, st.smemBytes, st.regs));
       else
-        os << formatv("double {0}Microseconds = {1}; // host\n", id,
-                      formatv("{0:f3}", st.durationUs).str());
+        os << formatv("double {0}Microseconds = {1}; // {2}\n", id,
+                      formatv("{0:f3}", st.durationUs).str(), spelling(st.kind));
+      if (st.issueUs > 0)
+        os << formatv("[[maybe_unused]] constexpr double {0}Issue = {1}; // dispatch, each launch\n",
+                      id, formatv("{0:f3}", st.issueUs).str());
     }
     os << "// Each kernel stage's launch on this device (SpinShape.inc).\n"
           "static void prepare() {\n";
@@ -430,11 +437,13 @@ private:
     os << "static void issue(cudaStream_t *stream, cudaEvent_t *event, Buffers &b) {\n";
     // Millions of calls: written piece by piece, no string built per call.
     for (const Op &op : s.ops) {
-      const std::string &stream = streamRefs[op.stream];
+      const std::string &stream = op.stream == kHostStream ? noStream : streamRefs[op.stream];
       switch (op.kind) {
       case Op::Launch: {
         uint32_t k = s.instances.stageOf(op.instance);
         const program::Stage &st = s.pipeline.stages[k];
+        if (st.issueUs > 0)
+          os << "  spinHost(k" << stageId(k) << "Issue); // dispatch\n";
         if (st.kind == StageKind::Kernel) {
           os << "  spin<<<" << st.blocks << ", " << st.threads << ", k" << stageId(k)
              << "Launch.sharedBytes, " << stream << ">>>(k" << stageId(k)
@@ -474,6 +483,19 @@ private:
            << Decimal(op.event) << "], 0)); // for ";
         writeLabel(op.instance);
         os << '\n';
+        break;
+      case Op::Sync:
+        os << "  CHECK(cudaEventSynchronize(event[" << Decimal(op.event) << "])); // for ";
+        writeLabel(op.instance);
+        os << '\n';
+        break;
+      case Op::Cpu:
+        os << "  spinHost(k" << stageId(s.instances.stageOf(op.instance))
+           << "Microseconds); // ";
+        writeLabel(op.instance);
+        os << " (cpu)\n";
+        break;
+      case Op::GraphLaunch:
         break;
       }
     }
@@ -525,17 +547,25 @@ private:
     commonSetup();
     const size_t n = s.instances.size();
     auto edges = s.graphEdges();
-    os << formatv("constexpr int kNodes = {0};\n\n", n);
+    size_t nodes = 0;
+    for (uint32_t v = 0; v < n; ++v)
+      nodes += !s.onHost(v);
+    os << formatv("constexpr int kNodes = {0};\n", n);
+    os << formatv("constexpr int kSegments = {0};\n\n", std::max(1u, s.segments));
     os << formatv("// The graph: {0} nodes, {1} edges (the transitive reduction "
-                  "of dependencies and stream order).\n",
-                  n, edges.size());
-    os << "static void build(cudaGraph_t graph, cudaGraphNode_t *node, Buffers &b,\n"
+                  "of dependencies and stream order), in {2} segment(s) between "
+                  "host synchronisations; node[i] is instance i (none for a cpu "
+                  "stage).\n",
+                  nodes, edges.size(), std::max(1u, s.segments));
+    os << "static void build(cudaGraph_t *graph, cudaGraphNode_t *node, Buffers &b,\n"
           "                  int least, int greatest) {\n";
     os << "  cudaKernelNodeAttrValue priority{};\n";
     for (uint32_t v = 0; v < n; ++v) {
+      if (s.onHost(v))
+        continue;
       uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
-      llvm::ArrayRef<uint32_t> preds = s.reduction.kept.row(v);
+      llvm::ArrayRef<uint32_t> preds = s.graphPredecessors().row(v);
       os << "  { // ";
       writeLabel(v);
       os << '\n';
@@ -545,9 +575,9 @@ private:
           os << (i ? ", node[" : "node[") << Decimal(preds[i]) << ']';
         os << "};\n";
       }
-      // `(&node[v], graph, deps, count`: every cudaGraphAdd*Node starts so.
+      // `(&node[v], graph[g], deps, count`: every cudaGraphAdd*Node starts so.
       auto nodeArgs = [&] {
-        os << "(&node[" << Decimal(v) << "], graph, "
+        os << "(&node[" << Decimal(v) << "], graph[" << Decimal(s.segmentOf[v]) << "], "
            << (preds.empty() ? "nullptr" : "deps") << ", " << Decimal(preds.size());
       };
       if (st.kind == StageKind::Kernel) {
@@ -581,50 +611,84 @@ private:
     }
     os << "}\n\n";
     updateDynamic();
+    // One replay: the host's calls in order (the segments' launches, cpu
+    // stages, and before a synchronising cpu stage a record and a sync).
+    os << "// One replay: the host's calls, in order.\n"
+          "static void replay(cudaGraphExec_t *exec, cudaGraphNode_t *node, Buffers &b,\n"
+          "                   cudaStream_t stream, cudaEvent_t event) {\n"
+          "  (void)event;\n";
+    for (const Op &op : s.graphOps) {
+      switch (op.kind) {
+      case Op::GraphLaunch:
+        os << "  updateDynamic(exec, " << Decimal(op.event) << ", node, b);\n"
+           << "  CHECK(cudaGraphLaunch(exec[" << Decimal(op.event) << "], stream));\n";
+        break;
+      case Op::Record:
+        os << "  CHECK(cudaEventRecord(event, stream));\n";
+        break;
+      case Op::Sync:
+        os << "  CHECK(cudaEventSynchronize(event));\n";
+        break;
+      case Op::Cpu:
+        os << "  spinHost(k" << stageId(s.instances.stageOf(op.instance))
+           << "Microseconds); // ";
+        writeLabel(op.instance);
+        os << " (cpu)\n";
+        break;
+      default:
+        break;
+      }
+    }
+    os << "}\n\n";
     os << formatv(R"(static void run(int replays) {{
   prepare();
   int least = 0, greatest = 0;
   CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t event;
+  CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   Buffers b;
   b.allocate(kCopyBytes, kCopyDirection, {0});
   b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);
 
   Clock::time_point t = Clock::now();
-  cudaGraph_t graph;
-  CHECK(cudaGraphCreate(&graph, 0));
+  cudaGraph_t graph[kSegments];
+  for (int g = 0; g < kSegments; ++g)
+    CHECK(cudaGraphCreate(&graph[g], 0));
   std::vector<cudaGraphNode_t> node(kNodes);
   build(graph, node.data(), b, least, greatest);
   double built = microsSince(t);
   t = Clock::now();
-  cudaGraphExec_t exec;
-  CHECK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority));
+  cudaGraphExec_t exec[kSegments];
+  for (int g = 0; g < kSegments; ++g)
+    CHECK(cudaGraphInstantiate(&exec[g], graph[g], cudaGraphInstantiateFlagUseNodePriority));
   double instantiated = microsSince(t);
   t = Clock::now();
-  updateDynamic(exec, node.data(), b);
-  CHECK(cudaGraphLaunch(exec, stream));
+  replay(exec, node.data(), b, stream, event);
   CHECK(cudaStreamSynchronize(stream));
   double first = microsSince(t);
-  std::vector<double> replay, submit;
+  std::vector<double> replays_, submit;
   for (int i = 0; i < replays; ++i) {{
     t = Clock::now();
-    updateDynamic(exec, node.data(), b);
-    CHECK(cudaGraphLaunch(exec, stream));
+    replay(exec, node.data(), b, stream, event);
     submit.push_back(microsSince(t));
     CHECK(cudaStreamSynchronize(stream));
-    replay.push_back(microsSince(t));
+    replays_.push_back(microsSince(t));
   }
   std::printf("pipeline '{1}', lowered to graph, %d replays\n", replays);
   std::printf("  build          %10.1f us   cudaGraphAdd*Node calls\n", built);
   std::printf("  instantiate    %10.1f us\n", instantiated);
   std::printf("  first launch   %10.1f us\n", first);
-  std::printf("  replay median  %10.1f us   p95 %.1f us\n", percentile(replay, 0.5),
-              percentile(replay, 0.95));
+  std::printf("  replay median  %10.1f us   p95 %.1f us\n", percentile(replays_, 0.5),
+              percentile(replays_, 0.95));
   std::printf("  host submit    %10.1f us   median\n", percentile(submit, 0.5));
 
-  CHECK(cudaGraphExecDestroy(exec));
-  CHECK(cudaGraphDestroy(graph));
+  for (int g = 0; g < kSegments; ++g) {{
+    CHECK(cudaGraphExecDestroy(exec[g]));
+    CHECK(cudaGraphDestroy(graph[g]));
+  }
+  CHECK(cudaEventDestroy(event));
   b.release();
   CHECK(cudaStreamDestroy(stream));
 }
@@ -635,20 +699,20 @@ private:
   /// The parameters of every `dynamic` stage's node, set again before each
   /// launch, as a program whose shapes change must.
   void updateDynamic() {
-    os << "// Before each launch: the nodes of `dynamic` stages get their\n"
+    os << "// Before each segment's launch: the nodes of `dynamic` stages get their\n"
           "// parameters again (a changing shape would be set here).\n";
-    os << "static void updateDynamic(cudaGraphExec_t exec, cudaGraphNode_t *node, "
-          "Buffers &b) {\n";
+    os << "static void updateDynamic(cudaGraphExec_t *execs, int segment, "
+          "cudaGraphNode_t *node, Buffers &b) {\n";
     size_t updates = 0;
     for (uint32_t v = 0; v < s.instances.size(); ++v) {
       uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
-      if (!st.dynamic)
+      if (!st.dynamic || s.onHost(v))
         continue;
       ++updates;
-      os << "  { // ";
+      os << "  if (segment == " << Decimal(s.segmentOf[v]) << ") { // ";
       writeLabel(v);
-      os << '\n';
+      os << "\n    cudaGraphExec_t exec = execs[segment];\n";
       if (st.kind == StageKind::Kernel) {
         writeKernelParams(v);
         os << "    CHECK(cudaGraphExecKernelNodeSetParams(exec, node[" << Decimal(v)
@@ -670,7 +734,7 @@ private:
       os << "  }\n";
     }
     if (!updates)
-      os << "  (void)exec, (void)node, (void)b; // no dynamic stage\n";
+      os << "  (void)execs, (void)segment, (void)node, (void)b; // no dynamic stage\n";
     os << "}\n\n";
   }
 
@@ -743,6 +807,7 @@ private:
   std::vector<uint32_t> declaredBase; ///< per buffer: its first slot's index
   std::vector<std::string> ids;        ///< per stage: its C++ identifier
   std::vector<std::string> streamRefs; ///< per stream: `stream[i]`
+  const std::string noStream;          ///< a host-thread op's (none)
   uint32_t declaredSlots = 0;
 };
 

@@ -77,7 +77,9 @@ std::string stageContext(const Schedule &s, uint32_t v) {
 struct Resources {
   std::vector<Stream> streams;
   std::vector<Event> events;
-  Stream setup; ///< launches graphs, records the timeline's origin
+  Stream setup;  ///< launches graphs, records the timeline's origin
+  Stream marker; ///< idle: timing events that place host work on the events' clock
+  Event graphEvent; ///< the graph lowering's record before a host sync
   std::vector<DeviceMemory> deviceBuffers;  ///< per stage: source side
   std::vector<DeviceMemory> deviceBuffers2; ///< per stage: d2d destination
   std::vector<PinnedMemory> pinnedBuffers;  ///< per stage
@@ -190,19 +192,23 @@ private:
   cudaStream_t origin;
 };
 
-/// One graph with each instance's node, and the node parameters a
-/// `dynamic` stage sets again before every launch.
+/// The graph lowering's graphs, one per segment, with each device
+/// instance's node, and the node parameters a `dynamic` stage sets again
+/// before every launch.
 struct BuiltGraph {
-  Graph graph;
+  std::vector<Graph> graphs; ///< per segment
   std::vector<cudaGraphNode_t> node;
   std::vector<std::array<void *, 3>> kernelArgs; ///< per instance
 };
 
+/// One executable graph per segment.
+using Executables = std::vector<GraphExec>;
+
 /// What one lowering keeps between its replays and its timeline.
 struct LoweringState {
   LoweringRun run;
-  BuiltGraph built; ///< the graph lowering: the explicit graph, replayed
-  GraphExec exec;
+  BuiltGraph built; ///< the graph lowering: the explicit graphs, replayed
+  Executables execs;
 };
 
 class CudaBackend : public Backend {
@@ -388,6 +394,10 @@ private:
     }
     PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(res.setup.out(), cudaStreamNonBlocking),
                    "the setup stream");
+    PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(res.marker.out(), cudaStreamNonBlocking),
+                   "the marker stream");
+    PIPEC_CUDA_TRY(cudaEventCreateWithFlags(res.graphEvent.out(), cudaEventDisableTiming),
+                   "the graph lowering's event");
     for (uint32_t e = 0; e < std::max(1u, s.eventObjects); ++e) {
       res.events.emplace_back();
       PIPEC_CUDA_TRY(cudaEventCreateWithFlags(res.events.back().out(),
@@ -492,18 +502,43 @@ private:
       PIPEC_CUDA_TRY(cudaMemsetAsync(m.dst, 0, m.bytes, stream), stageContext(s, v));
       return llvm::Error::success();
     }
+    case StageKind::Cpu:
+      return llvm::Error::success(); // runCpu, on the issuing thread
     }
     return llvm::Error::success();
+  }
+
+  /// A cpu stage: spins on this (the issuing) thread; with `timed`, events
+  /// on the idle marker stream place it on the events' clock.
+  llvm::Error runCpu(const Schedule &s, Resources &res, uint32_t v, TimingEvents *timed) {
+    if (timed)
+      PIPEC_CUDA_TRY(cudaEventRecord(timed->start[v].get(), res.marker.get()),
+                     stageContext(s, v));
+    hostSpin(&res.hostWork[v]);
+    if (timed)
+      PIPEC_CUDA_TRY(cudaEventRecord(timed->end[v].get(), res.marker.get()),
+                     stageContext(s, v));
+    return llvm::Error::success();
+  }
+
+  /// Spins `us` microseconds on the issuing thread: `issue=` dispatch.
+  static void dispatch(double us) {
+    if (us <= 0)
+      return;
+    auto until = Clock::now() + std::chrono::nanoseconds(static_cast<long long>(us * 1000));
+    while (Clock::now() < until) {
+    }
   }
 
   /// The schedule's host calls, exactly as emitted; with `timed`, a timing
   /// event is recorded on each stage's own stream before and after it.
   llvm::Error issue(const Schedule &s, Resources &res, TimingEvents *timed) {
     for (const Op &op : s.ops) {
-      cudaStream_t stream = res.streams[op.stream].get();
+      cudaStream_t stream = op.stream == kHostStream ? nullptr : res.streams[op.stream].get();
       switch (op.kind) {
       case Op::Launch: {
         const uint32_t v = op.instance;
+        dispatch(s.instances.stage(v).issueUs);
         if (timed)
           PIPEC_CUDA_TRY(cudaEventRecord(timed->start[v].get(), stream),
                          stageContext(s, v));
@@ -521,6 +556,16 @@ private:
       case Op::Wait:
         PIPEC_CUDA_TRY(cudaStreamWaitEvent(stream, res.events[op.event].get(), 0),
                        "event e" + std::to_string(op.event));
+        break;
+      case Op::Sync:
+        PIPEC_CUDA_TRY(cudaEventSynchronize(res.events[op.event].get()),
+                       "event e" + std::to_string(op.event));
+        break;
+      case Op::Cpu:
+        if (llvm::Error e = runCpu(s, res, op.instance, timed))
+          return e;
+        break;
+      case Op::GraphLaunch:
         break;
       }
     }
@@ -583,7 +628,7 @@ private:
   static void hostIntervals(const Schedule &s, const Resources &res,
                             InstanceIntervals &out) {
     for (uint32_t v = 0; v < s.instances.size(); ++v)
-      if (s.instances.stage(v).kind == StageKind::Host) {
+      if (s.instances.stage(v).kind == StageKind::Host || s.onHost(v)) {
         out.start[v] = res.hostWork[v].start;
         out.end[v] = res.hostWork[v].end;
       }
@@ -656,7 +701,7 @@ private:
                      stageContext(s, v));
       iv.start[v] = kOrigin + static_cast<int64_t>(double(a) * 1e6);
       iv.end[v] = kOrigin + static_cast<int64_t>(double(b) * 1e6);
-      if (s.instances.stage(v).kind == StageKind::Host) {
+      if (s.instances.stage(v).kind == StageKind::Host || s.onHost(v)) {
         const HostWork &w = res.hostWork[v];
         std::tie(iv.start[v], iv.end[v]) =
             hostStageFromEvents(iv.start[v], iv.end[v], w.end - w.start);
@@ -760,18 +805,23 @@ private:
   /// any successor's "before" one.
   llvm::Error build(const Schedule &s, Resources &res, const RunOptions &options,
                     TimingEvents *timed, BuiltGraph &out) {
-    PIPEC_CUDA_TRY(cudaGraphCreate(out.graph.out(), 0), "the explicit graph");
-    cudaGraph_t graph = out.graph.get();
+    out.graphs.clear();
+    out.graphs.resize(std::max(1u, s.segments));
+    for (Graph &g : out.graphs)
+      PIPEC_CUDA_TRY(cudaGraphCreate(g.out(), 0), "the explicit graph");
     const size_t n = s.instances.size();
     out.node.assign(n, nullptr);
     out.kernelArgs.assign(n, {nullptr, nullptr});
     std::vector<cudaGraphNode_t> after(timed ? n : 0, nullptr);
     std::vector<cudaGraphNode_t> deps;
     for (uint32_t v = 0; v < n; ++v) {
+      if (s.onHost(v))
+        continue; // a cpu stage runs between the segments' launches
       const uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
+      cudaGraph_t graph = out.graphs[s.segmentOf[v]].get();
       deps.clear();
-      for (uint32_t u : s.reduction.kept.row(v))
+      for (uint32_t u : s.graphPredecessors().row(v))
         deps.push_back(timed ? after[u] : out.node[u]);
       if (timed) {
         cudaGraphNode_t before;
@@ -829,8 +879,10 @@ private:
   /// Sets the parameters of every `dynamic` stage's node again, as a program
   /// whose shapes change must before each launch.
   llvm::Error updateDynamic(const Schedule &s, Resources &res, BuiltGraph &g,
-                            cudaGraphExec_t exec) {
+                            cudaGraphExec_t exec, uint32_t segment) {
     for (uint32_t v : dynamicInstances) {
+      if (s.segmentOf[v] != segment)
+        continue;
       const uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
       if (st.kind == StageKind::Kernel) {
@@ -989,12 +1041,46 @@ private:
     return llvm::Error::success();
   }
 
-  /// Launches `x` (a graph of `g`'s nodes) on the setup stream.
+  /// Instantiates every segment's graph of `g`.
+  llvm::Error instantiate(BuiltGraph &g, Executables &execs, const char *what) {
+    execs.clear();
+    execs.resize(g.graphs.size());
+    for (size_t i = 0; i < g.graphs.size(); ++i)
+      PIPEC_CUDA_TRY(cudaGraphInstantiate(execs[i].out(), g.graphs[i].get(),
+                                          cudaGraphInstantiateFlagUseNodePriority),
+                     what);
+    return llvm::Error::success();
+  }
+
+  /// One replay of the graph lowering, the host's calls of s.graphOps: each
+  /// segment launched on the setup stream (its dynamic nodes updated
+  /// first), cpu stages, and a record and a sync before a synchronising one.
   llvm::Error launchGraph(const Schedule &s, Resources &res, BuiltGraph &g,
-                          cudaGraphExec_t x) {
-    if (llvm::Error e = updateDynamic(s, res, g, x))
-      return e;
-    PIPEC_CUDA_TRY(cudaGraphLaunch(x, res.setup.get()), "cudaGraphLaunch");
+                          Executables &x, TimingEvents *timed = nullptr) {
+    for (const Op &op : s.graphOps) {
+      switch (op.kind) {
+      case Op::GraphLaunch:
+        if (llvm::Error e = updateDynamic(s, res, g, x[op.event].get(), op.event))
+          return e;
+        PIPEC_CUDA_TRY(cudaGraphLaunch(x[op.event].get(), res.setup.get()),
+                       "cudaGraphLaunch");
+        break;
+      case Op::Record:
+        PIPEC_CUDA_TRY(cudaEventRecord(res.graphEvent.get(), res.setup.get()),
+                       "the graph lowering's record");
+        break;
+      case Op::Sync:
+        PIPEC_CUDA_TRY(cudaEventSynchronize(res.graphEvent.get()),
+                       "the graph lowering's sync");
+        break;
+      case Op::Cpu:
+        if (llvm::Error e = runCpu(s, res, op.instance, timed))
+          return e;
+        break;
+      default:
+        break;
+      }
+    }
     return llvm::Error::success();
   }
   llvm::Error syncSetup(Resources &res) {
@@ -1003,19 +1089,21 @@ private:
   }
 
   /// Capture (timed, and checked against the schedule: a failed check is a
-  /// note, the graph replayed is the explicit one), the explicit graph, and
-  /// its replays.
+  /// note, the graph replayed is the explicit one), the explicit graphs, and
+  /// their replays.
   llvm::Error replayGraph(const Schedule &s, Resources &res, const RunOptions &options,
                           LoweringState &state) {
     LoweringRun &r = state.run;
     dynamicInstances.clear();
     for (uint32_t v = 0; v < s.instances.size(); ++v)
-      if (s.instances.stage(v).dynamic)
+      if (s.instances.stage(v).dynamic && !s.onHost(v))
         dynamicInstances.push_back(v);
 
     Clock::time_point t = Clock::now();
-    llvm::Expected<Graph> captured = capture(s, res);
-    if (!captured) {
+    if (s.hasHostStages()) {
+      r.notes.push_back("no stream capture: a host synchronisation cannot be "
+                        "captured; the graphs are built per segment");
+    } else if (llvm::Expected<Graph> captured = capture(s, res); !captured) {
       r.notes.push_back("stream capture failed (" + llvm::toString(captured.takeError()) +
                         "): no capture timings");
     } else {
@@ -1036,23 +1124,23 @@ private:
       }
     }
 
-    // The explicit graph, with exactly the schedule's edges: it is replayed.
+    // The explicit graphs, with exactly the schedule's edges: replayed.
     t = Clock::now();
     if (llvm::Error e = build(s, res, options, nullptr, state.built))
       return e;
     r.explicitBuildUs = microsSince(t);
     t = Clock::now();
-    PIPEC_CUDA_TRY(cudaGraphInstantiate(state.exec.out(), state.built.graph.get(),
-                                        cudaGraphInstantiateFlagUseNodePriority),
-                   "the explicit graph");
+    if (llvm::Error e = instantiate(state.built, state.execs, "the explicit graph"))
+      return e;
     r.explicitInstantiateUs = microsSince(t);
     return timeReplays(
-        options, r, [&] { return launchGraph(s, res, state.built, state.exec.get()); },
+        options, r, [&] { return launchGraph(s, res, state.built, state.execs); },
         [&] { return syncSetup(res); });
   }
 
-  /// Events: a copy of the graph with an event record node before and after
-  /// each stage (build), launched once untimed, then once after the origin.
+  /// Events: a copy of the graphs with an event record node before and
+  /// after each stage (build), launched once untimed, then once after the
+  /// origin; cpu stages between them bracketed on the marker stream.
   llvm::Error eventsGraphTimeline(const Schedule &s, Resources &res,
                                   const RunOptions &options, LoweringState &state) {
     LoweringRun &r = state.run;
@@ -1062,20 +1150,20 @@ private:
     BuiltGraph timed;
     if (llvm::Error e = build(s, res, options, &te, timed))
       return e;
-    GraphExec timedExec;
-    PIPEC_CUDA_TRY(cudaGraphInstantiate(timedExec.out(), timed.graph.get(),
-                                        cudaGraphInstantiateFlagUseNodePriority),
-                   "the timed graph");
-    if (llvm::Error e = launchGraph(s, res, timed, timedExec.get()))
+    Executables timedExecs;
+    if (llvm::Error e = instantiate(timed, timedExecs, "the timed graph"))
+      return e;
+    if (llvm::Error e = launchGraph(s, res, timed, timedExecs))
       return e;
     if (llvm::Error e = syncSetup(res))
       return e;
     PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()),
                    "the timeline's origin");
-    if (llvm::Error e = launchGraph(s, res, timed, timedExec.get()))
+    if (llvm::Error e = launchGraph(s, res, timed, timedExecs, &te))
       return e;
     if (llvm::Error e = syncSetup(res))
       return e;
+    PIPEC_CUDA_TRY(cudaStreamSynchronize(res.marker.get()), "the timeline");
     r.notes.push_back(llvm::formatv(
         "the timeline is of a copy of the graph with an event record node before and "
         "after each stage ({0} more nodes, each stage's successors after its second): "
@@ -1084,13 +1172,13 @@ private:
     return readTimingEvents(s, res, te, r);
   }
 
-  /// CUPTI: the explicit graph instantiated again while CUPTI reports each
+  /// CUPTI: the explicit graphs instantiated again while CUPTI reports each
   /// node's clone (its records carry the clones' ids), launched once
   /// untimed, then once recorded.
   llvm::Error cuptiGraphTimeline(const Schedule &s, Resources &res, LoweringState &state) {
     std::vector<uint64_t> nodeIds(s.instances.size(), 0);
     for (uint32_t v = 0; v < s.instances.size(); ++v) {
-      if (s.instances.stage(v).kind == StageKind::Host)
+      if (s.instances.stage(v).kind == StageKind::Host || s.onHost(v))
         continue;
       llvm::Expected<uint64_t> id = cuptiNodeId(state.built.node[v]);
       if (!id)
@@ -1099,21 +1187,24 @@ private:
     }
     if (llvm::Error e = cuptiBeginClones())
       return e;
-    GraphExec exec;
-    cudaError_t status = cudaGraphInstantiate(exec.out(), state.built.graph.get(),
-                                              cudaGraphInstantiateFlagUseNodePriority);
+    Executables execs;
+    llvm::Error made = instantiate(state.built, execs, "the graph timed by CUPTI");
     llvm::Expected<std::vector<NodeClone>> clones = cuptiEndClones();
-    PIPEC_CUDA_TRY(status, "the graph timed by CUPTI");
+    if (made) {
+      if (!clones)
+        llvm::consumeError(clones.takeError());
+      return made;
+    }
     if (!clones)
       return clones.takeError();
-    if (llvm::Error e = launchGraph(s, res, state.built, exec.get()))
+    if (llvm::Error e = launchGraph(s, res, state.built, execs))
       return e;
     if (llvm::Error e = syncSetup(res))
       return e;
     return cuptiTimeline(
         s, res, state.run,
         [&]() -> llvm::Error {
-          if (llvm::Error e = launchGraph(s, res, state.built, exec.get()))
+          if (llvm::Error e = launchGraph(s, res, state.built, execs))
             return e;
           return syncSetup(res);
         },
