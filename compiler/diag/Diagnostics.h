@@ -76,6 +76,10 @@ public:
   InFlightDiagnostic warning(llvm::SMRange range, const llvm::Twine &msg) {
     return {*this, {Severity::Warning, range, msg.str(), {}}};
   }
+  /// A note on its own: what the compiler did that a reader should know.
+  InFlightDiagnostic note(llvm::SMRange range, const llvm::Twine &msg) {
+    return {*this, {Severity::Note, range, msg.str(), {}}};
+  }
 
   void report(Diagnostic diag);
 

@@ -164,9 +164,28 @@ Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest
   for (size_t i : chosen) {
     out.schedules.push_back(std::make_unique<Schedule>(
         out.program.pipelines[i], profile, request.schedule, std::move(graphs[i])));
-    out.views.push_back(out.schedules.back().get());
+    const Schedule &s = *out.schedules.back();
+    out.views.push_back(&s);
     if (out.program.pipelines[i].syncDeclared)
-      reportRaces(*out.schedules.back(), diags);
+      reportRaces(s, diags);
+    // A graph cannot hold a host synchronisation: say how many graphs the
+    // lowering became, at the first cpu stage that splits it.
+    if (s.lowering == Lowering::Graph && s.segments > 1)
+      for (const Op &op : s.graphOps)
+        if (op.kind == Op::Sync || (op.kind == Op::GraphLaunch && op.event > 0)) {
+          uint32_t at = op.instance;
+          if (op.kind == Op::GraphLaunch)
+            while (at > 0 && !s.onHost(at))
+              --at;
+          diags.note(s.instances.stage(at).range,
+                     llvm::formatv("the graph lowering of pipeline '{0}' is {1} graph "
+                                   "segments, launched in order: a graph cannot hold a "
+                                   "host synchronisation, and cpu stage '{2}' (and any "
+                                   "like it) needs one",
+                                   s.pipeline.name, s.segments,
+                                   s.instances.stage(at).name));
+          break;
+        }
   }
   if (diags.hadError())
     return Outcome::InputErrors;

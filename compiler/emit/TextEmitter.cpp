@@ -41,6 +41,9 @@ void streams(const Schedule &s, llvm::raw_ostream &os) {
       os << "  created by pipec";
     os << "  busy " << us(s.analysis.streamBusyUs[i]) << '\n';
   }
+  if (s.hasHostStages())
+    os << "  " << llvm::left_justify("host thread", width) << "  cpu stages, in issue order"
+       << "  busy " << us(s.analysis.hostBusyUs) << '\n';
 }
 
 std::string bytes(uint64_t n) { return formatBytes(n); }

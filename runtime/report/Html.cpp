@@ -92,14 +92,16 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
                   "y=\"{4}\">{5}</text><title>{5} on {6}</title></g>\n",
                   x(v), y(v), colorOf(s.instances.stage(v).kind), x(v) + 6,
                   y(v) + 19, escape(s.instances.name(v)),
-                  escape(s.stream(s.streamOf(v)).name));
+                  escape(s.onHost(v) ? std::string("the host thread")
+                                     : s.stream(s.streamOf(v)).name));
   os << "</svg>\n";
 }
 
 /// A timeline: one lane per stream, one box per stage, waits as arrows.
 void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
   const Schedule &s = *r.schedule;
-  const size_t streams = s.streamPlan.streams.size();
+  // The streams, and a lane for the host thread's cpu stages.
+  const size_t streams = s.hostChain() + (s.hasHostStages() ? 1 : 0);
   const int lane = 30, left = 110, width = 900;
   // At most kMaxPageInstances boxes: the first ones, on their own span.
   const uint32_t shown =
@@ -125,7 +127,8 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
     os << formatv("<text class=\"lane\" x=\"4\" y=\"{0}\">{1}</text>"
                   "<line class=\"lane\" x1=\"{2}\" y1=\"{3}\" x2=\"{4}\" "
                   "y2=\"{3}\"/>\n",
-                  st * lane + 20, escape(s.stream(st).name), left,
+                  st * lane + 20,
+                  escape(st == s.hostChain() ? std::string("host") : s.stream(st).name), left,
                   st * lane + 28, left + width);
   for (uint32_t v = 0; v < shown; ++v) {
     uint32_t st = s.streamOf(v);
@@ -141,7 +144,7 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
   // Cross-stream edges of the reduction: event waits (or graph edges).
   for (uint32_t v = 0; v < shown; ++v)
     for (uint32_t u : s.reduction.kept.row(v))
-      if (s.streamOf(u) != s.streamOf(v))
+      if (s.streamOf(u) != s.streamOf(v) && !s.onHost(u))
         os << formatv("<line class=\"wait\" x1=\"{0:f1}\" y1=\"{1}\" "
                       "x2=\"{2:f1}\" y2=\"{3}\" marker-end=\"url(#arrow)\"/>\n",
                       px(r.end[u]), s.streamOf(u) * lane + 16, px(r.start[v]),

@@ -65,6 +65,14 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
                 formatTime(r.timings.replayP95))
             .str());
     row(os, "host submit", r.timings.submitMedian, "host time to issue one replay");
+    // Where the host's time went, when it did more than make API calls.
+    const HostTime &h = r.hostUs;
+    if (h.cpu > 0 || h.issue > 0 || h.blocked > 0)
+      os << "  " << llvm::left_justify("host thread", 28) << "   "
+         << formatv("cpu stages {0}, dispatch (issue=) {1}, API calls {2}, blocked {3}",
+                    formatTime(h.cpu), formatTime(h.issue), formatTime(h.api),
+                    formatTime(h.blocked))
+         << '\n';
     if (r.lowering == Lowering::Graph) {
       row(os, "capture", r.timings.capture, "stream capture, once");
       row(os, "instantiate", r.timings.instantiate, "cudaGraphInstantiate, once");

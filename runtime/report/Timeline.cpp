@@ -24,7 +24,7 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
   const Schedule &s = *r.schedule;
   const double span = std::max(r.makespanUs, 1e-9);
   const double origin = r.firstStartUs;
-  size_t nameWidth = 0;
+  size_t nameWidth = s.hasHostStages() ? 4 : 0; // "host"
   for (const program::Stream &st : s.streamPlan.streams)
     nameWidth = std::max(nameWidth, st.name.size());
 
@@ -33,7 +33,9 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
                       "column (a shorter stage keeps its best one):\n",
                       s.pipeline.name, spelling(r.lowering),
                       formatTime(r.makespanUs), formatTime(span / width));
-  for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st) {
+  // The streams, then the host thread's cpu stages on a lane of their own.
+  const uint32_t lanes = s.hostChain() + (s.hasHostStages() ? 1 : 0);
+  for (uint32_t st = 0; st < lanes; ++st) {
     std::string cells(width, ' ');
     std::vector<double> covered(width, 0);
     double busy = 0;
@@ -67,7 +69,10 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
     for (auto [v, c] : shortStages)
       if (cells[c] == ' ')
         cells[c] = symbolFor(s.instances.stageOf(v));
-    os << "  " << llvm::left_justify(s.stream(st).name, nameWidth) << " |"
+    os << "  "
+       << llvm::left_justify(st == s.hostChain() ? std::string("host") : s.stream(st).name,
+                             nameWidth)
+       << " |"
        << cells << "| " << formatPercent(std::min(1.0, busy / span)) << " busy\n";
   }
   os << "  " << std::string(nameWidth, ' ') << " 0"

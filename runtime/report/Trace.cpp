@@ -80,13 +80,15 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
             j.attribute("cat", spelling(stage.kind));
             j.attribute("ph", "X");
             j.attribute("pid", pid);
-            j.attribute("tid", int64_t(s.streamOf(v)) + 1);
+            // A cpu stage runs on the host thread, beside its calls.
+            j.attribute("tid", s.onHost(v) ? int64_t(0) : int64_t(s.streamOf(v)) + 1);
             number("ts", r.start[v]);
             number("dur", r.end[v] - r.start[v]);
             j.attributeObject("args", [&] {
               j.attribute("stage", stage.name);
               j.attribute("iteration", int64_t(s.instances.iterationOf(v)));
-              j.attribute("stream", s.stream(s.streamOf(v)).name);
+              j.attribute("stream", s.onHost(v) ? std::string("host")
+                                                 : s.stream(s.streamOf(v)).name);
             });
           });
         }

@@ -127,6 +127,11 @@ void checkStreamLowering(const Schedule &s) {
       lastOnStream[op.stream] = v;
       break;
     }
+    case Op::Cpu:
+    case Op::Sync:
+    case Op::GraphLaunch:
+      FAIL("no host-thread op in a program without cpu stages");
+      break;
     }
   }
   CHECK(records == s.records);
