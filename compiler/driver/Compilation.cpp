@@ -5,6 +5,7 @@
 #include "compiler/parse/Parser.h"
 #include "compiler/schedule/Lints.h"
 #include "compiler/schedule/Races.h"
+#include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
 #include "compiler/support/Printable.h"
 #include "compiler/support/ReadFile.h"
@@ -98,7 +99,8 @@ bool driver::checkSource(Source &src, const DeviceProfile &profile,
       if (pinned) {
         std::vector<uint32_t> streamOfStage;
         for (const program::Stage &st : p.stages)
-          streamOfStage.push_back(static_cast<uint32_t>(st.stream));
+          streamOfStage.push_back(st.kind == StageKind::Cpu ? kHostStream
+                                                            : static_cast<uint32_t>(st.stream));
         reportRaces(instances,
                     findRaces(instances, streamOfStage,
                               static_cast<uint32_t>(p.streams.size()), diags.errorsLeft()),

@@ -3,6 +3,7 @@
 #include "compiler/schedule/Races.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "compiler/schedule/StreamAssignment.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -54,7 +55,14 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
                                    uint32_t streams, size_t maxRaces) {
   const program::Pipeline &p = inst.pipeline();
   const size_t n = inst.size();
-  auto streamOf = [&](uint32_t v) { return streamOfStage[inst.stageOf(v)]; };
+  // The host thread is one more chain, after the streams: a cpu stage runs
+  // in issue order after the ones before it, and whatever is issued after a
+  // cpu stage follows it (host program order).
+  const uint32_t host = streams++;
+  auto streamOf = [&](uint32_t v) {
+    uint32_t c = streamOfStage[inst.stageOf(v)];
+    return c == kHostStream ? host : c;
+  };
   std::vector<Race> races;
   if (p.buffers.empty() || n == 0 || maxRaces == 0)
     return races;
@@ -91,7 +99,8 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
   auto slow = [&](uint32_t v, uint32_t b, uint32_t stream, const ByKey &ofStage,
                   bool earlierWrites, bool vWrites) {
     for (auto [stage, w] : ofStage)
-      if (streamOfStage[stage] == stream && !reaches(w, v))
+      if ((streamOfStage[stage] == kHostStream ? host : streamOfStage[stage]) == stream &&
+          !reaches(w, v))
         race(w, v, b, earlierWrites, vWrites);
   };
   auto check = [&](uint32_t v, uint32_t b, Slot &slot, bool earlierWrites, bool vWrites) {
@@ -127,6 +136,8 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
       join(u);
     if (lastOn[c] != kNone)
       join(lastOn[c]);
+    if (c != host && lastOn[host] != kNone)
+      join(lastOn[host]);
     seq[v] = ++count[c];
     mine[c] = seq[v];
     lastOn[c] = v;
@@ -195,9 +206,12 @@ void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,
                              buffer.name, b.name, r.secondWrites ? "writes" : "reads",
                              a.name, r.firstWrites ? "writes" : "reads", when)
                    .str())
-        .attachNote(b.range, llvm::formatv("order them, e.g. add '{0}' to stage "
-                                           "'{1}' (or put both on one stream)",
-                                           fix, b.name)
-                                 .str());
+        .attachNote(b.range,
+                    llvm::formatv("order them, e.g. add '{0}' to stage '{1}'{2}", fix, b.name,
+                                  // A cpu stage has no stream to share.
+                                  a.kind == StageKind::Cpu || b.kind == StageKind::Cpu
+                                      ? ""
+                                      : " (or put both on one stream)")
+                        .str());
   }
 }

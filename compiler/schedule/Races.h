@@ -2,9 +2,10 @@
 //
 // Two accesses conflict when they touch one slot of one buffer and at least
 // one writes. Under `sync declared` each conflicting pair of stage instances
-// must be ordered, either way, by the declared dependencies and stream order
-// (LANGUAGE.md, version 2). Taking the accesses of each slot in issue order
-// (a topological order of that relation), it is enough that every access
+// must be ordered, either way, by the declared dependencies, stream order
+// and the host thread's program order (LANGUAGE.md, versions 2 and 3).
+// Taking the accesses of each slot in issue order (a topological order of
+// that relation), it is enough that every access
 // follows the slot's previous write and every write follows the reads since
 // it: all other pairs follow by transitivity. Each check is one vector-clock
 // lookup (the clocks over streams that the reduction uses, kept for a window
@@ -40,7 +41,8 @@ struct Race {
 /// Every stage pair's first race (in issue order of its second instance),
 /// up to `maxRaces` pairs: it looks no further once it has them (the error
 /// limit shows no more). `streamOfStage` and `streams`: the streams the
-/// stages run on.
+/// stages run on, kHostStream for a cpu stage (the host thread orders it
+/// after the cpu stages and before whatever is issued after it).
 std::vector<Race> findRaces(const Instances &instances,
                             const std::vector<uint32_t> &streamOfStage,
                             uint32_t streams, size_t maxRaces = SIZE_MAX);

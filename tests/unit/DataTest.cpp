@@ -26,9 +26,12 @@ struct Generated {
 
 /// Random stages on random streams, random reads and writes of random
 /// rings, some declared dependencies (backward and forward in declaration
-/// order, some @prev(k)).
-std::string randomData(std::mt19937 &rng, bool declared) {
+/// order, some @prev(k)). With `host`, host buffers too, and cpu stages on
+/// the host thread: a stage is a kernel (device buffers), a cpu stage (host
+/// buffers) or a copy between the two.
+std::string randomData(std::mt19937 &rng, bool declared, bool host = false) {
   uint32_t stages = 1 + rng() % 7, buffers = 1 + rng() % 3, streams = 1 + rng() % 3;
+  uint32_t hostBuffers = host ? 1 + rng() % 2 : 0;
   uint32_t iterations = 1 + rng() % 5;
   std::string t = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
   if (declared)
@@ -37,23 +40,52 @@ std::string randomData(std::mt19937 &rng, bool declared) {
     t += "  stream s" + std::to_string(s) + ";\n";
   for (uint32_t b = 0; b < buffers; ++b)
     t += "  buffer b" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) + "] 1MB;\n";
+  for (uint32_t b = 0; b < hostBuffers; ++b)
+    t += "  buffer h" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) +
+         "] 1MB host;\n";
+  auto some = [&](const char *prefix, uint32_t count) {
+    std::set<std::string> out;
+    for (uint32_t b = 0; b < count; ++b)
+      if (rng() % 3 == 0)
+        out.insert(prefix + std::to_string(b));
+    return out;
+  };
+  auto one = [&](const char *prefix, uint32_t count) {
+    return std::set<std::string>{prefix + std::to_string(rng() % count)};
+  };
   for (uint32_t i = 0; i < stages; ++i) {
-    t += "  stage X" + std::to_string(i) + " on s" + std::to_string(rng() % streams) +
-         " kernel " + std::to_string(1 + rng() % 9) + "us";
-    std::set<uint32_t> reads, writes;
-    for (uint32_t b = 0; b < buffers; ++b) {
-      if (rng() % 3 == 0)
-        reads.insert(b);
-      if (rng() % 3 == 0)
-        writes.insert(b);
+    t += "  stage X" + std::to_string(i);
+    std::set<std::string> reads, writes;
+    const std::string stream = " on s" + std::to_string(rng() % streams);
+    switch (host ? rng() % 4 : 0) {
+    case 0:
+      t += stream + " kernel " + std::to_string(1 + rng() % 9) + "us";
+      reads = some("b", buffers);
+      writes = some("b", buffers);
+      break;
+    case 1:
+      t += " cpu " + std::to_string(1 + rng() % 9) + "us";
+      reads = some("h", hostBuffers);
+      writes = some("h", hostBuffers);
+      break;
+    case 2:
+      t += stream + " copy h2d";
+      reads = one("h", hostBuffers);
+      writes = one("b", buffers);
+      break;
+    default:
+      t += stream + " copy d2h";
+      reads = one("b", buffers);
+      writes = one("h", hostBuffers);
+      break;
     }
-    auto list = [](const char *what, const std::set<uint32_t> &bs) {
+    auto list = [](const char *what, const std::set<std::string> &bs) {
       if (bs.empty())
         return std::string();
       std::string out = std::string(" ") + what + "(";
       bool first = true;
-      for (uint32_t b : bs) {
-        out += (first ? "b" : ", b") + std::to_string(b);
+      for (const std::string &b : bs) {
+        out += (first ? "" : ", ") + b;
         first = false;
       }
       return out + ")";
@@ -126,17 +158,25 @@ requiredPairs(const program::Pipeline &p) {
   return out;
 }
 
-/// Ancestors by brute force over declared dependencies and stream order.
+/// Ancestors by brute force over declared dependencies, stream order and
+/// host program order (whatever is issued after a cpu stage follows it).
 std::vector<std::vector<uint8_t>> closure(const Schedule &s) {
   const size_t n = s.instances.size();
   std::vector<std::vector<uint8_t>> reach(n, std::vector<uint8_t>(n, 0));
   std::vector<int64_t> last(s.streamPlan.streams.size(), -1);
+  int64_t lastCpu = -1;
   for (uint32_t v = 0; v < n; ++v) {
     std::vector<uint32_t> preds(s.instances.deps().row(v).begin(),
                                 s.instances.deps().row(v).end());
-    if (last[s.streamOf(v)] >= 0)
-      preds.push_back(static_cast<uint32_t>(last[s.streamOf(v)]));
-    last[s.streamOf(v)] = v;
+    if (lastCpu >= 0)
+      preds.push_back(static_cast<uint32_t>(lastCpu));
+    if (s.onHost(v)) {
+      lastCpu = v;
+    } else {
+      if (last[s.streamOf(v)] >= 0)
+        preds.push_back(static_cast<uint32_t>(last[s.streamOf(v)]));
+      last[s.streamOf(v)] = v;
+    }
     for (uint32_t u : preds) {
       reach[u][v] = 1;
       for (uint32_t w = 0; w < n; ++w)
@@ -187,9 +227,10 @@ TEST_CASE("data: inferred dependencies are exactly those the contract requires")
 
 TEST_CASE("data: sync declared reports a race exactly when a conflicting pair is unordered") {
   std::mt19937 rng(42);
-  size_t racy = 0, clean = 0;
-  for (int trial = 0; trial < 400; ++trial) {
-    std::string text = randomData(rng, /*declared=*/true);
+  size_t racy = 0, clean = 0, cpu = 0;
+  for (int trial = 0; trial < 800; ++trial) {
+    // Half of them with cpu stages: host program order orders too.
+    std::string text = randomData(rng, /*declared=*/true, /*host=*/trial % 2 == 1);
     FrontendRun front(text);
     if (front.errors)
       continue;
@@ -222,6 +263,7 @@ TEST_CASE("data: sync declared reports a race exactly when a conflicting pair is
     INFO(text);
     CHECK(reported == unorderedStages);
     (reported.empty() ? clean : racy) += 1;
+    cpu += s.hasHostStages();
     // With a cap, the first races of the same search, and no more.
     std::vector<Race> all = findRaces(s);
     for (size_t cap : {size_t(0), size_t(1), size_t(3)}) {
@@ -231,16 +273,17 @@ TEST_CASE("data: sync declared reports a race exactly when a conflicting pair is
         CHECK((some[i].first == all[i].first && some[i].second == all[i].second));
     }
   }
-  CHECK(racy > 50);
-  CHECK(clean > 50);
+  CHECK(racy > 100);
+  CHECK(clean > 100);
+  CHECK(cpu > 200);
 }
 
 TEST_CASE("data: inferred dependencies leave no race") {
   // The same programs in sync inferred: whatever the streams, the added
   // dependencies order every conflicting pair.
   std::mt19937 rng(43);
-  for (int trial = 0; trial < 200; ++trial) {
-    std::string text = randomData(rng, /*declared=*/false);
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string text = randomData(rng, /*declared=*/false, /*host=*/trial % 2 == 1);
     FrontendRun front(text);
     if (front.errors)
       continue;
