@@ -22,13 +22,16 @@ using llvm::formatv;
 namespace {
 
 /// The same pipeline with other streams: `streamFor` names each stage's
-/// (empty: let pipec assign it). Streams keep their priorities by name.
+/// (empty: let pipec assign it). Streams keep their priorities by name; a
+/// cpu stage stays on the host thread.
 template <typename StreamFor>
 program::Pipeline restreamed(const program::Pipeline &p, StreamFor streamFor) {
   program::Pipeline q = p;
   q.streams.clear();
   std::map<std::string, int32_t> index;
   for (program::Stage &s : q.stages) {
+    if (s.kind == StageKind::Cpu)
+      continue;
     std::string name = streamFor(s);
     if (name.empty()) {
       s.stream = program::kNoStream;

@@ -98,7 +98,10 @@ TEST_CASE("assign: any profile and stream cap keeps every candidate within its s
     DeviceProfile profile;
     profile.hardwareQueues = 1 + rng() % 8;
     runtime::SimAssignmentCost cost(profile);
-    std::string text = trial % 2 ? randomUnpinned(rng) : test::randomWorkload(rng);
+    // A third with cpu stages: they stay on the host thread, off every stream.
+    std::string text = trial % 3 == 0   ? randomUnpinned(rng)
+                       : trial % 3 == 1 ? test::randomWorkload(rng)
+                                        : test::randomWorkload(rng, /*hostThread=*/true);
     FrontendRun front(text, 0, profile);
     if (front.errors)
       continue;
@@ -111,6 +114,10 @@ TEST_CASE("assign: any profile and stream cap keeps every candidate within its s
     std::set<uint32_t> declared, automatic;
     for (uint32_t k = 0; k < p.stages.size(); ++k) {
       uint32_t stream = s.streamPlan.streamOfStage[k];
+      if (p.stages[k].kind == StageKind::Cpu) {
+        CHECK(stream == kHostStream);
+        continue;
+      }
       REQUIRE(stream < s.streamPlan.streams.size());
       (p.stages[k].stream == program::kNoStream ? automatic : declared).insert(stream);
     }
