@@ -13,35 +13,58 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 using namespace pipec;
 using namespace pipec::importer;
 using llvm::formatv;
 
+namespace {
+
+/// The first start and last end of the device's stages (the cpu stages
+/// left out): the window `recorded.span_us` measures.
+std::pair<double, double> deviceWindow(const Schedule &s, const std::vector<double> &start,
+                                       const std::vector<double> &end) {
+  double first = std::numeric_limits<double>::infinity(), last = 0;
+  for (uint32_t v = 0; v < start.size(); ++v)
+    if (!s.onHost(v)) {
+      first = std::min(first, start[v]);
+      last = std::max(last, end[v]);
+    }
+  return std::isfinite(first) ? std::make_pair(first, last) : std::make_pair(0.0, 0.0);
+}
+
+} // namespace
+
 StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
                                 const DeviceProfile &profile, unsigned replays) {
   StepReport r;
-  r.ops = step.stages.size();
   r.streams = step.streams.size();
   r.waitsIssued = step.waitsIssued;
   r.hostSyncs = step.hostSyncs;
+  r.backlogOps = step.backlogOps;
 
   // The recorded timeline: span, busy time (the union of the ops), and the
   // idle gaps the host left (the op that ended a gap was issued after it
-  // began).
+  // began; a backlog op was issued before the step).
   std::vector<const ImportedStage *> byStart;
   for (const ImportedStage &st : step.stages) {
+    if (st.onHost()) {
+      r.hostWorkUs += st.cpuUs;
+      continue;
+    }
+    ++r.ops;
     r.spanUs = std::max(r.spanUs, st.endUs);
+    r.dispatchUs += st.dispatchUs;
     byStart.push_back(&st);
   }
   std::stable_sort(byStart.begin(), byStart.end(),
                    [](auto *a, auto *b) { return a->startUs < b->startUs; });
   double coveredTo = 0;
   for (const ImportedStage *st : byStart) {
-    if (st->startUs > coveredTo) {
-      if (st->issueUs >= coveredTo)
-        r.hostWaitUs += st->startUs - coveredTo;
-    }
+    if (st->startUs > coveredTo && !st->backlog && st->hostUs >= coveredTo)
+      r.hostWaitUs += st->startUs - coveredTo;
     r.busyUs += std::max(0.0, st->endUs - std::max(coveredTo, st->startUs));
     coveredTo = std::max(coveredTo, st->endUs);
   }
@@ -51,52 +74,97 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
   r.lowerBoundUs = a.lowerBoundUs;
   r.binding = a.bounds.empty() ? "" : a.bounds[a.binding].words;
   r.waitsFewest = s.waits;
+  r.syncsFewest = s.syncs;
+  r.graphSegments = s.segments;
 
-  // pipec's own issue, both lowerings.
+  // pipec's own issue of the imported program, host included, both
+  // lowerings; then without the recorded dispatch.
   auto model = runtime::makeSimBackend(profile);
   runtime::RunOptions options;
   options.replays = replays;
   options.recordHost = false;
-  auto streams = model->run(s, Lowering::Streams, options);
-  auto graph = model->run(s, Lowering::Graph, options);
-  if (streams && graph) {
-    r.streamsMakespanUs = streams->makespanUs;
-    r.graphMakespanUs = graph->makespanUs;
-    r.graph = runtime::compareLowerings(*streams, *graph, replays);
-  } else {
-    llvm::consumeError(streams.takeError());
-    llvm::consumeError(graph.takeError());
-  }
+  auto compare = [&](const Schedule &schedule, GraphAdvice &advice, bool spans) {
+    auto streams = model->run(schedule, Lowering::Streams, options);
+    auto graph = model->run(schedule, Lowering::Graph, options);
+    if (!streams || !graph) {
+      llvm::consumeError(streams.takeError());
+      llvm::consumeError(graph.takeError());
+      return;
+    }
+    advice = runtime::compareLowerings(*streams, *graph, replays);
+    if (!spans)
+      return;
+    auto [sFirst, sLast] = deviceWindow(schedule, streams->start, streams->end);
+    auto [gFirst, gLast] = deviceWindow(schedule, graph->start, graph->end);
+    r.streamsMakespanUs = sLast - sFirst;
+    r.graphMakespanUs = gLast - gFirst;
+    r.streamsHostUs = streams->hostUs;
+  };
+  compare(s, r.graph, true);
+  program::Pipeline own = s.pipeline;
+  for (program::Stage &st : own.stages)
+    st.issueUs = 0;
+  ScheduleOptions ownOptions;
+  ownOptions.replays = replays;
+  compare(Schedule(own, profile, ownOptions), r.graphOwnLaunches, false);
 
-  // The recorded issue: each launch no sooner than it was issued.
+  // The recorded issue: each launch returns no sooner than its call did,
+  // each cpu stage begins no sooner than the host began it.
   const size_t n = s.instances.size();
   double earliest = 0;
   for (const ImportedStage &st : step.stages)
-    earliest = std::min(earliest, st.issueUs);
+    earliest = std::min(earliest, st.hostUs);
   std::vector<double> issueAt(n, 0);
-  for (uint32_t v = 0; v < n && v < step.stages.size(); ++v)
-    issueAt[v] = step.stages[v].issueUs - earliest;
+  auto stageOf = [&](uint32_t v) -> const ImportedStage & {
+    return step.stages[s.instances.stageOf(v)];
+  };
+  for (uint32_t v = 0; v < n; ++v)
+    issueAt[v] = stageOf(v).hostUs - earliest;
   sim::ModelOptions replay;
   replay.recordHost = false;
   replay.issueAt = &issueAt;
   sim::ReplayTrace t = sim::simulate(s, Lowering::Streams, profile, replay);
   if (!t.start.empty()) {
-    double first = *std::min_element(t.start.begin(), t.start.end());
-    double last = *std::max_element(t.end.begin(), t.end.end());
+    auto [first, last] = deviceWindow(s, t.start, t.end);
     r.replayedSpanUs = last - first;
     std::vector<double> errors;
-    for (uint32_t v = 0; v < n && v < step.stages.size(); ++v)
-      errors.push_back(std::fabs((t.end[v] - first) - step.stages[v].endUs));
+    for (uint32_t v = 0; v < n; ++v)
+      if (!stageOf(v).onHost())
+        errors.push_back(std::fabs((t.end[v] - first) - stageOf(v).endUs));
     std::tie(r.medianErrorUs, r.p95ErrorUs) = runtime::medianAndP95(errors);
   }
   return r;
 }
+
+namespace {
+
+/// The graph's verdict in words: "pays back after N replay(s)", or never.
+std::string verdict(const GraphAdvice &g) {
+  if (!g.evaluated)
+    return "not evaluated";
+  if (g.breakEvenReplays)
+    return formatv("{0} a replay; pays back its one-time {1} after {2} replay(s)",
+                   formatPercent(g.streamsReplayUs > 0
+                                     ? 1 - g.graphReplayUs / g.streamsReplayUs
+                                     : 0),
+                   formatTime(g.oneTimeUs), g.breakEvenReplays)
+        .str();
+  return "never pays back its one-time cost";
+}
+
+} // namespace
 
 void importer::printStepReport(const StepReport &r, const ImportedStep &step,
                                const DeviceProfile &profile, llvm::raw_ostream &os) {
   auto row = [&](llvm::StringRef label, const std::string &value, llvm::StringRef note) {
     os << "  " << llvm::left_justify(label, 24) << llvm::left_justify(value, 12) << "  "
        << note << '\n';
+  };
+  auto more = [&](llvm::StringRef note) {
+    os << "  " << std::string(24 + 12 + 2, ' ') << note << '\n';
+  };
+  auto share = [&](double us) {
+    return formatPercent(r.spanUs > 0 ? us / r.spanUs : 0);
   };
   os << "recorded step";
   if (step.step)
@@ -106,29 +174,46 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
     os << ", " << step.device.name;
   os << '\n';
   row("span", formatTime(r.spanUs), "first GPU op start to last GPU op end");
-  row("GPU busy", formatPercent(r.spanUs > 0 ? r.busyUs / r.spanUs : 0),
-      formatTime(r.busyUs) + " with at least one op running");
+  row("GPU busy", share(r.busyUs), formatTime(r.busyUs) + " with at least one op running");
   row("GPU waiting for host", formatTime(r.hostWaitUs),
-      formatPercent(r.spanUs > 0 ? r.hostWaitUs / r.spanUs : 0) +
-          " of the span idle until the host issued the next op");
+      share(r.hostWaitUs) + " of the span idle until the host issued the next op");
+  if (r.backlogOps)
+    row("previous step's backlog", std::to_string(r.backlogOps),
+        "ops issued before the step, still running in it");
+  row("host dispatch", formatTime(r.dispatchUs),
+      "host time before the launch calls returned (issue= and the calls)");
+  row("host work", formatTime(r.hostWorkUs), "host time between runtime calls (cpu stages)");
   row("stream waits issued", std::to_string(r.waitsIssued),
       formatv("the fewest its orderings need: {0}", r.waitsFewest).str());
   row("host synchronisations", std::to_string(r.hostSyncs),
-      "event, stream and device syncs in the step");
+      formatv("stream, event and device syncs and blocking copies; the fewest: {0}",
+              r.syncsFewest)
+          .str());
   os << "what bounds it:\n";
   row("critical path", formatTime(r.criticalPathUs),
-      "the longest chain of GPU work through the recorded orderings");
+      "the longest chain through the recorded orderings, host order included");
   row("lower bound", formatTime(r.lowerBoundUs), "set by " + r.binding);
-  os << "the same work issued by pipec (device model: " << profile.name << "):\n";
+  os << "the imported program on the device model (" << profile.name << "):\n";
   row("as stream launches", formatTime(r.streamsMakespanUs),
-      formatv("makespan; {0} replay (host's first call to last end)",
+      formatv("span, {0} of the recorded; {1} a replay (host's first call to last end)",
+              formatPercent(r.spanUs > 0 ? r.streamsMakespanUs / r.spanUs - 1 : 0, 1),
               formatTime(r.graph.streamsReplayUs))
           .str());
-  row("as a CUDA graph", formatTime(r.graphMakespanUs),
-      formatv("makespan; {0} replay", formatTime(r.graph.graphReplayUs)).str());
-  for (const std::string &reason : r.graph.reasons)
-    os << "  " << std::string(24, ' ') << std::string(12, ' ') << "  " << reason << '\n';
-  os << "the model against the recording (each op issued at its recorded launch time):\n";
+  more(formatv("host per replay: dispatch {0}, API calls {1}, cpu stages {2}, blocked {3}",
+               formatTime(r.streamsHostUs.issue), formatTime(r.streamsHostUs.api),
+               formatTime(r.streamsHostUs.cpu), formatTime(r.streamsHostUs.blocked))
+           .str());
+  row("as CUDA graphs", formatTime(r.graphMakespanUs),
+      formatv("span; {0} a replay, {1} graph segment(s) between host syncs",
+              formatTime(r.graph.graphReplayUs), r.graphSegments)
+          .str());
+  row("graph, recorded host", "", "against the streams issued with the recorded dispatch: " +
+                                      verdict(r.graph));
+  row("graph, pipec's launches", "",
+      formatv("against the same streams issued by pipec with no dispatch ({0} a replay): {1}",
+              formatTime(r.graphOwnLaunches.streamsReplayUs), verdict(r.graphOwnLaunches))
+          .str());
+  os << "the model against the recording (each launch returning when its call did):\n";
   row("predicted span", formatTime(r.replayedSpanUs),
       formatv("{0} of the recorded {1}",
               formatPercent(r.spanUs > 0 ? r.replayedSpanUs / r.spanUs - 1 : 0, 1),
@@ -144,9 +229,17 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
   auto number = [&](llvm::StringRef key, double value) {
     writeNumberAttribute(j, key, value);
   };
+  auto graph = [&](const GraphAdvice &g) {
+    number("streams_replay_us", g.streamsReplayUs);
+    number("graph_replay_us", g.graphReplayUs);
+    if (g.breakEvenReplays)
+      j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
+    else
+      j.attribute("break_even_replays", nullptr);
+  };
   j.object([&] {
     j.attribute("format", "pipec-import-report");
-    j.attribute("version", 1);
+    j.attribute("version", 3);
     if (step.step)
       j.attribute("step", *step.step);
     else
@@ -155,35 +248,49 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
     j.attributeObject("recorded", [&] {
       j.attribute("ops", int64_t(r.ops));
       j.attribute("streams", int64_t(r.streams));
+      j.attribute("backlog_ops", int64_t(r.backlogOps));
       number("span_us", r.spanUs);
       number("busy_us", r.busyUs);
       number("busy_fraction", r.spanUs > 0 ? r.busyUs / r.spanUs : 0);
       number("host_wait_us", r.hostWaitUs);
+      number("host_bound_fraction", r.spanUs > 0 ? r.hostWaitUs / r.spanUs : 0);
+      number("dispatch_us", r.dispatchUs);
+      number("host_work_us", r.hostWorkUs);
       j.attribute("waits_issued", int64_t(r.waitsIssued));
       j.attribute("host_syncs", int64_t(r.hostSyncs));
+      j.attribute("sync_events", step.syncEvents);
     });
     j.attributeObject("analysis", [&] {
       number("critical_path_us", r.criticalPathUs);
       number("lower_bound_us", r.lowerBoundUs);
       j.attribute("binding", r.binding);
       j.attribute("waits_fewest", int64_t(r.waitsFewest));
+      j.attribute("syncs_fewest", int64_t(r.syncsFewest));
     });
     j.attributeObject("predicted", [&] {
       j.attribute("profile", profile.name);
       number("streams_makespan_us", r.streamsMakespanUs);
       number("graph_makespan_us", r.graphMakespanUs);
-      number("streams_replay_us", r.graph.streamsReplayUs);
-      number("graph_replay_us", r.graph.graphReplayUs);
-      if (r.graph.breakEvenReplays)
-        j.attribute("break_even_replays", int64_t(r.graph.breakEvenReplays));
-      else
-        j.attribute("break_even_replays", nullptr);
+      j.attributeObject("host_us", [&] {
+        number("cpu", r.streamsHostUs.cpu);
+        number("issue", r.streamsHostUs.issue);
+        number("api", r.streamsHostUs.api);
+        number("blocked", r.streamsHostUs.blocked);
+      });
+      j.attribute("graph_segments", int64_t(r.graphSegments));
+      // Against the recorded host time: the imported program as it is.
+      graph(r.graph);
+      j.attributeObject("own_launches", [&] { graph(r.graphOwnLaunches); });
     });
     j.attributeObject("fidelity", [&] {
       number("replayed_span_us", r.replayedSpanUs);
       number("span_error", r.spanUs > 0 ? r.replayedSpanUs / r.spanUs - 1 : 0);
       number("median_op_end_error_us", r.medianErrorUs);
       number("p95_op_end_error_us", r.p95ErrorUs);
+    });
+    j.attributeArray("notes", [&] {
+      for (const std::string &note : step.notes)
+        j.value(note);
     });
   });
   os << '\n';

@@ -1,19 +1,21 @@
 //===- Report.h - What a recorded step says, and what pipec predicts ------===//
 //
 // From the trace: the step's span, how busy the GPU was, how long it sat
-// idle waiting for the host to issue work, how many stream waits the
-// program issued. From the imported pipeline: the critical path and the
-// resource lower bound, the fewest waits its orderings need, and the device
-// model's prediction for the same work issued by pipec as stream launches
-// and as a CUDA graph. And the model's fidelity: the step replayed on the
-// model with each op issued at its recorded launch time, against the
-// recorded timeline.
+// idle waiting for the host to issue work, the host's dispatch, work and
+// syncs, the stream waits the program issued. From the imported pipeline:
+// the critical path and the lower bound, the fewest waits and syncs its
+// orderings need, and the device model's run of it, host included, as
+// stream launches and as CUDA graphs: the graph's verdict against the
+// recorded host time (the imported dispatch) and against pipec's own
+// launches (none). And the model's fidelity: the step replayed with each
+// launch returning when its recorded call did, against the recording.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_RUNTIME_IMPORT_REPORT_H
 #define PIPEC_RUNTIME_IMPORT_REPORT_H
 
 #include "compiler/schedule/Schedule.h"
+#include "runtime/Backend.h"
 #include "runtime/import/Step.h"
 
 namespace llvm {
@@ -23,17 +25,23 @@ class raw_ostream;
 namespace pipec::importer {
 
 struct StepReport {
-  // Recorded.
-  uint64_t ops = 0, streams = 0;
+  // Recorded (GPU ops: the step's, and the backlog's part inside it).
+  uint64_t ops = 0, streams = 0, backlogOps = 0;
   double spanUs = 0, busyUs = 0, hostWaitUs = 0;
   uint64_t waitsIssued = 0, hostSyncs = 0;
+  double dispatchUs = 0; ///< the host's time before its launch calls returned
+  double hostWorkUs = 0; ///< the host's work between calls (cpu stages)
   // The imported pipeline.
   double criticalPathUs = 0, lowerBoundUs = 0;
   std::string binding;
-  uint64_t waitsFewest = 0;
-  // Predicted by the device model.
+  uint64_t waitsFewest = 0, syncsFewest = 0;
+  // Predicted by the device model, over the GPU ops' window.
   double streamsMakespanUs = 0, graphMakespanUs = 0;
-  GraphAdvice graph;
+  runtime::HostTime streamsHostUs; ///< per replay, as stream launches
+  /// The graph against the recorded host time (the imported dispatch), and
+  /// against pipec's own launches (the same program without issue=).
+  GraphAdvice graph, graphOwnLaunches;
+  uint64_t graphSegments = 0;
   double replayedSpanUs = 0; ///< with the recorded launch times
   double medianErrorUs = 0, p95ErrorUs = 0; ///< |predicted - recorded| op ends
 };

@@ -2,6 +2,8 @@
 
 #include "runtime/import/Step.h"
 
+#include "compiler/schedule/Redundancy.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
 
 using namespace pipec;
@@ -28,7 +31,11 @@ std::string shortName(const GpuOp &op) {
     return std::string("memcpy_") + spelling(op.direction);
   if (op.kind == OpKind::Memset)
     return "memset";
-  llvm::StringRef n = op.name;
+  // "(anonymous namespace)::" is a scope, not the argument list.
+  std::string unscoped = op.name;
+  for (size_t at; (at = unscoped.find("(anonymous namespace)::")) != std::string::npos;)
+    unscoped.erase(at, 23);
+  llvm::StringRef n = unscoped;
   size_t cut = n.find_first_of("<(");
   llvm::StringRef head = n.substr(0, cut);
   size_t colon = head.rfind("::");
@@ -53,9 +60,59 @@ std::string shortName(const GpuOp &op) {
 
 } // namespace
 
+namespace {
+
+/// The last kept element of a stream's list (in issue order) whose key is
+/// below `at`, or -1; the first whose key is above it, or -1.
+template <typename Key>
+int64_t lastBelow(const std::vector<uint32_t> &list, double at, Key key) {
+  auto pos = std::partition_point(list.begin(), list.end(),
+                                  [&](uint32_t i) { return key(i) < at; });
+  return pos == list.begin() ? -1 : int64_t(*(pos - 1));
+}
+template <typename Key>
+int64_t firstAbove(const std::vector<uint32_t> &list, double at, Key key) {
+  auto pos = std::partition_point(list.begin(), list.end(),
+                                  [&](uint32_t i) { return key(i) <= at; });
+  return pos == list.end() ? -1 : int64_t(*pos);
+}
+
+/// How far apart two of the trace's times may be and still be one instant
+/// (Kineto writes microseconds, some with a decimal or three).
+constexpr double kClockSlackUs = 0.5;
+
+/// The least host time before a sync written as a `cpu` stage of its own
+/// (less is the sync stage's own time).
+constexpr double kMinHostWorkUs = 10;
+
+const char *syncName(HostCall::Kind kind) {
+  switch (kind) {
+  case HostCall::StreamSync:
+    return "sync_stream";
+  case HostCall::EventSync:
+    return "sync_event";
+  case HostCall::DeviceSync:
+    return "sync_device";
+  default:
+    return "sync_copy";
+  }
+}
+
+/// A copy that touches pageable host memory and whose call returned only
+/// once it was done: the host waited for it (a pinned copy is asynchronous).
+bool blockingCopy(const GpuOp &op) {
+  if (op.kind != OpKind::Memcpy || op.launchTs < 0)
+    return false;
+  return llvm::StringRef(op.name).contains("Pageable") &&
+         op.launchTs + op.launchDur >= op.ts + op.dur;
+}
+
+} // namespace
+
 llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
                                                   std::optional<int64_t> number) {
   ImportedStep out;
+  out.syncEvents = !trace.syncs.empty();
   // The GPU the kept ops ran on: the entry of its id (the first one when
   // none has it, or there is only one).
   for (const DeviceInfo &d : trace.devices)
@@ -105,21 +162,23 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
                         "to import the whole trace"));
   }
 
-  // The step's ops, in issue order.
+  // The step's ops, in issue order (their calls' correlation ids).
+  auto issueOrder = [&](const GpuOp *a, const GpuOp *b) {
+    if (a->correlation >= 0 && b->correlation >= 0 && a->correlation != b->correlation)
+      return a->correlation < b->correlation;
+    return launchOf(*a) < launchOf(*b);
+  };
   std::vector<const GpuOp *> ops;
   for (const GpuOp &op : trace.ops)
     if (launchOf(op) >= from && launchOf(op) < to)
       ops.push_back(&op);
   if (ops.empty())
     return fail(formatv("ProfilerStep#{0} launched no GPU op", *out.step));
-  std::stable_sort(ops.begin(), ops.end(), [&](const GpuOp *a, const GpuOp *b) {
-    if (a->correlation >= 0 && b->correlation >= 0 && a->correlation != b->correlation)
-      return a->correlation < b->correlation;
-    return launchOf(*a) < launchOf(*b);
-  });
+  std::stable_sort(ops.begin(), ops.end(), issueOrder);
   out.originTs = INFINITY;
   for (const GpuOp *op : ops)
     out.originTs = std::min(out.originTs, op->ts);
+  const double origin = out.originTs;
 
   // A step a .pipe file can hold: at most an hour, from its first op's
   // start to its last op's end (a `ts` of 1e300 is not a step).
@@ -131,77 +190,208 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
     if (op->ts + op->dur > last)
       last = op->ts + op->dur, latest = op;
   }
-  if (last - out.originTs > 3600e6)
+  if (last - origin > 3600e6)
     return fail(formatv("the step's GPU ops span {0} s (event {1} to event {2}); pipec "
                         "imports steps of at most 3600 s",
-                        (last - out.originTs) / 1e6, first->event, latest->event));
+                        (last - origin) / 1e6, first->event, latest->event));
 
-  // Per stream: its stages' correlations (and launch times), in issue order.
-  std::map<int64_t, std::vector<uint32_t>> onStream;
+  // The previous step's backlog: ops issued before the step that still run
+  // after its first op started keep their streams (and SMs) busy.
+  std::vector<const GpuOp *> backlog;
+  if (std::isfinite(from))
+    for (const GpuOp &op : trace.ops)
+      if (launchOf(op) < from && op.ts + op.dur > origin && op.ts < last)
+        backlog.push_back(&op);
+  std::stable_sort(backlog.begin(), backlog.end(), issueOrder);
+
+  // Names: foo, foo_2, ... (the second foo is not foo_2 again).
   llvm::StringMap<unsigned> used; ///< per base name: the last suffix tried
   llvm::StringSet<> taken;        ///< every stage name given
-  for (uint32_t i = 0; i < ops.size(); ++i) {
-    const GpuOp &op = *ops[i];
+  auto uniqueName = [&](const std::string &base) {
+    std::string name = base;
+    for (unsigned &n = used[base]; !taken.insert(name).second;)
+      name = base + "_" + std::to_string(++n + 1);
+    return name;
+  };
+  std::map<int64_t, std::vector<uint32_t>> onStream; ///< Op stages, in issue order
+  auto addOp = [&](const GpuOp &op, bool isBacklog) {
     ImportedStage st;
     st.op = op;
-    std::string base = shortName(op);
-    // foo, foo, foo_2: the second foo is not foo_2 again.
-    st.name = base;
-    for (unsigned &n = used[base]; !taken.insert(st.name).second;)
-      st.name = base + "_" + std::to_string(++n + 1);
-    st.issueUs = launchOf(op) - out.originTs;
-    st.startUs = op.ts - out.originTs;
-    st.endUs = op.ts + op.dur - out.originTs;
+    st.backlog = isBacklog;
+    st.name = uniqueName(isBacklog ? "backlog_" + shortName(op) : shortName(op));
+    st.startUs = std::max(op.ts, origin) - origin;
+    st.endUs = op.ts + op.dur - origin;
+    st.hostUs = isBacklog ? 0 : launchOf(op) + op.launchDur - origin;
+    if (isBacklog)
+      st.op.dur = st.endUs - st.startUs;
     if (!onStream.count(op.stream))
       out.streams.push_back(op.stream);
-    onStream[op.stream].push_back(i);
+    onStream[op.stream].push_back(uint32_t(out.stages.size()));
     out.stages.push_back(std::move(st));
+    return uint32_t(out.stages.size() - 1);
+  };
+  for (const GpuOp *op : backlog)
+    addOp(*op, true);
+  out.backlogOps = backlog.size();
+
+  // The host's calls in the step, all threads together (the runtime takes
+  // them one at a time), in time order. A step op whose call is not in the
+  // trace is launched where it started.
+  struct Item {
+    double ts, dur;
+    int64_t correlation;
+    HostCall::Kind kind;
+    int64_t op; ///< index into ops, or -1
+  };
+  std::vector<Item> items;
+  llvm::DenseMap<int64_t, uint32_t> opOfCorrelation;
+  for (uint32_t i = 0; i < ops.size(); ++i)
+    if (ops[i]->correlation >= 0)
+      opOfCorrelation[ops[i]->correlation] = i;
+  for (const HostCall &c : trace.calls) {
+    if (c.ts < from || c.ts >= to)
+      continue;
+    auto it = c.correlation >= 0 ? opOfCorrelation.find(c.correlation) : opOfCorrelation.end();
+    int64_t op = it == opOfCorrelation.end() ? -1 : int64_t(it->second);
+    if (op >= 0 && ops[op]->launchTs != c.ts)
+      op = -1; // a duplicate correlation: the op's call is another
+    items.push_back({c.ts, c.dur, c.correlation, c.kind, op});
   }
+  for (uint32_t i = 0; i < ops.size(); ++i)
+    if (ops[i]->launchTs < 0)
+      items.push_back({ops[i]->ts, 0, ops[i]->correlation, HostCall::Other, int64_t(i)});
+  std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
+    return a.ts != b.ts ? a.ts < b.ts : a.correlation < b.correlation;
+  });
+
+  // Walk the host's timeline. The ops fill the launch slots in issue order
+  // (the same order but where two threads' calls overlap).
+  struct PendingSync {
+    uint32_t stage;
+    int64_t correlation;
+    double callEnd;
+  };
+  std::vector<PendingSync> syncs;
+  size_t nextOp = 0;
+  bool launched = false; // host time before the step's first launch is not its
+  double previousEnd = 0, lastCallEnd = 0;
+  auto addCpu = [&](ImportedStage::Kind kind, HostCall::Kind call, double at, double us) {
+    ImportedStage st;
+    st.kind = kind;
+    st.call = call;
+    st.name = uniqueName(kind == ImportedStage::Kind::HostWork ? "host_work" : syncName(call));
+    st.hostUs = at - origin;
+    st.cpuUs = std::min(us, 3600e6); // a stage's longest time
+    out.stages.push_back(std::move(st));
+    return uint32_t(out.stages.size() - 1);
+  };
+  for (const Item &item : items) {
+    const double end = item.ts + item.dur;
+    if (launched && item.ts - lastCallEnd >= kHostWorkUs) {
+      addCpu(ImportedStage::Kind::HostWork, HostCall::Other, lastCallEnd,
+             item.ts - lastCallEnd);
+      previousEnd = item.ts;
+    }
+    if (item.op >= 0 && nextOp < ops.size()) {
+      const GpuOp &op = *ops[nextOp++];
+      uint32_t v = addOp(op, false);
+      ImportedStage &st = out.stages[v];
+      st.blocking = blockingCopy(op) || (item.kind == HostCall::BlockingCopy &&
+                                         op.launchTs + op.launchDur >= op.ts + op.dur);
+      // A blocking copy's dispatch lasts until the copy began: the call's
+      // time before it (staging pageable memory) is the host's.
+      const double returned = st.blocking ? std::max(item.ts, op.ts) : end;
+      st.dispatchUs = launched ? std::max(0.0, returned - previousEnd) : 0;
+      if (st.blocking) {
+        st.hostUs = item.ts - origin;
+        uint32_t sync = addCpu(ImportedStage::Kind::Sync, HostCall::BlockingCopy, item.ts, 0);
+        out.stages[sync].deps.push_back(v);
+        out.stages[sync].returnUs = end - origin;
+        ++out.hostSyncs;
+      }
+      launched = true;
+      previousEnd = std::max(previousEnd, end);
+    } else if (launched && (item.kind == HostCall::StreamSync ||
+                            item.kind == HostCall::EventSync ||
+                            item.kind == HostCall::DeviceSync)) {
+      // The host's time before the call since its previous one is host
+      // work, not dispatch: it runs before the sync (a little of it is the
+      // sync stage's own time, after it).
+      const double before = std::max(0.0, item.ts - previousEnd);
+      if (before >= kMinHostWorkUs)
+        addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
+      uint32_t sync = addCpu(ImportedStage::Kind::Sync, item.kind, item.ts, 0);
+      out.stages[sync].returnUs = end - origin;
+      if (before < kMinHostWorkUs)
+        out.stages[sync].cpuUs = before;
+      syncs.push_back({sync, item.correlation, end});
+      ++out.hostSyncs;
+      previousEnd = std::max(previousEnd, end);
+    }
+    lastCallEnd = std::max(lastCallEnd, end);
+  }
+  // Ops whose call is a duplicate, or missing from the walk: at the end.
+  while (nextOp < ops.size())
+    addOp(*ops[nextOp++], false);
+
   if (out.streams.size() > 256)
     return fail(formatv("the step's GPU ops run on {0} streams; a .pipe pipeline has at "
                         "most 256",
                         out.streams.size()));
-  // The last stage on `stream` issued before correlation `corr` (or launch
-  // time `ts` when correlations are unknown), and the first after.
+
+  // Orderings. Keys: an op's correlation (its launch time when unknown).
   auto key = [&](uint32_t i, bool byCorrelation) {
-    return byCorrelation ? double(ops[i]->correlation) : launchOf(*ops[i]);
+    const GpuOp &op = out.stages[i].op;
+    if (out.stages[i].backlog)
+      return -std::numeric_limits<double>::infinity(); // before all of the step
+    return byCorrelation ? double(op.correlation) : launchOf(op);
   };
-  // A stream's stages are in issue order, so both are binary searches.
   auto lastBefore = [&](int64_t stream, double at, bool byCorr) -> int64_t {
     auto it = onStream.find(stream);
     if (it == onStream.end())
       return -1;
+    return lastBelow(it->second, at, [&](uint32_t i) { return key(i, byCorr); });
+  };
+  // The same, among the ops that had ended by `by` (recorded, from the
+  // origin): an ordering the recording would contradict is none. A stream's
+  // ops end in issue order, so both conditions are prefixes of its list.
+  auto lastEndedBefore = [&](int64_t stream, double at, bool byCorr, double by) -> int64_t {
+    auto it = onStream.find(stream);
+    if (it == onStream.end())
+      return -1;
     const std::vector<uint32_t> &list = it->second;
-    auto pos = std::partition_point(list.begin(), list.end(),
-                                    [&](uint32_t i) { return key(i, byCorr) < at; });
-    return pos == list.begin() ? -1 : int64_t(*(pos - 1));
+    auto issued = std::partition_point(list.begin(), list.end(),
+                                       [&](uint32_t i) { return key(i, byCorr) < at; });
+    auto ended = std::partition_point(list.begin(), issued, [&](uint32_t i) {
+      return out.stages[i].endUs <= by + kClockSlackUs;
+    });
+    return ended == list.begin() ? -1 : int64_t(*(ended - 1));
   };
   auto firstAfter = [&](int64_t stream, double at, bool byCorr) -> int64_t {
     auto it = onStream.find(stream);
     if (it == onStream.end())
       return -1;
-    const std::vector<uint32_t> &list = it->second;
-    auto pos = std::partition_point(list.begin(), list.end(),
-                                    [&](uint32_t i) { return key(i, byCorr) <= at; });
-    return pos == list.end() ? -1 : int64_t(*pos);
+    return firstAbove(it->second, at, [&](uint32_t i) { return key(i, byCorr); });
   };
   // Duplicates are taken out once, at the end (a find per call would be
   // quadratic in a stage's dependencies).
   auto depend = [&](int64_t consumer, int64_t producer) {
     if (consumer < 0 || producer < 0 || consumer <= producer)
       return;
-    if (ops[consumer]->stream == ops[producer]->stream)
-      return;
     out.stages[consumer].deps.push_back(uint32_t(producer));
   };
-  // A device synchronisation at each of `cuts` (keys in issue order): the
-  // first op after it on every stream follows the last before it on every
-  // stream. Only the latest cut before an op (and after the previous op of
-  // its stream) matters: the last op before an earlier cut is, on each
-  // stream, at or before the last op before a later one. So each op gets at
-  // most one dependency per stream, however many syncs there were (12,000
-  // syncs over 256 streams made 786 million calls).
-  auto synchronise = [&](std::vector<double> cuts, bool byCorrelation) {
+  // Same-stream order: the recorded program relies on it, so it is written.
+  for (const auto &[stream, list] : onStream)
+    for (size_t k = 1; k < list.size(); ++k)
+      depend(list[k], list[k - 1]);
+  // A cut at each of `cuts` (keys in issue order): the first op after it
+  // on every stream follows the last before it on every stream. Only the
+  // latest cut before an op (and after the previous op of its stream)
+  // matters: the last op before an earlier cut is, on each stream, at or
+  // before the last op before a later one. So each op gets at most one
+  // dependency per stream, however many cuts there were (12,000 over 256
+  // streams made 786 million calls).
+  auto cut = [&](std::vector<double> cuts, bool byCorrelation) {
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     if (cuts.empty())
@@ -209,71 +399,111 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
     for (const auto &[stream, list] : onStream)
       for (size_t k = 0; k < list.size(); ++k) {
         const double at = key(list[k], byCorrelation);
-        // The latest cut below this op, at or after the previous op.
         auto it = std::lower_bound(cuts.begin(), cuts.end(), at);
         if (it == cuts.begin())
           continue;
-        const double cut = *(it - 1);
-        if (k > 0 && cut < key(list[k - 1], byCorrelation))
+        const double c = *(it - 1);
+        if (k > 0 && c < key(list[k - 1], byCorrelation))
           continue;
         for (int64_t b : out.streams)
-          depend(list[k], lastBefore(b, cut, byCorrelation));
+          if (b != stream)
+            depend(list[k],
+                   lastEndedBefore(b, c, byCorrelation, out.stages[list[k]].startUs));
       }
   };
   auto inStep = [&](int64_t corr) {
-    auto it = trace.runtimeCalls.find(corr);
-    return it != trace.runtimeCalls.end() && it->second.first >= from &&
-           it->second.first < to;
+    auto it = trace.callOf.find(corr);
+    return it != trace.callOf.end() && trace.calls[it->second].ts >= from &&
+           trace.calls[it->second].ts < to;
   };
-  std::vector<double> contextCuts;
+  // Sync events by the call they belong to.
+  llvm::DenseMap<int64_t, const SyncEvent *> syncEventOf;
   for (const SyncEvent &s : trace.syncs) {
     if (!inStep(s.correlation))
       continue;
-    double at = double(s.correlation);
-    switch (s.kind) {
-    case SyncEvent::StreamWait:
+    if (s.kind == SyncEvent::StreamWait) {
       ++out.waitsIssued;
       if (s.waitOnStream >= 0 && s.recordCorrelation >= 0)
-        depend(firstAfter(s.stream, at, true),
+        depend(firstAfter(s.stream, double(s.correlation), true),
                lastBefore(s.waitOnStream, double(s.recordCorrelation), true));
-      break;
-    case SyncEvent::EventSync:
-    case SyncEvent::StreamSync: {
-      ++out.hostSyncs;
-      int64_t producer =
-          s.kind == SyncEvent::EventSync
-              ? (s.waitOnStream >= 0 && s.recordCorrelation >= 0
-                     ? lastBefore(s.waitOnStream, double(s.recordCorrelation), true)
-                     : -1)
-              : lastBefore(s.stream, at, true);
-      for (int64_t stream : out.streams)
-        depend(firstAfter(stream, at, true), producer);
-      break;
-    }
-    case SyncEvent::ContextSync:
-      ++out.hostSyncs;
-      contextCuts.push_back(at);
-      break;
+    } else {
+      syncEventOf[s.correlation] = &s;
     }
   }
-  if (!contextCuts.empty()) {
-    synchronise(std::move(contextCuts), true);
-  } else {
-    // Traces without cuda_sync events: device synchronisations by time.
-    std::vector<double> byTime;
-    for (double at : trace.contextSyncCalls)
-      if (at >= from && at < to) {
-        ++out.hostSyncs;
-        byTime.push_back(at);
+  if (!out.syncEvents) {
+    std::vector<double> waits;
+    bool byCorrelation = true;
+    for (const HostCall &c : trace.calls)
+      if (c.kind == HostCall::StreamWait && c.ts >= from && c.ts < to) {
+        ++out.waitsIssued;
+        byCorrelation &= c.correlation >= 0;
+        waits.push_back(c.correlation >= 0 ? double(c.correlation) : c.ts);
       }
-    synchronise(std::move(byTime), false);
+    if (!byCorrelation) {
+      waits.clear();
+      for (const HostCall &c : trace.calls)
+        if (c.kind == HostCall::StreamWait && c.ts >= from && c.ts < to)
+          waits.push_back(c.ts);
+    }
+    cut(std::move(waits), byCorrelation);
+    if (out.waitsIssued)
+      out.notes.push_back(formatv(
+          "the trace has no sync events: each of its {0} cudaStreamWaitEvent call(s) "
+          "orders every stream's next op behind the last op issued before it on every "
+          "other stream (a safe superset of the recorded orderings); record with "
+          "torch.profiler.profile(..., experimental_config=torch._C._profiler."
+          "_ExperimentalConfig(enable_cuda_sync_events=True)) for the exact ones",
+          out.waitsIssued));
   }
-  if (out.waitsIssued == 0)
-    for (double at : trace.streamWaitCalls)
-      out.waitsIssued += at >= from && at < to;
+  // What each host synchronisation waited for.
+  for (const PendingSync &p : syncs) {
+    ImportedStage &st = out.stages[p.stage];
+    const double at = p.correlation >= 0 ? double(p.correlation) : INFINITY;
+    auto found = syncEventOf.find(p.correlation);
+    const SyncEvent *e = found == syncEventOf.end() ? nullptr : found->second;
+    std::vector<int64_t> producers;
+    if (st.call == HostCall::DeviceSync) {
+      for (int64_t b : out.streams)
+        producers.push_back(lastBefore(b, at, true));
+    } else if (e && e->kind == SyncEvent::StreamSync && e->stream >= 0) {
+      producers.push_back(lastBefore(e->stream, at, true));
+    } else if (e && e->kind == SyncEvent::EventSync && e->waitOnStream >= 0 &&
+               e->recordCorrelation >= 0) {
+      producers.push_back(lastBefore(e->waitOnStream, double(e->recordCorrelation), true));
+    } else {
+      // Which stream or event is not in the trace: whatever had ended by
+      // the time the call returned (the recording shows it was done).
+      for (int64_t b : out.streams)
+        producers.push_back(lastEndedBefore(b, at, true, p.callEnd - origin));
+    }
+    for (int64_t u : producers) {
+      depend(p.stage, u);
+      if (u >= 0)
+        st.waitedEndUs = std::max(st.waitedEndUs, out.stages[u].endUs);
+    }
+  }
+  for (ImportedStage &st : out.stages)
+    if (st.kind == ImportedStage::Kind::Sync && st.call == HostCall::BlockingCopy)
+      st.waitedEndUs = out.stages[st.deps.front()].endUs;
+  // Only the dependencies the others do not imply: the file states each
+  // ordering once (and `pipec check` has no redundant one to warn about).
+  CSR graph;
   for (ImportedStage &st : out.stages) {
     std::sort(st.deps.begin(), st.deps.end());
     st.deps.erase(std::unique(st.deps.begin(), st.deps.end()), st.deps.end());
+    graph.targets.insert(graph.targets.end(), st.deps.begin(), st.deps.end());
+    graph.begin.push_back(graph.targets.size());
+  }
+  DeclaredRedundancy redundant = findRedundantDependencies(graph);
+  if (redundant.complete) {
+    size_t edge = 0;
+    for (ImportedStage &st : out.stages) {
+      std::vector<uint32_t> kept;
+      for (uint32_t u : st.deps)
+        if (redundant.kept[edge++])
+          kept.push_back(u);
+      st.deps = std::move(kept);
+    }
   }
   return out;
 }
@@ -314,6 +544,18 @@ std::string streamName(int64_t id) {
 
 } // namespace
 
+double importer::cpuTimeUs(const ImportedStage &st, const DeviceProfile &profile) {
+  if (st.kind != ImportedStage::Kind::Sync)
+    return st.cpuUs;
+  // The model wakes the host syncLatencyUs after the last op ends (at once
+  // when it had ended before the call); a sync's cpuUs is the host's time
+  // just before the call.
+  double woken = st.waitedEndUs + profile.syncLatencyUs;
+  if (st.deps.empty() || woken < st.hostUs)
+    woken = st.hostUs;
+  return st.cpuUs + std::max(0.0, st.returnUs - woken);
+}
+
 llvm::Expected<std::string> importer::writePipe(const ImportedStep &s,
                                                 llvm::StringRef source,
                                                 const DeviceProfile &profile) {
@@ -328,12 +570,21 @@ llvm::Expected<std::string> importer::writePipe(const ImportedStep &s,
   os << "// Imported by pipec from " << comment(source);
   if (s.step)
     os << ", ProfilerStep#" << *s.step;
-  os << ": " << s.stages.size() << " GPU ops on " << s.streams.size()
-     << " stream(s)";
+  size_t onHost = std::count_if(s.stages.begin(), s.stages.end(),
+                                [](const ImportedStage &st) { return st.onHost(); });
+  os << ": " << s.stages.size() - onHost << " GPU ops on " << s.streams.size()
+     << " stream(s), " << onHost << " on the host";
   if (!s.device.name.empty())
     os << ", recorded on " << comment(s.device.name);
-  os << ".\n// Each stage's time is the measured duration; its dependencies are the\n"
-        "// cross-stream orderings the program had (stream waits, host syncs).\n";
+  os << ".\n// Each GPU op is a stage with its measured time; issue= is the host's time\n"
+        "// before its launch call (dispatch). cpu stages are the host's syncs (each\n"
+        "// depends on what it waited for) and its work between calls. Every ordering\n"
+        "// the recording relies on is a dependency, same-stream order included.\n";
+  for (const std::string &note : s.notes)
+    os << "// Note: " << comment(note) << "\n";
+  if (s.backlogOps)
+    os << "// backlog_ stages were issued in the step before and still ran in this one\n"
+          "// (the part inside it).\n";
   std::string name = !s.step       ? "trace"
                      : *s.step >= 0 ? "step_" + std::to_string(*s.step)
                                     : "step_neg" + std::to_string(uint64_t(0) - uint64_t(*s.step));
@@ -349,41 +600,60 @@ llvm::Expected<std::string> importer::writePipe(const ImportedStep &s,
       t.pop_back();
     return t + "us";
   };
+  // The attributes a launch takes: what the kernel's shape gives, then
+  // issue=, as one list.
+  auto attributes = [&](std::vector<std::string> list, const ImportedStage &st) {
+    double issue = st.dispatchUs - profile.launchUs;
+    if (issue >= 0.0005)
+      list.push_back("issue=" + time(issue));
+    if (list.empty())
+      return std::string();
+    std::string text = " [";
+    for (size_t i = 0; i < list.size(); ++i)
+      text += (i ? ", " : "") + list[i];
+    return text + "]";
+  };
   for (const ImportedStage &st : s.stages) {
     const GpuOp &op = st.op;
-    os << "  stage " << st.name << " on " << streamName(op.stream) << ' ';
-    switch (op.kind) {
-    case OpKind::Kernel: {
-      uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
-      // The block must fit the recorded GPU's SM, as it did when it ran.
-      if (profile.blocksPerSM(uint32_t(threads)) == 0)
-        return fail(formatv("event {0} (kernel '{1}'): a block of {2} threads does not "
-                            "fit on one SM of the recorded GPU ({3} threads per SM)",
-                            op.event, st.name, threads, profile.maxThreadsPerSM));
-      os << "kernel " << time(op.dur) << " [blocks="
-         << std::clamp<uint64_t>(op.blocks, 1, 2147483647) << ", threads=" << threads;
-      bool smemFits = op.smem && op.smem <= profile.sharedMemoryPerBlock;
-      bool regsFit = op.regs >= 1 && op.regs <= 255;
-      if (smemFits || regsFit) {
-        // Only what keeps one block on one SM, as the device allowed it.
-        uint64_t smem = smemFits ? op.smem : 0;
-        uint32_t regs = regsFit ? op.regs : 0;
-        if (profile.blocksPerSM(uint32_t(threads), smem, regs) == 0)
-          smem = 0, regs = 0;
-        if (smem)
-          os << ", smem=" << smem;
-        if (regs)
-          os << ", regs=" << regs;
+    if (st.onHost()) {
+      os << "  stage " << st.name << " cpu " << time(cpuTimeUs(st, profile));
+    } else {
+      os << "  stage " << st.name << " on " << streamName(op.stream) << ' ';
+      switch (op.kind) {
+      case OpKind::Kernel: {
+        uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
+        // The block must fit the recorded GPU's SM, as it did when it ran.
+        if (profile.blocksPerSM(uint32_t(threads)) == 0)
+          return fail(formatv("event {0} (kernel '{1}'): a block of {2} threads does not "
+                              "fit on one SM of the recorded GPU ({3} threads per SM)",
+                              op.event, st.name, threads, profile.maxThreadsPerSM));
+        os << "kernel " << time(op.dur);
+        std::vector<std::string> list{
+            "blocks=" + std::to_string(std::clamp<uint64_t>(op.blocks, 1, 2147483647)),
+            "threads=" + std::to_string(threads)};
+        bool smemFits = op.smem && op.smem <= profile.sharedMemoryPerBlock;
+        bool regsFit = op.regs >= 1 && op.regs <= 255;
+        if (smemFits || regsFit) {
+          // Only what keeps one block on one SM, as the device allowed it.
+          uint64_t smem = smemFits ? op.smem : 0;
+          uint32_t regs = regsFit ? op.regs : 0;
+          if (profile.blocksPerSM(uint32_t(threads), smem, regs) == 0)
+            smem = 0, regs = 0;
+          if (smem)
+            list.push_back("smem=" + std::to_string(smem));
+          if (regs)
+            list.push_back("regs=" + std::to_string(regs));
+        }
+        os << attributes(std::move(list), st);
+        break;
       }
-      os << "]";
-      break;
-    }
-    case OpKind::Memcpy:
-      os << "copy " << spelling(op.direction) << ' ' << time(op.dur);
-      break;
-    case OpKind::Memset:
-      os << "memset " << time(op.dur);
-      break;
+      case OpKind::Memcpy:
+        os << "copy " << spelling(op.direction) << ' ' << time(op.dur) << attributes({}, st);
+        break;
+      case OpKind::Memset:
+        os << "memset " << time(op.dur) << attributes({}, st);
+        break;
+      }
     }
     if (!st.deps.empty()) {
       os << " depends_on(";
@@ -391,9 +661,26 @@ llvm::Expected<std::string> importer::writePipe(const ImportedStep &s,
         os << (i ? ", " : "") << s.stages[st.deps[i]].name;
       os << ")";
     }
-    os << "; // " << comment(op.name);
-    if (op.bytes)
-      os << ", " << op.bytes << " B";
+    os << "; // ";
+    switch (st.kind) {
+    case ImportedStage::Kind::Op:
+      os << comment(op.name);
+      if (op.bytes)
+        os << ", " << op.bytes << " B";
+      if (st.blocking)
+        os << "; the call returned once it was done";
+      break;
+    case ImportedStage::Kind::Sync:
+      os << (st.call == HostCall::StreamSync   ? "cudaStreamSynchronize"
+             : st.call == HostCall::EventSync  ? "cudaEventSynchronize"
+             : st.call == HostCall::DeviceSync ? "cudaDeviceSynchronize"
+                                               : "the copy's call blocked")
+         << ", returned " << time(st.returnUs) << " into the step";
+      break;
+    case ImportedStage::Kind::HostWork:
+      os << "the host, between runtime calls";
+      break;
+    }
     os << "\n";
   }
   os << "}\n";

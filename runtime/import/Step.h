@@ -1,15 +1,22 @@
 //===- Step.h - One profiler step of a trace, as a pipeline ---------------===//
 //
-// The GPU ops launched during one `ProfilerStep#N` (the last one with GPU
-// ops by default; the whole trace when it has no steps), in issue order
-// (their launch calls' correlation ids), each with its measured duration,
-// its launch time, and the cross-stream orderings the program really had:
-//  - a "Stream Wait Event" makes the first op issued to the waiting stream
-//    after it depend on the last op issued to the waited stream before the
-//    matching cudaEventRecord;
-//  - a host synchronisation (event, stream or context sync) makes the first
-//    op issued to each stream after it depend on the ops it waited for.
-// Same-stream order is kept by the streams themselves.
+// The work of one `ProfilerStep#N` (the last one with GPU ops by default;
+// the whole trace when it has no steps) as the recorded program ran it,
+// device and host (docs/import.md states each rule):
+//  - each GPU op launched in the step is a stage with its measured time, in
+//    issue order; ops issued before the step that still run in it (the
+//    previous step's backlog) come first, cut to the part inside the step;
+//  - the host's time before each launch call returned, since the host's
+//    previous call, is its dispatch (`issue=`); a stretch of at least
+//    kHostWorkUs with no runtime call is host work (a `cpu` stage);
+//  - a host synchronisation (stream, event, device sync; a copy that
+//    returned once done) is a `cpu` stage depending on what it waited for;
+//  - same-stream order is written as dependencies, and so are the
+//    cross-stream orderings: with sync events, a stream wait orders the
+//    first op issued to the waiting stream after it behind the last op
+//    issued to the recorded stream before the event record; without them,
+//    every stream's first op after a cudaStreamWaitEvent call waits for the
+//    last op before it on every other stream (a safe superset).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_RUNTIME_IMPORT_STEP_H
@@ -22,12 +29,37 @@
 
 namespace pipec::importer {
 
+/// The least host time between two runtime calls that is host work (a
+/// `cpu` stage), not dispatch of the next launch.
+constexpr double kHostWorkUs = 1000;
+
 struct ImportedStage {
-  GpuOp op;
-  std::string name;            ///< a short, unique stage name
-  std::vector<uint32_t> deps;  ///< earlier stages, cross-stream orderings
-  double issueUs = 0;          ///< its launch call, from the step's origin
-  double startUs = 0, endUs = 0; ///< as recorded, from the step's origin
+  enum class Kind : uint8_t {
+    Op,       ///< a GPU op
+    Sync,     ///< the host blocked until what it depends on had run
+    HostWork, ///< the host busy with no runtime call
+  } kind = Kind::Op;
+  GpuOp op;                   ///< Op: the GPU op
+  std::string name;           ///< a short, unique stage name
+  std::vector<uint32_t> deps; ///< earlier stages
+  bool backlog = false;       ///< Op: issued before the step, still running in it
+  bool blocking = false;      ///< Op: a copy whose call returned once it was done
+  HostCall::Kind call = HostCall::Other; ///< Sync: the call (BlockingCopy: a copy's)
+  /// Op: host time from the previous call's end to this launch call's end
+  /// (to its start when it blocked): dispatch plus the call itself.
+  double dispatchUs = 0;
+  /// The host's recorded time, from the step's origin: Op, when its launch
+  /// call returned (when it was made, if it blocked); Sync, HostWork, when
+  /// the host began it.
+  double hostUs = 0;
+  double cpuUs = 0; ///< HostWork: its time; Sync: the host's just before the call
+  /// Sync: when the host came back, and when the last op it waited for
+  /// ended (recorded, from the step's origin); the host's time in the call
+  /// past that and the wake-up is the sync stage's own (cpuTimeUs).
+  double returnUs = 0, waitedEndUs = 0;
+  /// Op: as recorded, from the step's origin (a backlog op from the origin).
+  double startUs = 0, endUs = 0;
+  bool onHost() const { return kind != Kind::Op; }
 };
 
 struct ImportedStep {
@@ -39,12 +71,19 @@ struct ImportedStep {
   double originTs = 0;
   /// Stream waits the recorded program issued in the step.
   uint64_t waitsIssued = 0;
-  /// Host synchronisations in the step (event, stream, context).
+  /// Host synchronisations in the step (event, stream, context syncs and
+  /// copies that blocked).
   uint64_t hostSyncs = 0;
+  uint64_t backlogOps = 0;
+  /// The trace has cuda_sync events (recorded with enable_cuda_sync_events):
+  /// stream waits and syncs name their streams and events.
+  bool syncEvents = false;
+  /// What a reader of the import should know (a trace without sync events).
+  std::vector<std::string> notes;
   DeviceInfo device;
 };
 
-/// The step's ops and orderings; `number` picks `ProfilerStep#number`.
+/// The step's work and orderings; `number` picks `ProfilerStep#number`.
 llvm::Expected<ImportedStep> selectStep(const Trace &trace,
                                         std::optional<int64_t> number);
 
@@ -53,8 +92,14 @@ llvm::Expected<ImportedStep> selectStep(const Trace &trace,
 /// import.md names the source of each), the model's defaults otherwise.
 DeviceProfile profileFor(const DeviceInfo &device);
 
+/// A `cpu` stage's time: host work's own; a sync's, the time its call
+/// took past the end of what it waited for and the profile's wake-up.
+double cpuTimeUs(const ImportedStage &stage, const DeviceProfile &profile);
+
 /// The step as a `.pipe` file (unformatted; `pipec fmt` lays it out) that
 /// checks clean; an op it cannot represent is an error naming its event.
+/// A launch's `issue=` is its dispatch less the profile's launch cost (the
+/// model charges that for the call).
 llvm::Expected<std::string> writePipe(const ImportedStep &step, llvm::StringRef source,
                                       const DeviceProfile &profile);
 

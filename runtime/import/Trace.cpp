@@ -148,6 +148,23 @@ CopyDirection directionOf(llvm::StringRef name) {
   return CopyDirection::D2D;
 }
 
+/// What a runtime call does to the host, by its name (runtime or driver API).
+HostCall::Kind callKind(llvm::StringRef name) {
+  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize")
+    return HostCall::StreamSync;
+  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize")
+    return HostCall::EventSync;
+  if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize" ||
+      name == "cudaThreadSynchronize")
+    return HostCall::DeviceSync;
+  if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent")
+    return HostCall::StreamWait;
+  if (name == "cudaMemcpy" || name == "cudaMemset" || name == "cuMemcpy" ||
+      name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH_v2" || name == "cudaMemcpy2D")
+    return HostCall::BlockingCopy;
+  return HostCall::Other;
+}
+
 } // namespace
 
 namespace {
@@ -253,15 +270,21 @@ llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool 
     op.bytes = uint64_t(std::max<int64_t>(0, intOr(args, "bytes", 0)));
     op.direction = directionOf(name);
     op.event = index;
+    if (!std::isfinite(op.ts + op.dur))
+      return bad("ends past the largest time a trace can hold");
     trace.ops.push_back(std::move(op));
   } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
-    int64_t corr = intOr(args, "correlation", intOr(args, "correlation_id", -1));
-    if (corr >= 0)
-      trace.runtimeCalls[corr] = {ts, dur};
-    if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent")
-      trace.streamWaitCalls.push_back(ts);
-    if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize")
-      trace.contextSyncCalls.push_back(ts);
+    if (!std::isfinite(ts) || !std::isfinite(dur) || dur < 0)
+      return llvm::Error::success(); // not a call pipec can place
+    HostCall call;
+    call.ts = ts;
+    call.dur = dur;
+    call.correlation = intOr(args, "correlation", intOr(args, "correlation_id", -1));
+    call.thread = intOr(e, "tid", 0);
+    call.kind = callKind(name);
+    if (call.correlation >= 0)
+      trace.callOf[call.correlation] = static_cast<uint32_t>(trace.calls.size());
+    trace.calls.push_back(call);
     if (name.startswith("hip"))
       hip = true;
   } else if (cat == "cuda_sync") {
@@ -374,9 +397,13 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r) {
                     trace.ops.end());
   }
   for (GpuOp &op : trace.ops) {
-    auto it = trace.runtimeCalls.find(op.correlation);
-    if (it != trace.runtimeCalls.end())
-      op.launchTs = it->second.first;
+    auto it = trace.callOf.find(op.correlation);
+    if (it != trace.callOf.end()) {
+      const HostCall &call = trace.calls[it->second];
+      op.launchTs = call.ts;
+      op.launchDur = call.dur;
+      op.thread = call.thread;
+    }
   }
   return trace;
 }

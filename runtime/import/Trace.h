@@ -3,7 +3,8 @@
 // Kineto writes Chrome trace JSON: `deviceProperties` (one entry per GPU)
 // and `traceEvents`, among them the GPU ops (categories `kernel`,
 // `gpu_memcpy`, `gpu_memset`), the CUDA runtime calls that launched them
-// (`cuda_runtime`, linked by `args.correlation`), the synchronisations
+// (`cuda_runtime`, linked by `args.correlation`), every other runtime call
+// (the host's activity: syncs, waits, records, queries), the synchronisations
 // (`cuda_sync`: "Stream Wait Event" with `wait_on_stream` and
 // `wait_on_cuda_event_record_corr_id`, "Event Sync", "Stream Sync",
 // "Context Sync") and the `ProfilerStep#N` annotations. Only those are kept:
@@ -46,7 +47,9 @@ struct GpuOp {
   uint64_t smem = 0; ///< static + dynamic shared memory per block
   uint64_t bytes = 0;
   CopyDirection direction = CopyDirection::D2D;
-  double launchTs = -1; ///< the runtime call's start; -1 when not in the trace
+  double launchTs = -1;  ///< the runtime call's start; -1 when not in the trace
+  double launchDur = 0;  ///< the runtime call's duration
+  int64_t thread = 0;    ///< the host thread that made the call
   uint64_t event = 0;   ///< its index in traceEvents, to name it in messages
 };
 
@@ -57,6 +60,21 @@ struct SyncEvent {
   int64_t recordCorrelation = -1;  ///< the cudaEventRecord call waited on
   int64_t correlation = -1;        ///< this call's
   double ts = 0;
+};
+
+/// A CUDA runtime (or driver) call: the host's own timeline.
+struct HostCall {
+  enum Kind : uint8_t {
+    Other,        ///< a launch (when a GPU op has its correlation), record, query...
+    StreamSync,   ///< cudaStreamSynchronize: blocks until the stream is done
+    EventSync,    ///< cudaEventSynchronize: until the event's record ran
+    DeviceSync,   ///< cudaDeviceSynchronize: until every stream is done
+    StreamWait,   ///< cudaStreamWaitEvent: the device waits, not the host
+    BlockingCopy, ///< cudaMemcpy / cudaMemset (no Async): returns when done
+  } kind = Other;
+  double ts = 0, dur = 0;
+  int64_t correlation = -1;
+  int64_t thread = 0;
 };
 
 struct Step {
@@ -77,12 +95,10 @@ struct Trace {
   std::vector<GpuOp> ops; ///< as they come in the file
   std::vector<SyncEvent> syncs;
   std::vector<Step> steps;
-  /// Runtime calls' start and duration, by correlation (the ones GPU ops
-  /// and syncs refer to).
-  llvm::DenseMap<int64_t, std::pair<double, double>> runtimeCalls;
-  std::vector<double> streamWaitCalls; ///< cudaStreamWaitEvent calls' starts
-  std::vector<double> contextSyncCalls; ///< cudaDeviceSynchronize starts, when
-                                        ///< the trace has no cuda_sync events
+  /// Every runtime call, as in the file, and each one's index by
+  /// correlation (the ones GPU ops and syncs refer to).
+  std::vector<HostCall> calls;
+  llvm::DenseMap<int64_t, uint32_t> callOf;
   /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
   uint64_t otherDevices = 0;
   int64_t device = 0; ///< the kept GPU's id (its ops' `device`)

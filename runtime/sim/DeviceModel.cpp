@@ -214,16 +214,17 @@ private:
     const Op &op = list[hostNext];
     switch (op.kind) {
     case Op::Launch: {
-      double start = hostAt;
-      if (options.issueAt)
-        start = std::max(start, (*options.issueAt)[op.instance]);
       const double dispatch = s.instances.stage(op.instance).issueUs;
+      double done = hostAt + dispatch + p.launchUs;
+      if (options.issueAt)
+        done = std::max(done, (*options.issueAt)[op.instance]);
+      const double call = done - p.launchUs;
       if (dispatch > 0)
-        hostSpan(start, start + dispatch, "issue", op.instance);
-      hostSpan(start + dispatch, start + dispatch + p.launchUs, "launch", op.instance);
+        hostSpan(call - dispatch, call, "issue", op.instance);
+      hostSpan(call, done, "launch", op.instance);
       out.hostTime.issue += dispatch;
       out.hostTime.api += p.launchUs;
-      hostDone = start + dispatch + p.launchUs;
+      hostDone = done;
       return;
     }
     case Op::Record:
@@ -236,9 +237,11 @@ private:
     }
     case Op::Cpu: {
       const double work = s.instances.stage(op.instance).durationUs;
-      out.start[op.instance] = hostAt;
+      const double start =
+          options.issueAt ? std::max(hostAt, (*options.issueAt)[op.instance]) : hostAt;
+      out.start[op.instance] = start;
       out.hostTime.cpu += work;
-      hostDone = hostAt + work;
+      hostDone = start + work;
       return;
     }
     case Op::Sync: {

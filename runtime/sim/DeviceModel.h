@@ -33,9 +33,9 @@ namespace pipec::sim {
 struct ModelOptions {
   bool priorities = true; ///< false: every stream at the same priority
   bool recordHost = true; ///< keep each host call's span (for traces)
-  /// Stream lowering: per instance, the earliest host time its launch may
-  /// be issued (a recorded program's launch times, `pipec import`); the
-  /// host still pays each call's cost, in order.
+  /// Stream lowering: per instance, the earliest host time its launch call
+  /// may return, or its cpu stage begin (a recorded program's times, `pipec
+  /// import`); the host still pays each call's cost, in order.
   const std::vector<double> *issueAt = nullptr;
   /// For tests: every pump looks at every hardware queue and every resident
   /// kernel, as a model without incremental bookkeeping would; the traces

@@ -39,3 +39,12 @@ except (OSError, subprocess.TimeoutExpired):
     pass
 config.substitutions.append(("%pipec_binary", os.path.join(config.pipec_tools_dir, "pipec")))
 config.substitutions.append(("%samples", os.path.join(config.pipec_src_root, "samples")))
+
+# Real profiler traces, when a folder of them is given (PIPEC_TRACES):
+# tests marked "REQUIRES: real-traces" run only then, and say so otherwise.
+traces = os.environ.get("PIPEC_TRACES")
+if traces and os.path.isdir(traces):
+    config.available_features.add("real-traces")
+    config.substitutions.append(("%traces", os.path.abspath(traces)))
+config.substitutions.append(("%bench", os.path.join(config.pipec_src_root, "bench")))
+config.substitutions.append(("%pipec_build", config.pipec_tools_dir))

@@ -89,3 +89,248 @@ TEST_CASE("import: bad input is an error, never a crash") {
     llvm::consumeError(trace.takeError());
   }
 }
+
+// ---- Random recordings ------------------------------------------------------
+//
+// A recorded program made up as a GPU would run it: one host thread issues
+// launches (after some dispatch), event records and stream waits, stream and
+// device syncs, blocking copies to pageable memory and stretches of host
+// work; each stream runs its ops in order, an op no sooner than its call, a
+// wait's next op no sooner than the record's op ended, a sync returns once
+// what it waits for ended. Then the import must keep every ordering the
+// program had (the reduction's relation, host order included, reaches each
+// one), state none the recording contradicts, and check clean.
+
+#include "FrontendHelpers.h"
+
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <map>
+#include <random>
+#include <set>
+
+namespace {
+
+struct Recording {
+  std::string json;
+  /// Ops by their index in issue order: stream, start, end.
+  struct Op {
+    int stream;
+    double start, end;
+  };
+  std::vector<Op> ops;
+  /// Orderings the program had: op -> op (waits, stream order), and op ->
+  /// every op issued after a host sync that waited for it.
+  std::set<std::pair<uint32_t, uint32_t>> orderings;
+};
+
+Recording record(std::mt19937 &rng, bool syncEvents) {
+  Recording r;
+  llvm::json::Array events;
+  const int streams = 1 + int(rng() % 4);
+  std::vector<int64_t> lastOp(streams, -1);
+  std::vector<double> streamFree(streams, 0), waitUntil(streams, 0);
+  std::vector<std::vector<int64_t>> waitFor(streams); // ops the next op waits for
+  std::vector<int64_t> syncedOps; // ops a host sync waited for, not yet ordered
+  std::vector<std::pair<int64_t, int64_t>> pendingSyncs; // (op, first op after)
+  double t = 0;
+  int64_t corr = 0;
+  auto uniform = [&](double lo, double hi) {
+    return lo + (hi - lo) * double(rng() % 10000) / 10000.0;
+  };
+  auto call = [&](const char *name, double dur) {
+    double start = t + uniform(0, 30);
+    ++corr;
+    events.push_back(llvm::json::Object{{"ph", "X"}, {"cat", "cuda_runtime"},
+                                        {"name", name}, {"ts", start}, {"dur", dur},
+                                        {"tid", 1},
+                                        {"args", llvm::json::Object{{"correlation", corr}}}});
+    t = start + dur;
+    return start;
+  };
+  auto syncEvent = [&](const char *kind, llvm::json::Object args) {
+    args["cuda_sync_kind"] = kind;
+    args["correlation"] = corr;
+    events.push_back(llvm::json::Object{
+        {"ph", "X"}, {"cat", "cuda_sync"}, {"name", kind}, {"ts", t}, {"dur", 0},
+        {"args", std::move(args)}});
+  };
+  auto opsSoFar = [&] { return int64_t(r.ops.size()); };
+  auto launch = [&](int s, bool pageable) {
+    double callDur = uniform(2, 10);
+    double callStart = call(pageable ? "cudaMemcpyAsync" : "cudaLaunchKernel", callDur);
+    double start = std::max({callStart + uniform(1, 4), streamFree[s], waitUntil[s]});
+    double dur = uniform(1, 100);
+    uint32_t v = uint32_t(r.ops.size());
+    r.ops.push_back({s, start, start + dur});
+    for (int64_t u : waitFor[s])
+      r.orderings.insert({uint32_t(u), v});
+    waitFor[s].clear();
+    if (lastOp[s] >= 0)
+      r.orderings.insert({uint32_t(lastOp[s]), v});
+    for (int64_t u : syncedOps)
+      r.orderings.insert({uint32_t(u), v});
+    lastOp[s] = v;
+    streamFree[s] = start + dur;
+    llvm::json::Object args{{"stream", s}, {"correlation", corr}, {"device", 0}};
+    if (pageable) {
+      args["bytes"] = 4;
+      events.push_back(llvm::json::Object{
+          {"ph", "X"}, {"cat", "gpu_memcpy"}, {"name", "Memcpy DtoH (Device -> Pageable)"},
+          {"ts", start}, {"dur", dur}, {"tid", s}, {"args", std::move(args)}});
+      // The call returns once the copy is done: the host waited for it.
+      auto &callEvent = *events[events.size() - 2].getAsObject();
+      double ret = start + dur + uniform(1, 5);
+      callEvent["dur"] = ret - callStart;
+      t = ret;
+      syncedOps.push_back(v);
+    } else {
+      args["grid"] = llvm::json::Array{int64_t(1 + rng() % 200), 1, 1};
+      args["block"] = llvm::json::Array{128, 1, 1};
+      events.push_back(llvm::json::Object{{"ph", "X"}, {"cat", "kernel"},
+                                          {"name", "k" + std::to_string(v)},
+                                          {"ts", start}, {"dur", dur}, {"tid", s},
+                                          {"args", std::move(args)}});
+    }
+  };
+  const int actions = 2 + int(rng() % 30);
+  for (int i = 0; i < actions; ++i) {
+    int s = int(rng() % streams);
+    switch (rng() % 10) {
+    case 0: { // record on a, wait on s
+      int a = int(rng() % streams);
+      call("cudaEventRecord", 1);
+      int64_t recordCorr = corr;
+      int64_t producer = lastOp[a];
+      double ready = producer >= 0 ? r.ops[producer].end : 0;
+      call("cudaStreamWaitEvent", 1);
+      if (syncEvents)
+        syncEvent("Stream Wait Event",
+                  llvm::json::Object{{"stream", s},
+                                     {"wait_on_stream", a},
+                                     {"wait_on_cuda_event_record_corr_id", recordCorr}});
+      if (producer >= 0 && a != s) {
+        waitFor[s].push_back(producer);
+        waitUntil[s] = std::max(waitUntil[s], ready);
+      }
+      break;
+    }
+    case 1: { // stream sync on s
+      double start = call("cudaStreamSynchronize", 1);
+      double done = lastOp[s] >= 0 ? r.ops[lastOp[s]].end : 0;
+      auto &ev = *events.back().getAsObject();
+      double ret = std::max(start + 1, done + uniform(1, 4));
+      ev["dur"] = ret - start;
+      t = ret;
+      if (syncEvents)
+        syncEvent("Stream Sync", llvm::json::Object{{"stream", s}});
+      if (lastOp[s] >= 0)
+        syncedOps.push_back(lastOp[s]);
+      break;
+    }
+    case 2: { // device sync
+      double start = call("cudaDeviceSynchronize", 1);
+      double done = 0;
+      for (int b = 0; b < streams; ++b)
+        if (lastOp[b] >= 0) {
+          done = std::max(done, r.ops[lastOp[b]].end);
+          syncedOps.push_back(lastOp[b]);
+        }
+      auto &ev = *events.back().getAsObject();
+      double ret = std::max(start + 1, done + uniform(1, 4));
+      ev["dur"] = ret - start;
+      t = ret;
+      if (syncEvents)
+        syncEvent("Context Sync", llvm::json::Object{{"stream", -1}});
+      break;
+    }
+    case 3: // host work
+      t += uniform(1000, 3000);
+      break;
+    case 4:
+      launch(s, true);
+      break;
+    default:
+      launch(s, false);
+    }
+  }
+  if (r.ops.empty())
+    launch(0, false);
+  llvm::json::Object doc{{"traceEvents", std::move(events)}};
+  r.json = llvm::formatv("{0}", llvm::json::Value(std::move(doc))).str();
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("import: random recordings keep every ordering, contradict none, check clean") {
+  std::mt19937 rng(27);
+  size_t orderings = 0, cpu = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const bool syncEvents = trial % 2 == 0;
+    Recording rec = record(rng, syncEvents);
+    INFO(rec.json);
+    auto trace = parseTrace(rec.json);
+    REQUIRE(static_cast<bool>(trace));
+    auto step = selectStep(*trace, std::nullopt);
+    REQUIRE(static_cast<bool>(step));
+    DeviceProfile profile = profileFor(step->device);
+    auto text = writePipe(*step, "random", profile);
+    REQUIRE(static_cast<bool>(text));
+    INFO(*text);
+    test::FrontendRun front(*text);
+    REQUIRE(front.errors == 0);
+    CHECK(front.all.empty()); // not even a warning
+    const program::Pipeline &p = front.program.pipelines.at(0);
+    Schedule s(p, profile, ScheduleOptions());
+    const size_t n = s.instances.size();
+    // Recorded op i is the i-th op stage of the file (issue order).
+    std::vector<uint32_t> instanceOfOp;
+    for (uint32_t v = 0; v < n; ++v)
+      if (!s.onHost(v))
+        instanceOfOp.push_back(v);
+    REQUIRE(instanceOfOp.size() == rec.ops.size());
+    // Happens-before by brute force: dependencies, stream order, host order.
+    std::vector<std::vector<uint8_t>> reach(n, std::vector<uint8_t>(n, 0));
+    std::vector<int64_t> last(s.hostChain() + 1, -1);
+    int64_t lastCpu = -1;
+    for (uint32_t v = 0; v < n; ++v) {
+      std::vector<uint32_t> preds(s.instances.deps().row(v).begin(),
+                                  s.instances.deps().row(v).end());
+      if (lastCpu >= 0)
+        preds.push_back(uint32_t(lastCpu));
+      if (last[s.streamOf(v)] >= 0)
+        preds.push_back(uint32_t(last[s.streamOf(v)]));
+      last[s.streamOf(v)] = v;
+      if (s.onHost(v))
+        lastCpu = v;
+      for (uint32_t u : preds) {
+        reach[u][v] = 1;
+        for (uint32_t w = 0; w < n; ++w)
+          if (reach[w][u])
+            reach[w][v] = 1;
+      }
+    }
+    // Every ordering the program had is kept.
+    for (auto [a, b] : rec.orderings) {
+      CHECK(reach[instanceOfOp[a]][instanceOfOp[b]]);
+      ++orderings;
+    }
+    // No dependency between two ops that the recording contradicts.
+    std::map<uint32_t, uint32_t> opOfInstance;
+    for (uint32_t i = 0; i < instanceOfOp.size(); ++i)
+      opOfInstance[instanceOfOp[i]] = i;
+    for (uint32_t v = 0; v < n; ++v) {
+      cpu += s.onHost(v);
+      if (s.onHost(v))
+        continue;
+      for (uint32_t u : s.instances.deps().row(v))
+        if (!s.onHost(u))
+          CHECK(rec.ops[opOfInstance[u]].end <= rec.ops[opOfInstance[v]].start + 0.5);
+    }
+  }
+  CHECK(orderings > 1000);
+  CHECK(cpu > 100);
+}

@@ -9,6 +9,7 @@
 #include "runtime/import/Report.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -56,6 +57,9 @@ int tool::runImport() {
     toolError(toString(imported.takeError()));
     return InputErrors;
   }
+  // What the import could not know is said once, whatever is written.
+  for (const std::string &note : imported->notes)
+    WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
   DeviceProfile profile = importer::profileFor(imported->device);
   if (!profilePath.empty() && !loadProfile(profile))
     return UsageError;

@@ -40,15 +40,18 @@ class Builder:
                                      "grid": list(grid), "block": list(block)}})
         return c
 
-    def memcpy(self, kind, stream, launch_ts, ts, dur, nbytes):
-        c = self.runtime("cudaMemcpyAsync", launch_ts)
+    def memcpy(self, kind, stream, launch_ts, ts, dur, nbytes, call_dur=4.0):
+        c = self.runtime("cudaMemcpyAsync", launch_ts, call_dur)
         names = {"h2d": "Memcpy HtoD (Pinned -> Device)", "d2h": "Memcpy DtoH (Device -> Pinned)",
-                 "d2d": "Memcpy DtoD (Device -> Device)"}
+                 "d2d": "Memcpy DtoD (Device -> Device)",
+                 "d2h pageable": "Memcpy DtoH (Device -> Pageable)"}
         self.events.append({"ph": "X", "cat": "gpu_memcpy", "name": names[kind], "pid": 0,
                             "tid": stream, "ts": ts, "dur": dur,
                             "args": {"device": 0, "context": 1, "stream": stream,
                                      "correlation": c, "bytes": nbytes,
                                      "memory bandwidth (GB/s)": nbytes / dur / 1e3}})
+        if kind == "d2h pageable":
+            self.events[-1]["name"] = names[kind]
         return c
 
     def memset(self, stream, launch_ts, ts, dur, nbytes):
@@ -129,6 +132,43 @@ h.kernel("independent_kernel", 11, 84, 92, 10.0)
 h.sync("context", 7, 90, 20)
 h.kernel("after_device_sync", 11, 112, 120, 5.0)
 h.write(os.path.join(out, "syncs.json"))
+
+# A host-bound step on one stream, recorded without sync events: dispatch
+# before each launch, a copy to pageable memory whose call returns once it
+# is done (.item()), 2 ms of host work with no runtime call, then a stream
+# sync whose stream the trace does not name.
+g = Builder()
+g.kernel("first", 7, 10, 20, 10.0)
+g.kernel("second", 7, 44, 50, 10.0)
+g.memcpy("d2h pageable", 7, 60, 65, 2.0, 4, call_dur=20.0)
+g.kernel("after_host_work", 7, 2085, 2090, 10.0)
+g.runtime("cudaStreamSynchronize", 2100, 5.0)
+g.kernel("after_sync", 7, 2120, 2126, 10.0)
+g.write(os.path.join(out, "host.json"))
+
+# Stream waits recorded without sync events: the cudaStreamWaitEvent call
+# orders each stream's next op behind the last op before it on every other
+# stream that had ended when that op started (one still running is not
+# what it waited for).
+w = Builder()
+w.kernel("producer", 1, 10, 20, 100.0)
+w.kernel("long_side", 3, 15, 25, 300.0)
+w.runtime("cudaEventRecord", 20, 1.0)
+w.runtime("cudaStreamWaitEvent", 22, 1.0)
+w.kernel("consumer", 2, 25, 122, 50.0)
+w.kernel("side_after", 3, 30, 325, 10.0)
+w.write(os.path.join(out, "nosync.json"))
+
+# The previous step's backlog: the host runs ahead, so step 2's kernels
+# queue behind step 1's, which still run for 300 us after step 2's first
+# op starts on the other stream.
+p = Builder()
+p.step(1, 0, 100)
+p.kernel("step1_long", 1, 10, 20, 500.0)
+p.step(2, 100, 100)
+p.kernel("step2_other", 2, 110, 220, 50.0)
+p.kernel("step2_queued", 1, 120, 520, 100.0)
+p.write(os.path.join(out, "backlog.json"))
 
 # Not a trace, and a trace without GPU work.
 open(os.path.join(out, "not-json.json"), "w").write("ProfilerStep#1 kernel 10us\n")

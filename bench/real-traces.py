@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""How close pipec's model of an imported step comes to its recording, on
+real PyTorch profiler traces: for each trace in a folder (*.json,
+*.json.gz), `pipec import --report --json` of its default step (and of
+every other step with --all-steps), as a Markdown table:
+
+  - span: the recorded step (first GPU op start to last GPU op end);
+  - model: the imported program, host thread included, on the trace's
+    profile, over the same window (predicted.streams_makespan_us), and its
+    error;
+  - op-end error: the replay with each launch returning when its call
+    did, median |predicted - recorded| op end, as a share of the span;
+  - critical path, GPU busy: the longest chain through the recorded
+    orderings (host order and cpu stages included), and the GPU's recorded
+    busy time;
+  - graph: the break-even against the recorded host, and against pipec's
+    own launches.
+
+Targets (issue 27): the model within 10% of the span on at least 4 of 5
+steps and the op-end error at most 5% of the span on all; no critical
+path longer than its span (the orderings are the recording's). Exit 1 when
+one is missed.
+
+  bench/real-traces.py DIR [--build=DIR] [--all-steps]
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+build = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--build=")),
+             os.path.join(here, "..", "build"))
+all_steps = "--all-steps" in sys.argv
+if not args:
+    sys.exit(__doc__)
+pipec = os.path.join(build, "pipec")
+traces = sorted(glob.glob(os.path.join(args[0], "*.json")) +
+                glob.glob(os.path.join(args[0], "*.json.gz")))
+if not traces:
+    sys.exit(f"no trace (*.json, *.json.gz) in {args[0]}")
+
+
+def report(path, step=None):
+    cmd = [pipec, "import", path, "--report", "--json"] + ([f"--step={step}"] if step else [])
+    clock = time.time()
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
+    return json.loads(out.stdout), time.time() - clock
+
+
+def steps(path):
+    """Every ProfilerStep of the trace (from the import's error message)."""
+    out = subprocess.run([pipec, "import", path, "--step=-999999"], capture_output=True,
+                         text=True)
+    marker = "it has "
+    if marker not in out.stderr:
+        return [None]
+    return [int(s) for s in out.stderr.split(marker, 1)[1].strip().split(", ")]
+
+
+def breakeven(g):
+    return str(g["break_even_replays"]) if g["break_even_replays"] else "never"
+
+
+rows, within, errors_ok, paths_ok = [], 0, True, True
+print("| trace | step | ops | span ms | model ms | model error | op-end error | "
+      "critical path ms | GPU busy ms | host-bound | graph pays after (recorded host / pipec's) | s |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for path in traces:
+    name = os.path.basename(path).split(".json")[0]
+    for step in (steps(path) if all_steps else [None]):
+        r, seconds = report(path, step)
+        rec, pred, fid, ana = r["recorded"], r["predicted"], r["fidelity"], r["analysis"]
+        span = rec["span_us"]
+        err = pred["streams_makespan_us"] / span - 1
+        oe = fid["median_op_end_error_us"] / span
+        within += abs(err) <= 0.10
+        rows.append(name)
+        errors_ok &= oe <= 0.05
+        paths_ok &= ana["critical_path_us"] <= span * 1.001
+        print(f"| {name[:40]} | {r['step']} | {rec['ops']} | {span / 1e3:.2f} | "
+              f"{pred['streams_makespan_us'] / 1e3:.2f} | {err * 100:+.1f}% | "
+              f"{oe * 100:.2f}% | {ana['critical_path_us'] / 1e3:.2f} | {rec['busy_us'] / 1e3:.2f} | {rec['host_bound_fraction'] * 100:.0f}% | "
+              f"{breakeven(pred)} / {breakeven(pred['own_launches'])} | {seconds:.1f} |")
+        for note in r["notes"]:
+            print(f"|  | note: {note[:60]}... | | | | | | | | | | |")
+need = (4 * len(rows) + 4) // 5
+print(f"\nmodel within 10% of the span: {within} of {len(rows)} (target: {need}); "
+      f"op-end error at most 5% of the span on every step: {'yes' if errors_ok else 'NO'}; "
+      f"no critical path past its span: {'yes' if paths_ok else 'NO'}")
+sys.exit(0 if within >= need and errors_ok and paths_ok else 1)
