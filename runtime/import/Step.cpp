@@ -573,7 +573,7 @@ llvm::Expected<std::string> importer::writePipe(const ImportedStep &s,
   size_t onHost = std::count_if(s.stages.begin(), s.stages.end(),
                                 [](const ImportedStage &st) { return st.onHost(); });
   os << ": " << s.stages.size() - onHost << " GPU ops on " << s.streams.size()
-     << " stream(s), " << onHost << " on the host";
+     << " stream(s) and " << onHost << " cpu stage(s)";
   if (!s.device.name.empty())
     os << ", recorded on " << comment(s.device.name);
   os << ".\n// Each GPU op is a stage with its measured time; issue= is the host's time\n"

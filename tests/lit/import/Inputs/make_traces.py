@@ -170,6 +170,39 @@ p.kernel("step2_other", 2, 110, 220, 50.0)
 p.kernel("step2_queued", 1, 120, 520, 100.0)
 p.write(os.path.join(out, "backlog.json"))
 
+# A small training step as PyTorch runs it, recorded with sync events: the
+# forward's kernels, each after 35 us of Python and dispatch; loss.item()
+# (a copy to pageable memory that returns once done); the backward's; the
+# optimizer's. The GPU runs each kernel in a few microseconds and waits for
+# the host most of the step.
+s = Builder()
+s.step(7, 0, 2000)
+t = 10.0
+gpu_free = 0.0
+
+
+def launch(name, dur, dispatch):
+    global t, gpu_free
+    call = t + dispatch
+    start = max(call + 5, gpu_free + 1)
+    s.kernel(name, 7, call, start, dur)
+    gpu_free = start + dur
+    t = call + 4
+
+
+for i in range(12):
+    launch(f"void at::native::forward_kernel_{i}<float>(float*)", 8.0, 35.0)
+copy_call = t + 20
+copy_start = max(copy_call + 6, gpu_free + 1)
+s.memcpy("d2h pageable", 7, copy_call, copy_start, 2.0, 4,
+         call_dur=copy_start + 2.0 + 8 - copy_call)
+t = copy_start + 10.0
+for i in range(12):
+    launch(f"void at::native::backward_kernel_{i}<float>(float*)", 15.0, 30.0)
+for i in range(6):
+    launch(f"void at::native::adam_kernel_{i}<float>(float*)", 5.0, 25.0)
+s.write(os.path.join(out, "training.json"))
+
 # Not a trace, and a trace without GPU work.
 open(os.path.join(out, "not-json.json"), "w").write("ProfilerStep#1 kernel 10us\n")
 json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1,
