@@ -16,7 +16,7 @@ _pipec() {
 
   local options
   case "${COMP_WORDS[1]}" in
-  check) options="$common --profile= --split-input-file" ;;
+  check) options="$common --profile= --split-input-file --against=" ;;
   compile) options="$common --emit=text --emit=json --emit=dot --emit=cuda --emit=ast
                     --lower=streams --lower=graph --lower=auto --pipeline= --max-streams=
                     --replays= --profile= --stats -o --assign=makespan --assign=matching
@@ -25,10 +25,12 @@ _pipec() {
                 --lower=graph --lower=both --replays= --json --trace= --timeline
                 --ignore-priorities --pipeline= --max-streams= --profile= --stats -o
                 --html= --timing=auto --timing=cupti --timing=events --assign=makespan
-                --assign=matching --assign=round-robin --assign=levels" ;;
+                --assign=matching --assign=round-robin --assign=levels
+                --objective=makespan --objective=end:" ;;
   advise) options="$common --backend=auto --backend=sim --backend=cuda --replays=
                    --pipeline= --profile= -o --json --max-streams= --assign=makespan
-                   --assign=matching --assign=round-robin --assign=levels" ;;
+                   --assign=matching --assign=round-robin --assign=levels --apply=
+                   --objective=makespan --objective=end: --min-gain= --min-gain-us=" ;;
   fmt) options="$common -i --check" ;;
   calibrate) options="$common -o" ;;
   profile) options="$common --default --profile=" ;;

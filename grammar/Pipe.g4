@@ -1,4 +1,4 @@
-// The .pipe language (LANGUAGE.md, version 3: data, the host thread).
+// The .pipe language (LANGUAGE.md, version 3: data, the host thread; state).
 //
 // ANTLR generates only the lexer and the parser from this file; the AST is built by
 // hand-written functions in compiler/parse/ASTBuilder.cpp, one per parser rule.
@@ -15,7 +15,7 @@ item       : setting | streamDecl | bufferDecl | stageDecl ;
 setting    : ITERATIONS INT SEMI
            | SYNC (INFERRED | DECLARED) SEMI
            ;
-bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? SEMI ;
+bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? STATE? SEMI ;
 streamDecl : STREAM name (PRIORITY priority)? SEMI ;
 priority   : HIGH | NORMAL | LOW | MINUS? INT ;
 stageDecl  : STAGE name (ON name)? work attrs? access* deps? SEMI ;
@@ -35,7 +35,7 @@ dep        : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 
 // Contextual keywords are ordinary names wherever a name is expected.
 name       : IDENT | KERNEL | COPY | HOST | MEMSET | CPU | H2D | D2H | D2D | HIGH | NORMAL
-           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES ;
+           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES | STATE ;
 
 // ---------------------------------------------------------------------------
 // Lexer rules.
@@ -68,6 +68,7 @@ INFERRED   : 'inferred' ;
 DECLARED   : 'declared' ;
 READS      : 'reads' ;
 WRITES     : 'writes' ;
+STATE      : 'state' ;
 
 // '@prev'; any other word after '@' is diagnosed by the AST builder.
 QUALIFIER  : '@' [A-Za-z_] [A-Za-z0-9_]* ;

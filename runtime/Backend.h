@@ -48,6 +48,12 @@ struct HostCall {
   uint32_t instance; ///< UINT32_MAX when none
 };
 
+/// A share of the gap between a run and its lower bound, and its cause.
+struct GapPart {
+  std::string cause; ///< "launch and dispatch on the host", ...
+  double us = 0;
+};
+
 /// One lowering of one pipeline, run.
 struct LoweringRun {
   const Schedule *schedule = nullptr;
@@ -72,6 +78,12 @@ struct LoweringRun {
   /// What a reader of the timings should know (a kernel too short for the
   /// device's timer, a graph check that could not be made, ...).
   std::vector<std::string> notes;
+  /// The stream lowering: makespan - lower bound, cause by cause, measured
+  /// on the device model (run fills it; runtime/advise/Gap.cpp).
+  std::vector<GapPart> gap;
+  /// --objective when it is not the makespan: its words and value.
+  std::string objectiveWords;
+  double objectiveUs = 0;
   /// CUDA graph lowering: the explicit graph (exactly the schedule's edges)
   /// is built and instantiated too; replays run it.
   double explicitBuildUs = 0, explicitInstantiateUs = 0;

@@ -130,12 +130,13 @@ struct StageDecl {
   llvm::SMRange range;
 };
 
-/// `buffer NAME[[SLOTS]] SIZE [host];`
+/// `buffer NAME[[SLOTS]] SIZE [host] [state];`
 struct BufferDecl {
   Name name;
   std::optional<IntLit> slots;
   Amount size;
   bool host = false;
+  bool state = false; ///< loop-carried state: never ringed
   llvm::SMRange range;
 };
 

@@ -84,6 +84,8 @@ private:
                          os << ' ' << b.size.number << b.size.unit;
                          if (b.host)
                            os << " host";
+                         if (b.state)
+                           os << " state";
                          loc(b.name.range());
                        }});
     for (const StageDecl &s : p.stages)

@@ -114,7 +114,8 @@ private:
     std::string name = b.name.text.str();
     if (b.slots)
       name += "[" + std::to_string(b.slots->value) + "]";
-    return {name, (llvm::Twine(b.size.number) + b.size.unit).str(), b.host ? "host" : ""};
+    return {name, (llvm::Twine(b.size.number) + b.size.unit).str(), b.host ? "host" : "",
+            b.state ? "state" : ""};
   }
 
   static std::vector<std::string> stageColumns(const ast::StageDecl &s) {
@@ -180,8 +181,10 @@ private:
     for (const ast::StageDecl &s : p.stages)
       items.push_back({offset(s.range.Start), offset(s.range.End),
                        {Line::Stage, stageColumns(s), "", ""}});
-    std::sort(items.begin(), items.end(),
-              [](const Item &a, const Item &b) { return a.start < b.start; });
+    // Stable: an item added by an edit (compiler/format/Edit) sits at the
+    // place of the one it follows.
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Item &a, const Item &b) { return a.start < b.start; });
 
     std::vector<Line> lines;
     size_t cursor = offset(p.range.Start); // after the "{" line, roughly

@@ -123,6 +123,7 @@ ast::BufferDecl ASTBuilder::buildBufferDecl(PipeParser::BufferDeclContext *c) {
   if (auto *amount = kids.rule<PipeParser::AmountContext>(PipeParser::RuleAmount))
     b.size = buildAmount(amount);
   b.host = kids.token(PipeParser::HOST) != nullptr;
+  b.state = kids.token(PipeParser::STATE) != nullptr;
   return b;
 }
 

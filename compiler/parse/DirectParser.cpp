@@ -153,6 +153,7 @@ bool DirectParser::bufferDecl(ast::Pipeline &into) {
     return false;
   b.size = amountOf(ctx, size);
   b.host = accept(PipeParser::HOST) != nullptr;
+  b.state = accept(PipeParser::STATE) != nullptr;
   if (!endAtSemi(first, b.range))
     return false;
   into.buffers.push_back(b);

@@ -61,6 +61,7 @@ constexpr Keyword kKeywords[] = {
     {"declared", PipeLexer::DECLARED},
     {"reads", PipeLexer::READS},
     {"writes", PipeLexer::WRITES},
+    {"state", PipeLexer::STATE},
 };
 constexpr size_t kLongestKeyword = 10; // "depends_on", "iterations"
 

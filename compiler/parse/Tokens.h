@@ -26,6 +26,7 @@ inline bool isNameToken(size_t type) {
   case PipeParser::DECLARED:
   case PipeParser::READS:
   case PipeParser::WRITES:
+  case PipeParser::STATE:
     return true;
   default:
     return false;

@@ -224,5 +224,10 @@ std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g,
                   "one-time cost");
   if (g.breakEvenReplays && g.breakEvenReplays > replays)
     out.push_back(formatv("that is more than the {0} replays assumed", replays));
+  else if (g.breakEvenReplays && !worthIt(g.streamsReplayUs, g.graphReplayUs))
+    out.push_back(formatv("but it saves {0} a replay, under the {1} (and {2}) worth a "
+                          "change: the stream launches stay",
+                          formatTime(g.streamsReplayUs - g.graphReplayUs),
+                          formatPercent(kMinGainFraction), formatTime(kMinGainUs)));
   return out;
 }

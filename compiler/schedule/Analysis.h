@@ -28,8 +28,23 @@ struct StreamOrderDelay {
 
 /// Does a CUDA graph pay? One answer, from the device model simulating both
 /// lowerings (runtime/cost/GraphCost), that compile, run and advise print.
+/// The smallest gain worth a change, a suggestion, a note or a switch of
+/// lowering: 2% of what it is measured against, and 1 us.
+constexpr double kMinGainFraction = 0.02;
+constexpr double kMinGainUs = 1.0;
+
+/// Whether going from `before` to `after` gains at least `fraction` of
+/// `before` and `us`.
+inline bool worthIt(double before, double after, double fraction = kMinGainFraction,
+                    double us = kMinGainUs) {
+  double gain = before - after;
+  return gain >= us && gain >= fraction * before;
+}
+
 struct GraphAdvice {
   bool evaluated = false; ///< false until a cost model answered
+  /// Pays back within the replays assumed, and a replay gains what is
+  /// worth a change (worthIt): --lower=auto picks the graph only then.
   bool suitable = false;
   std::vector<std::string> reasons;
   double streamsReplayUs = 0; ///< host's first call to last end, as streams

@@ -69,9 +69,11 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p,
       if (kept)
         continue;
       uint32_t target = order[targetPos];
+      // Only what someone wrote: a dependency pipec inferred from the data
+      // is no one's to delete.
       const program::Dependency *decl = nullptr;
       for (const program::Dependency &d : stage.deps)
-        if (!d.previousIteration() && d.stage == target)
+        if (!d.previousIteration() && d.stage == target && !d.inferred())
           decl = &d;
       if (!decl)
         continue;

@@ -61,6 +61,7 @@ private:
                  const ast::Pipeline &p, Stage &into);
   void checkCycles(const Pipeline &out);
   void checkSize(const Pipeline &out, llvm::SMRange iterationsAt);
+  void markState(Pipeline &out);
 
   /// "unknown stream 'x'" / "unknown stage 'x'", with "did you mean".
   template <typename Decl>
@@ -214,6 +215,12 @@ void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
     buffer.name = b.name.text;
     buffer.range = b.name.range();
     buffer.host = b.host;
+    buffer.state = buffer.stateDeclared = b.state;
+    if (b.state && b.slots && b.slots->value != 1)
+      diags.error(b.slots->range,
+                  formatv("buffer '{0}' is state: it holds one value carried from "
+                          "iteration to iteration, in one slot",
+                          b.name.text));
     if (b.slots) {
       if (b.slots->value < 1 || b.slots->value > kMaxSlots)
         diags.error(b.slots->range, formatv("a ring's slots must be between 1 "
@@ -807,6 +814,8 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
       diags.warning(out.buffers[i].range,
                     formatv("unused buffer '{0}'", out.buffers[i].name));
 
+  if (diags.errorCount() == errorsBefore)
+    markState(out);
   if (diags.errorCount() == errorsBefore && !out.syncDeclared)
     inferDataDependencies(out);
   checkCycles(out);
@@ -815,6 +824,35 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
   if (diags.errorCount() != errorsBefore)
     return std::nullopt;
   return out;
+}
+
+/// Which buffers are loop-carried state: declared so, or read in an
+/// iteration before it writes them (in program order: declaration order).
+/// A device buffer that stages read but none writes holds data from outside
+/// the pipeline: a warning, unless it is declared `state`.
+void Sema::markState(Pipeline &out) {
+  const size_t n = out.buffers.size();
+  std::vector<uint8_t> read(n, 0), written(n, 0), readFirst(n, 0);
+  for (const Stage &st : out.stages)
+    for (bool write : {false, true})
+      for (const Access &a : st.accesses) {
+        if (a.write != write)
+          continue;
+        if (!write && !written[a.buffer])
+          readFirst[a.buffer] = 1;
+        (write ? written : read)[a.buffer] = 1;
+      }
+  for (size_t b = 0; b < n; ++b) {
+    Buffer &buffer = out.buffers[b];
+    if (readFirst[b] && written[b])
+      buffer.state = true;
+    if (read[b] && !written[b] && !buffer.host && !buffer.stateDeclared)
+      diags.warning(buffer.range,
+                    formatv("device buffer '{0}' is read but no stage writes it: its "
+                            "contents come from outside the pipeline; declare it "
+                            "'buffer {0} ... state;' if they do (weights, a cache)",
+                            buffer.name));
+  }
 }
 
 /// Every limit that bounds what a pipeline costs after unrolling: its

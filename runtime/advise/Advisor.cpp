@@ -2,18 +2,25 @@
 
 #include "runtime/advise/Advisor.h"
 
+#include "compiler/emit/Emitters.h"
+#include "compiler/format/Edit.h"
+#include "compiler/parse/Parser.h"
 #include "compiler/program/TimeFormat.h"
+#include "compiler/schedule/Meaning.h"
 #include "compiler/sema/Sema.h"
 #include "runtime/report/Reports.h"
-#include "compiler/emit/Emitters.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <set>
 
 using namespace pipec;
 using namespace pipec::runtime;
@@ -21,145 +28,352 @@ using llvm::formatv;
 
 namespace {
 
-/// The same pipeline with other streams: `streamFor` names each stage's
-/// (empty: let pipec assign it). Streams keep their priorities by name; a
-/// cpu stage stays on the host thread.
-template <typename StreamFor>
-program::Pipeline restreamed(const program::Pipeline &p, StreamFor streamFor) {
-  program::Pipeline q = p;
-  q.streams.clear();
-  std::map<std::string, int32_t> index;
-  for (program::Stage &s : q.stages) {
-    if (s.kind == StageKind::Cpu)
-      continue;
-    std::string name = streamFor(s);
-    if (name.empty()) {
-      s.stream = program::kNoStream;
-      continue;
-    }
-    auto [it, inserted] = index.try_emplace(name, int32_t(q.streams.size()));
-    if (inserted) {
-      program::Stream st;
-      st.name = name;
-      for (const program::Stream &old : p.streams)
-        if (old.name == name)
-          st = old;
-      q.streams.push_back(st);
-    }
-    s.stream = it->second;
-  }
-  return q;
-}
-
-/// A stream name not used in `p`, from `base`.
-std::string freshStream(const program::Pipeline &p, const std::string &base) {
-  llvm::StringSet<> used;
+/// A stream name not declared in `p` nor taken, from `base`.
+std::string freshStream(const program::Pipeline &p, const std::string &base,
+                        llvm::StringSet<> &taken) {
+  llvm::StringSet<> used = taken;
   for (const program::Stream &s : p.streams)
     used.insert(s.name);
   std::string name = base;
   for (unsigned i = 2; used.count(name); ++i)
     name = base + std::to_string(i);
+  taken.insert(name);
   return name;
 }
 
-bool worthIt(double before, double after) {
-  double gain = before - after;
-  return gain >= kMinGainUs && gain >= kMinGainFraction * before;
+/// A declared stream's priority as written ("" for none).
+std::string priorityText(const program::Stream &s) {
+  switch (s.priorityClass) {
+  case program::PriorityClass::High:
+    return "high";
+  case program::PriorityClass::Low:
+    return "low";
+  case program::PriorityClass::Raw:
+    return std::to_string(s.rawPriority);
+  case program::PriorityClass::Normal:
+    break;
+  }
+  return "";
 }
 
-} // namespace
+/// The file with some edits applied, checked and compiled as compile does.
+struct Variant {
+  std::unique_ptr<llvm::SourceMgr> sm = std::make_unique<llvm::SourceMgr>();
+  std::string text;
+  program::Program program;
+  const program::Pipeline *pipeline = nullptr;
+  std::unique_ptr<Schedule> schedule;
+};
 
-llvm::Expected<double> runtime::measure(const program::Pipeline &pipeline,
-                                        const DeviceProfile &profile,
-                                        Backend &backend, unsigned replays,
-                                        Lowering lowering, const char *what) {
-  Schedule s(pipeline, profile, ScheduleOptions());
-  RunOptions options;
-  options.replays = replays;
-  options.recordHost = false;
-  llvm::Expected<LoweringRun> r = backend.run(s, lowering, options);
-  if (!r)
-    return r.takeError();
-  return std::string(what) == "replay" ? r->timings.replayMedian : r->makespanUs;
-}
+class Advisor {
+public:
+  Advisor(const AdviseSource &source, const Schedule &compiled, const DeviceProfile &profile,
+          Backend &backend, const GraphCostModel &cost, const AdviseOptions &options)
+      : source(source), compiled(compiled), p(compiled.pipeline), profile(profile),
+        backend(backend), cost(cost), options(options) {}
 
-llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
-                                               const DeviceProfile &profile,
-                                               Backend &backend, unsigned replays,
-                                               const GraphCostModel &cost) {
+  llvm::Expected<PipelineAdvice> run();
+
+private:
+  /// A candidate: what it changes, in words and as edits.
+  struct Candidate {
+    std::string change;
+    std::vector<Edit> edits;
+    std::string key; ///< suggestions with one key change one thing: the best is kept
+  };
+
+  bool worth(double before, double after) const {
+    return worthIt(before, after, options.minGainFraction, options.minGainUs);
+  }
+  double threshold(double of) const {
+    return std::max(options.minGainUs, options.minGainFraction * of);
+  }
+
+  llvm::Expected<std::unique_ptr<Variant>> build(const std::vector<Edit> &edits) const;
+  /// The edits that keep, as dependencies, the stream orders `variant`
+  /// drops (of stages whose data is not declared); none when it drops a
+  /// dependency (a bug: no edit removes one).
+  std::optional<std::vector<Edit>> keepOrders(const Variant &variant) const;
+  std::vector<Candidate> restreamCandidates() const;
+  /// `edits`, and the removal of each declared stream they leave with no
+  /// stage (it would be an `unused stream` warning).
+  std::vector<Edit> withoutEmptyStreams(std::vector<Edit> edits) const;
+  /// Tries one candidate: a suggestion when it keeps the meaning and gains
+  /// enough; a note when only a version that drops undeclared stream
+  /// orders would.
+  llvm::Error tryCandidate(const Candidate &c);
+
+  const AdviseSource &source;
+  const Schedule &compiled;
+  const program::Pipeline &p;
+  const DeviceProfile &profile;
+  Backend &backend;
+  const GraphCostModel &cost;
+  const AdviseOptions &options;
   PipelineAdvice out;
+  std::map<std::string, size_t> slot; ///< key -> index in out.suggestions
+  std::vector<std::string> stateNotes;
+  /// key -> what a change could gain were the data declared, in words
+  std::map<std::string, std::pair<double, std::string>> hypothetical;
+};
+
+llvm::Expected<std::unique_ptr<Variant>> Advisor::build(const std::vector<Edit> &edits) const {
+  auto v = std::make_unique<Variant>();
+  llvm::Expected<std::string> text =
+      applyEdits(*source.file, source.text, p.name, edits);
+  if (!text)
+    return text.takeError();
+  v->text = std::move(*text);
+  unsigned id = v->sm->AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(v->text, "suggestion.pipe"), llvm::SMLoc());
+  std::string errors;
+  DiagnosticEngine diags(
+      [&](const Diagnostic &d) {
+        if (d.severity == Severity::Error && errors.empty())
+          errors = d.message;
+      },
+      0);
+  ast::File file = parseFile(*v->sm, id, "suggestion.pipe", diags);
+  SemaOptions sema;
+  sema.automaticStreams = automaticStreamsBound(options.schedule, profile);
+  if (!diags.hadError())
+    v->program = analyze(std::move(file), profile, diags, sema);
+  if (diags.hadError())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the changed file does not check: " + errors);
+  for (const program::Pipeline &q : v->program.pipelines)
+    if (q.name == p.name)
+      v->pipeline = &q;
+  if (!v->pipeline)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the pipeline is gone");
+  ScheduleOptions schedule = options.schedule;
+  schedule.graphCost = nullptr; // the graph question is asked of the baseline
+  v->schedule = std::make_unique<Schedule>(*v->pipeline, profile, schedule);
+  return v;
+}
+
+std::optional<std::vector<Edit>> Advisor::keepOrders(const Variant &variant) const {
+  std::vector<Edit> edits;
+  std::set<std::pair<std::string, std::string>> added;
+  const Instances &bi = compiled.instances;
+  for (const DroppedOrdering &d : droppedOrderings(compiled, *variant.schedule)) {
+    if (d.declared)
+      return std::nullopt;
+    const std::string &to = bi.stage(d.to).name, &from = bi.stage(d.from).name;
+    uint32_t distance = bi.iterationOf(d.to) - bi.iterationOf(d.from);
+    std::string dep = from + (distance == 0   ? ""
+                              : distance == 1 ? "@prev"
+                                              : "@prev(" + std::to_string(distance) + ")");
+    if (added.insert({to, dep}).second)
+      edits.push_back({Edit::AddDependency, to, "", "", "", dep});
+  }
+  return edits;
+}
+
+std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
+  std::vector<Candidate> out;
+  const Analysis &a = compiled.analysis;
+  auto streamName = [&](const program::Stage &st) {
+    return st.stream < 0 ? std::string() : p.streams[st.stream].name;
+  };
+  // Stages that stream order holds back on the critical path (by more than
+  // the threshold): to each other declared stream, and to one of their own
+  // with their stream's priority.
+  llvm::StringSet<> tried;
+  for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
+    if (d.delayUs < threshold(a.criticalPathUs))
+      continue;
+    const uint32_t k = compiled.instances.stageOf(d.to);
+    const program::Stage &stage = p.stages[k];
+    if (stage.kind == StageKind::Cpu || !tried.insert(stage.name).second || tried.size() > 8)
+      continue;
+    for (const program::Stream &st : p.streams)
+      if (stage.stream < 0 || st.name != p.streams[stage.stream].name)
+        out.push_back({formatv("move stage '{0}' to stream '{1}'", stage.name, st.name),
+                       {{Edit::SetStream, stage.name, st.name}},
+                       "move " + stage.name});
+    llvm::StringSet<> taken;
+    std::string fresh = freshStream(p, stage.name + "_stream", taken);
+    std::string priority = stage.stream < 0 ? "" : priorityText(p.streams[stage.stream]);
+    out.push_back({formatv("move stage '{0}' to a new stream '{1}'{2}", stage.name, fresh,
+                           priority.empty() ? "" : " of priority " + priority),
+                   {{Edit::AddStream, "", fresh, priority},
+                    {Edit::SetStream, stage.name, fresh}},
+                   "move " + stage.name});
+  }
+  // A stream per kind of work (copies per direction), each keeping the
+  // priority its stages had: 'compute', 'compute_high', 'h2d', ...
+  {
+    Candidate c{"give copies a stream per direction ('h2d', 'd2h', 'd2d'), kernels and "
+                "memsets 'compute' and host stages 'host', each with the priority its "
+                "stages had",
+                {},
+                "per kind"};
+    std::map<std::string, std::string> made; // name -> priority
+    llvm::StringSet<> taken;
+    std::map<std::string, std::string> nameOf; // kind + priority -> stream
+    for (const program::Stage &st : p.stages) {
+      if (st.kind == StageKind::Cpu)
+        continue;
+      std::string kind = st.kind == StageKind::Copy   ? spelling(st.direction)
+                         : st.kind == StageKind::Host ? "host"
+                                                      : "compute";
+      std::string priority = st.stream < 0 ? "" : priorityText(p.streams[st.stream]);
+      std::string key = kind + "/" + priority;
+      auto it = nameOf.find(key);
+      if (it == nameOf.end()) {
+        std::string base = kind;
+        if (!priority.empty() && priority != "normal")
+          base += "_" + (priority[0] == '-' ? "p" + priority.substr(1) : priority);
+        it = nameOf.emplace(key, freshStream(p, base, taken)).first;
+        c.edits.push_back({Edit::AddStream, "", it->second, priority});
+      }
+      c.edits.push_back({Edit::SetStream, st.name, it->second});
+    }
+    out.push_back(std::move(c));
+  }
+  // Every stream pipec's to choose.
+  {
+    Candidate c{"let pipec assign every stage's stream (drop the 'on' clauses)", {},
+                "assign"};
+    for (const program::Stage &st : p.stages)
+      if (st.kind != StageKind::Cpu && !streamName(st).empty())
+        c.edits.push_back({Edit::SetStream, st.name, ""});
+    if (!c.edits.empty())
+      out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<Edit> Advisor::withoutEmptyStreams(std::vector<Edit> edits) const {
+  std::map<std::string, std::string> streamOf; // stage -> stream, after the edits
+  for (const program::Stage &st : p.stages)
+    streamOf[st.name] = st.stream < 0 ? "" : p.streams[st.stream].name;
+  for (const Edit &e : edits)
+    if (e.kind == Edit::SetStream)
+      streamOf[e.stage] = e.stream;
+  std::set<std::string> used;
+  for (const auto &[stage, stream] : streamOf)
+    used.insert(stream);
+  std::set<std::string> usedBefore;
+  for (const program::Stage &st : p.stages)
+    if (st.stream >= 0)
+      usedBefore.insert(p.streams[st.stream].name);
+  for (const program::Stream &s : p.streams)
+    if (usedBefore.count(s.name) && !used.count(s.name))
+      edits.push_back({Edit::RemoveStream, "", s.name});
+  return edits;
+}
+
+llvm::Error Advisor::tryCandidate(const Candidate &given) {
+  Candidate c = given;
+  c.edits = withoutEmptyStreams(std::move(c.edits));
+  llvm::Expected<std::unique_ptr<Variant>> free = build(c.edits);
+  if (!free) {
+    // A candidate the file cannot take (a name clash, a stream cap): none.
+    llvm::consumeError(free.takeError());
+    return llvm::Error::success();
+  }
+  std::optional<std::vector<Edit>> keep = keepOrders(**free);
+  if (!keep)
+    return llvm::Error::success();
+  std::unique_ptr<Variant> variant = std::move(*free), dropped;
+  std::string change = c.change;
+  if (!keep->empty()) {
+    // The stream orders of stages that do not declare their data are kept
+    // as dependencies; the move without them is only what it could gain.
+    std::vector<Edit> edits = c.edits;
+    edits.insert(edits.end(), keep->begin(), keep->end());
+    llvm::Expected<std::unique_ptr<Variant>> kept = build(edits);
+    if (!kept) {
+      llvm::consumeError(kept.takeError());
+      return llvm::Error::success();
+    }
+    dropped = std::move(variant);
+    variant = std::move(*kept);
+    change += formatv(", keeping as dependencies the {0} stream order(s) its stages' "
+                      "undeclared data may rely on",
+                      keep->size());
+  }
+  if (std::optional<std::string> why = changedMeaning(compiled, *variant->schedule))
+    return llvm::Error::success(); // never offered (the test suite holds it to that)
+  llvm::Expected<double> after = measure(*variant->schedule, backend, options.replays,
+                                         Lowering::Streams, options.objective);
+  if (!after)
+    return after.takeError();
+  const double before = out.objectiveUs;
+  if (worth(before, *after)) {
+    Suggestion s;
+    s.change = change;
+    s.measure = options.objective.spelling();
+    s.beforeUs = before;
+    s.afterUs = *after;
+    s.text = variant->text;
+    s.program = *variant->pipeline;
+    auto [it, inserted] = slot.try_emplace(c.key, out.suggestions.size());
+    if (inserted)
+      out.suggestions.push_back(std::move(s));
+    else if (s.afterUs < out.suggestions[it->second].afterUs)
+      out.suggestions[it->second] = std::move(s);
+  }
+  if (dropped) {
+    llvm::Expected<double> could = measure(*dropped->schedule, backend, options.replays,
+                                           Lowering::Streams, options.objective);
+    if (!could)
+      return could.takeError();
+    if (worth(before, *could) && worth(std::min(before, *after), *could)) {
+      // The best such gain per thing changed, as for suggestions.
+      auto [it, inserted] = hypothetical.try_emplace(c.key, *could, std::string());
+      if (inserted || *could < it->second.first)
+        it->second = {*could,
+                      formatv("if the stages it separates declared their data (reads() and "
+                              "writes()), '{0}' would take {1} from {2} to {3}; as written, "
+                              "only stream order orders them, and with it kept the change "
+                              "gives {4}",
+                              c.change, options.objective.words(), formatTime(before),
+                              formatTime(*could), formatTime(*after))};
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<PipelineAdvice> Advisor::run() {
   out.name = p.name;
-  ScheduleOptions options;
-  options.replays = replays;
-  options.graphCost = &cost;
-  Schedule written(p, profile, options);
-  const Analysis &a = written.analysis;
-  out.instances = written.instances.size();
+  out.objective = options.objective;
+  const Analysis &a = compiled.analysis;
+  out.instances = compiled.instances.size();
   out.lowerBoundUs = a.lowerBoundUs;
   out.binding = a.bounds[a.binding].key;
   out.bindingWords = a.bounds[a.binding].words;
-  out.graph = a.graphAdvice;
-  llvm::Expected<double> base =
-      measure(p, profile, backend, replays, Lowering::Streams, "makespan");
-  if (!base)
-    return base.takeError();
-  out.makespanUs = *base;
+  out.graph = a.graphAdvice.evaluated ? a.graphAdvice : cost.advise(compiled, options.replays);
 
-  // Candidate changes, each a program; measured alone against `base`.
-  std::vector<std::pair<std::string, program::Pipeline>> candidates;
-  // Stages that stream order holds back on the critical path: to each other
-  // declared stream, and to a stream of their own.
-  llvm::StringSet<> tried;
-  for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
-    const uint32_t k = written.instances.stageOf(d.to);
-    const std::string &stage = p.stages[k].name;
-    if (!tried.insert(stage).second || tried.size() > 8)
-      continue;
-    std::vector<std::string> targets;
-    for (const program::Stream &st : p.streams)
-      if (p.stages[k].stream < 0 || st.name != p.streams[p.stages[k].stream].name)
-        targets.push_back(st.name);
-    targets.push_back(freshStream(p, stage + "_stream"));
-    for (const std::string &target : targets) {
-      bool fresh = target == targets.back();
-      candidates.push_back(
-          {formatv("move stage '{0}' to {1} '{2}'", stage,
-                   fresh ? "a new stream" : "stream", target),
-           restreamed(p, [&](const program::Stage &s) {
-             if (&s - p.stages.data() == std::ptrdiff_t(k) || s.name == stage)
-               return target;
-             return s.stream < 0 ? std::string() : p.streams[s.stream].name;
-           })});
-    }
+  // The baseline: compile's schedule, run.
+  {
+    RunOptions ro;
+    ro.replays = options.replays;
+    ro.recordHost = false;
+    llvm::Expected<LoweringRun> base = backend.run(compiled, Lowering::Streams, ro);
+    if (!base)
+      return base.takeError();
+    out.makespanUs = base->makespanUs;
+    out.objectiveUs =
+        objectiveValue(options.objective, compiled, base->start, base->end, base->makespanUs);
   }
-  candidates.push_back(
-      {"give copies a stream per direction ('h2d', 'd2h', 'd2d'), kernels "
-       "'compute' and host stages 'host'",
-       restreamed(p, [](const program::Stage &s) {
-         if (s.kind == StageKind::Copy)
-           return std::string(spelling(s.direction));
-         return std::string(s.kind == StageKind::Host ? "host" : "compute"); // memsets too
-       })});
-  candidates.push_back({"let pipec assign every stage's stream (drop the 'on' clauses)",
-                        restreamed(p, [](const program::Stage &) { return std::string(); })});
-  int greatest = profile.priorityGreatest;
-  for (size_t i = 0; i < p.streams.size(); ++i)
-    if (written.stream(i).cudaPriority != greatest) {
-      program::Pipeline q = p;
-      q.streams[i].priorityClass = program::PriorityClass::High;
-      candidates.push_back(
-          {formatv("raise stream '{0}' to priority high", p.streams[i].name), q});
-    }
 
+  std::vector<Candidate> candidates = restreamCandidates();
+  // A raised priority for each declared stream that can go higher.
+  for (size_t i = 0; i < p.streams.size(); ++i)
+    if (compiled.stream(i).cudaPriority != profile.priorityGreatest)
+      candidates.push_back({formatv("raise stream '{0}' to priority high", p.streams[i].name),
+                            {{Edit::SetPriority, "", p.streams[i].name, "high"}},
+                            "priority"});
   // Rings whose slots the critical path waits on (an inferred edge of the
-  // path comes from them): one more slot each.
-  // Each is a whole simulation: the kMaxRings rings the path waits on most
-  // often are measured, and the rest counted.
+  // path comes from them): one more slot each, the kMaxRings waited on most
+  // often. Never state: each iteration reads what the one before left.
   constexpr size_t kMaxRings = 8;
-  std::vector<uint32_t> rings;
   size_t ringsLeftOut = 0;
   if (!p.syncDeclared) {
-    const Instances &inst = written.instances;
+    const Instances &inst = compiled.instances;
     std::vector<uint64_t> onPath(p.buffers.size(), 0);
     for (size_t i = 1; i < a.criticalPath.size(); ++i) {
       uint32_t u = a.criticalPath[i - 1], v = a.criticalPath[i];
@@ -170,9 +384,16 @@ llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
             ++onPath[b];
     }
     std::vector<uint32_t> waited;
-    for (uint32_t b = 0; b < p.buffers.size(); ++b)
-      if (onPath[b])
+    for (uint32_t b = 0; b < p.buffers.size(); ++b) {
+      if (onPath[b] && p.buffers[b].state)
+        stateNotes.push_back(formatv(
+            "buffer '{0}' orders the critical path but is loop-carried state (each "
+            "iteration reads what an earlier one wrote{1}): another slot would change what "
+            "it reads, so no ring is tried",
+            p.buffers[b].name, p.buffers[b].stateDeclared ? ", declared 'state'" : ""));
+      else if (onPath[b])
         waited.push_back(b);
+    }
     std::stable_sort(waited.begin(), waited.end(),
                      [&](uint32_t x, uint32_t y) { return onPath[x] > onPath[y]; });
     if (waited.size() > kMaxRings) {
@@ -181,96 +402,76 @@ llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
     }
     std::sort(waited.begin(), waited.end());
     for (uint32_t b : waited) {
-        rings.push_back(b);
-        program::Pipeline q = p;
-        q.buffers[b].slots += 1;
-        // The inferred dependencies follow the new ring.
-        for (program::Stage &st : q.stages)
-          st.deps.erase(std::remove_if(st.deps.begin(), st.deps.end(),
-                                       [](const program::Dependency &d) {
-                                         return d.inferred();
-                                       }),
-                        st.deps.end());
-        inferDataDependencies(q);
-        candidates.push_back(
-            {formatv("deepen ring '{0}' to {1} slots (+{2} of {3} memory)", p.buffers[b].name,
-                     q.buffers[b].slots, formatBytes(p.buffers[b].bytes),
-                     p.buffers[b].host ? "pinned host" : "device"),
-             q});
-      }
+      const program::Buffer &buffer = p.buffers[b];
+      candidates.push_back(
+          {formatv("deepen ring '{0}' to {1} slots (+{2} of {3} memory)", buffer.name,
+                   buffer.slots + 1, formatBytes(buffer.bytes),
+                   buffer.host ? "pinned host" : "device"),
+           {{Edit::SetSlots, "", "", "", buffer.name, "", buffer.slots + 1}},
+           "ring " + buffer.name});
+    }
   }
+  for (const Candidate &c : candidates)
+    if (llvm::Error e = tryCandidate(c))
+      return std::move(e);
 
-  // Measured; the best move per stage and the best priority raise are kept,
-  // so that no two suggestions change the same thing two ways.
-  std::map<std::string, size_t> slot; // key -> index in out.suggestions
-  std::vector<std::pair<std::string, double>> ringResults;
-  for (auto &[change, variant] : candidates) {
-    llvm::Expected<double> after =
-        measure(variant, profile, backend, replays, Lowering::Streams, "makespan");
-    if (!after)
-      return after.takeError();
-    if (change.rfind("deepen ring", 0) == 0)
-      ringResults.push_back({change, *after});
-    if (!worthIt(*base, *after))
-      continue;
-    std::string key = change.rfind("move stage", 0) == 0
-                          ? change.substr(0, change.find(" to "))
-                      : change.rfind("raise stream", 0) == 0 ? "priority"
-                                                              : change;
-    Suggestion s{change, "makespan", *base, *after, variant, false};
-    auto [it, inserted] = slot.try_emplace(key, out.suggestions.size());
-    if (inserted)
-      out.suggestions.push_back(std::move(s));
-    else if (*after < out.suggestions[it->second].afterUs)
-      out.suggestions[it->second] = std::move(s);
-  }
-
-  // The graph: per replay, host's first call to last end.
+  // The graph: per replay, host's first call to last end (the makespan
+  // objective only: a graph replay is the whole pipeline's).
   const GraphAdvice &g = out.graph;
-  if (g.evaluated && worthIt(g.streamsReplayUs, g.graphReplayUs) && g.suitable) {
-    llvm::Expected<double> streams =
-        measure(p, profile, backend, replays, Lowering::Streams, "replay");
-    llvm::Expected<double> graph =
-        measure(p, profile, backend, replays, Lowering::Graph, "replay");
-    if (!streams)
-      return streams.takeError();
-    if (!graph)
-      return graph.takeError();
-    if (worthIt(*streams, *graph))
-      out.suggestions.push_back(
-          {formatv("lower to a CUDA graph (--lower=graph); it pays back its "
-                   "one-time cost after {0} replay(s)",
-                   g.breakEvenReplays),
-           "replay", *streams, *graph, p, true});
+  if (options.objective.kind == Objective::Makespan && g.evaluated && g.suitable &&
+      worth(g.streamsReplayUs, g.graphReplayUs)) {
+    RunOptions ro;
+    ro.replays = options.replays;
+    ro.recordHost = false;
+    llvm::Expected<LoweringRun> streamsRun = backend.run(compiled, Lowering::Streams, ro);
+    if (!streamsRun)
+      return streamsRun.takeError();
+    llvm::Expected<LoweringRun> graphRun = backend.run(compiled, Lowering::Graph, ro);
+    if (!graphRun)
+      return graphRun.takeError();
+    const double *streams = &streamsRun->timings.replayMedian;
+    const double *graph = &graphRun->timings.replayMedian;
+    if (worth(*streams, *graph)) {
+      Suggestion s;
+      s.change = formatv("lower to a CUDA graph (--lower=graph); it pays back its one-time "
+                         "cost after {0} replay(s)",
+                         g.breakEvenReplays);
+      s.measure = "replay";
+      s.beforeUs = *streams;
+      s.afterUs = *graph;
+      s.program = p;
+      s.graph = true;
+      out.suggestions.push_back(std::move(s));
+    }
   }
   std::stable_sort(out.suggestions.begin(), out.suggestions.end(),
                    [](const Suggestion &x, const Suggestion &y) {
                      return x.beforeUs - x.afterUs > y.beforeUs - y.afterUs;
                    });
 
-  // What holds it back.
+  // What holds it back, where it matters.
+  size_t shown = 0, more = 0;
   for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
-    if (out.notes.size() == 5) {
-      out.notes.push_back(formatv("{0} more stream-order edge(s) on the critical path",
-                                  a.streamOrderOnCriticalPath.size() - 5));
-      break;
+    if (d.delayUs < threshold(out.makespanUs))
+      continue;
+    if (shown == 5) {
+      ++more;
+      continue;
     }
+    ++shown;
     out.notes.push_back(formatv("stream order puts '{0}' before '{1}' on stream "
                                 "'{2}': on the critical path, '{1}' starts {3} "
                                 "later than its own dependencies allow",
-                                written.instances.name(d.from),
-                                written.instances.name(d.to),
-                                written.stream(d.stream).name, formatTime(d.delayUs)));
+                                compiled.instances.name(d.from), compiled.instances.name(d.to),
+                                compiled.stream(d.stream).name, formatTime(d.delayUs)));
   }
-  for (size_t i = 0; i < rings.size() && i < ringResults.size(); ++i) {
-    const program::Buffer &b = p.buffers[rings[i]];
-    out.notes.push_back(formatv("ring '{0}' ({1} slot(s)) lies on the critical path: "
-                                "with {2} slots the makespan would be {3} ({4} "
-                                "now), for {5} more {6} memory",
-                                b.name, b.slots, b.slots + 1,
-                                formatTime(ringResults[i].second), formatTime(*base),
-                                formatBytes(b.bytes), b.host ? "pinned host" : "device"));
-  }
+  if (more)
+    out.notes.push_back(
+        formatv("{0} more stream-order edge(s) on the critical path", more));
+  for (const auto &[key, h] : hypothetical)
+    out.notes.push_back(h.second);
+  for (const std::string &n : stateNotes)
+    out.notes.push_back(n);
   if (ringsLeftOut)
     out.notes.push_back(formatv("{0} more ring(s) lie on the critical path, waited on "
                                 "less often; not measured",
@@ -281,33 +482,65 @@ llvm::Expected<PipelineAdvice> runtime::advise(const program::Pipeline &p,
                                 "dropping them changes no time (compile "
                                 "warns of each)",
                                 a.redundantDependencies));
+  out.gap = explainGap(compiled, profile);
   return out;
 }
 
+} // namespace
+
+llvm::Expected<double> runtime::measure(const Schedule &s, Backend &backend, unsigned replays,
+                                        Lowering lowering, const Objective &objective) {
+  RunOptions options;
+  options.replays = replays;
+  options.recordHost = false;
+  llvm::Expected<LoweringRun> r = backend.run(s, lowering, options);
+  if (!r)
+    return r.takeError();
+  if (lowering == Lowering::Graph && objective.kind == Objective::Makespan)
+    return r->timings.replayMedian;
+  return objectiveValue(objective, s, r->start, r->end, r->makespanUs);
+}
+
+llvm::Expected<PipelineAdvice> runtime::advise(const AdviseSource &source,
+                                               const Schedule &compiled,
+                                               const DeviceProfile &profile, Backend &backend,
+                                               const GraphCostModel &cost,
+                                               const AdviseOptions &options) {
+  return Advisor(source, compiled, profile, backend, cost, options).run();
+}
+
 void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
-                          unsigned replays, llvm::raw_ostream &os) {
-  os << formatv("pipeline '{0}' ({1} stage instances; measured on {2})\n",
-                adv.name, adv.instances, device);
-  os << formatv("  makespan {0}; lower bound {1}, set by {2} ({3} of the "
-                "makespan)\n",
-                formatTime(adv.makespanUs), formatTime(adv.lowerBoundUs),
-                adv.bindingWords,
+                          const AdviseOptions &options, size_t first, llvm::raw_ostream &os) {
+  os << formatv("pipeline '{0}' ({1} stage instances; measured on {2})\n", adv.name,
+                adv.instances, device);
+  os << formatv("  makespan {0}; lower bound {1}, set by {2} ({3} of the makespan)\n",
+                formatTime(adv.makespanUs), formatTime(adv.lowerBoundUs), adv.bindingWords,
                 formatPercent(adv.makespanUs > 0 ? adv.lowerBoundUs / adv.makespanUs : 1));
-  os << "  CUDA graph: " << (adv.graph.suitable ? "worth it" : "not worth it")
-     << '\n';
+  if (adv.objective.kind != Objective::Makespan)
+    os << formatv("  objective: {0}: {1}\n", adv.objective.words(),
+                  formatTime(adv.objectiveUs));
+  if (!adv.gap.empty() && adv.makespanUs - adv.lowerBoundUs >= options.minGainUs) {
+    os << formatv("  the {0} between them, cause by cause (each measured on the device "
+                  "model, taking it away):\n",
+                  formatTime(adv.makespanUs - adv.lowerBoundUs));
+    for (const GapPart &part : adv.gap)
+      if (std::abs(part.us) >= options.minGainUs || &part == &adv.gap.back())
+        os << formatv("    {0,-10} {1}\n", formatTime(part.us), part.cause);
+  }
+  os << "  CUDA graph: " << (adv.graph.suitable ? "worth it" : "not worth it") << '\n';
   for (const std::string &r : adv.graph.reasons)
     os << "    " << r << '\n';
-  (void)replays;
   if (adv.suggestions.empty()) {
-    os << formatv("  suggestions: none; no change tried gains {0} of the "
-                  "makespan (and {1})\n",
-                  formatPercent(kMinGainFraction), formatTime(kMinGainUs));
+    os << formatv("  suggestions: none; no change tried gains {0} of {1} (and {2})\n",
+                  formatPercent(options.minGainFraction), adv.objective.words(),
+                  formatTime(options.minGainUs));
   } else {
-    os << "  suggestions, each applied alone to the program and measured:\n";
+    os << "  suggestions, each applied alone to the program and measured (--apply=N "
+          "writes it):\n";
     for (size_t i = 0; i < adv.suggestions.size(); ++i) {
       const Suggestion &s = adv.suggestions[i];
-      os << formatv("    {0}. {1}: {2} {3} -> {4} ({5})\n", i + 1, s.change,
-                    s.measure, formatTime(s.beforeUs), formatTime(s.afterUs),
+      os << formatv("    {0}. {1}: {2} {3} -> {4} ({5})\n", first + i, s.change, s.measure,
+                    formatTime(s.beforeUs), formatTime(s.afterUs),
                     formatPercent(s.afterUs / s.beforeUs - 1));
     }
   }
@@ -315,22 +548,29 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
     os << "  note: " << n << '\n';
 }
 
-void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice,
-                              llvm::raw_ostream &os) {
+void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 0);
-  auto number = [&](llvm::StringRef key, double value) {
-    writeNumberAttribute(j, key, value);
-  };
+  auto number = [&](llvm::StringRef key, double value) { writeNumberAttribute(j, key, value); };
   j.object([&] {
     j.attribute("format", "pipec-advice");
-    j.attribute("version", 2);
+    j.attribute("version", 3);
+    size_t numbered = 1;
     j.attributeArray("pipelines", [&] {
       for (const PipelineAdvice &a : advice)
         j.object([&] {
           j.attribute("name", a.name);
+          j.attribute("objective", a.objective.spelling());
+          number("objective_us", a.objectiveUs);
           number("makespan_us", a.makespanUs);
           number("lower_bound_us", a.lowerBoundUs);
           j.attribute("binding", a.binding);
+          j.attributeArray("gap", [&] {
+            for (const GapPart &part : a.gap)
+              j.object([&] {
+                j.attribute("cause", part.cause);
+                number("us", part.us);
+              });
+          });
           j.attributeObject("graph", [&] {
             if (a.graph.breakEvenReplays)
               j.attribute("break_even_replays", int64_t(a.graph.breakEvenReplays));
@@ -339,13 +579,17 @@ void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice,
             j.attribute("suitable", a.graph.suitable);
           });
           j.attributeArray("suggestions", [&] {
-            for (const Suggestion &s : a.suggestions)
+            for (size_t i = 0; i < a.suggestions.size(); ++i) {
+              const Suggestion &s = a.suggestions[i];
               j.object([&] {
+                j.attribute("number", int64_t(numbered++));
                 j.attribute("change", s.change);
                 j.attribute("measure", s.measure);
                 number("before_us", s.beforeUs);
                 number("after_us", s.afterUs);
+                j.attribute("lowering", s.graph ? "graph" : "streams");
               });
+            }
           });
           j.attributeArray("notes", [&] {
             for (const std::string &n : a.notes)

@@ -1,22 +1,33 @@
 //===- Advisor.h - `pipec advise`: changes, applied and measured -----------===//
 //
-// Each suggestion is a concrete change to the program — move a stage to
+// Each suggestion is a concrete change to the file — move a stage to
 // another stream, give copies and kernels streams of their own, let pipec
-// assign the streams, raise a stream's priority, use a CUDA graph — applied
-// to a copy of the program, scheduled and run again on the backend (the
-// device model, or the GPU), and reported with the makespan before and
-// after. A change that gains less than 2% (or 1 us) is not suggested. What
-// holds the program back is reported beside them: the binding lower bound,
-// the stream-order edges on the critical path (each with its own delay,
-// never summed along the path), the dependencies the reduction drops.
+// assign the streams, raise a stream's priority, deepen a ring, use a CUDA
+// graph — written as edits of its syntax (compiler/format/Edit), applied,
+// formatted, checked, compiled with compile's options and run again on the
+// backend, and reported with the objective before and after. `--apply=N`
+// writes that very file.
+//
+// A suggestion never changes what the program computes: a changed program
+// that drops an ordering the file states, or changes which write a read
+// sees, or races, is not offered (compiler/schedule/Meaning). A move whose
+// stages do not declare their data keeps the stream order they had as
+// dependencies; what it would gain were their data declared is said as a
+// note, never as a suggestion. A change that gains less than the threshold
+// (2% of the objective and 1 us by default) is not suggested, and no note
+// reports a gain below it. Beside them: the binding lower bound, the gap
+// between it and the run, cause by cause, the stream-order edges on the
+// critical path.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_RUNTIME_ADVISE_ADVISOR_H
 #define PIPEC_RUNTIME_ADVISE_ADVISOR_H
 
+#include "compiler/ast/AST.h"
 #include "compiler/program/Program.h"
 #include "compiler/schedule/Schedule.h"
 #include "runtime/Backend.h"
+#include "runtime/advise/Objective.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -30,45 +41,81 @@ class raw_ostream;
 
 namespace pipec::runtime {
 
+/// The smallest gain that is suggested, by default: 2% of the objective
+/// and 1 us (compiler/schedule/Analysis.h).
+using pipec::kMinGainFraction;
+using pipec::kMinGainUs;
+
 struct Suggestion {
-  std::string change;      ///< "move stage 'D2H' to stream 'out'"
-  const char *measure;     ///< "makespan", or "replay" for the graph
+  std::string change;  ///< "move stage 'D2H' to stream 'out'"
+  std::string measure; ///< the objective's spelling, or "replay" for the graph
   double beforeUs = 0, afterUs = 0;
-  program::Pipeline program; ///< the program with the change applied
-  bool graph = false;        ///< the change is the lowering, not the program
+  /// The file with the change applied, formatted (the graph: none — it is
+  /// a lowering, not a change to the file).
+  std::string text;
+  program::Pipeline program; ///< that file's pipeline, as measured
+  bool graph = false;
 };
 
 struct PipelineAdvice {
   std::string name;
   uint64_t instances = 0;
+  Objective objective;
+  double objectiveUs = 0; ///< the baseline's (compile's schedule, run)
   double makespanUs = 0;
   double lowerBoundUs = 0;
   std::string binding, bindingWords;
   GraphAdvice graph;
   std::vector<Suggestion> suggestions; ///< best first
-  std::vector<std::string> notes;      ///< what holds it back
+  std::vector<std::string> notes;      ///< what holds it back, what could gain
+  std::vector<GapPart> gap; ///< makespan - lower bound, cause by cause (model)
 };
 
-/// The smallest gain that is suggested: 2% of the makespan and 1 us.
-constexpr double kMinGainFraction = 0.02;
-constexpr double kMinGainUs = 1.0;
+struct AdviseOptions {
+  unsigned replays = 100;
+  /// Compile's: the same assignment method, cap and evaluator, so that
+  /// advise starts from the schedule compile emits.
+  ScheduleOptions schedule;
+  Objective objective;
+  double minGainFraction = kMinGainFraction;
+  double minGainUs = kMinGainUs;
+};
 
-/// Advice for one pipeline, measured on `backend`. `cost` answers the graph
-/// question (the same one compile and run use).
-llvm::Expected<PipelineAdvice> advise(const program::Pipeline &pipeline,
-                                      const DeviceProfile &profile,
-                                      Backend &backend, unsigned replays,
-                                      const GraphCostModel &cost);
+/// The file a pipeline comes from: its syntax (parsed, not consumed) and
+/// text, for the edits.
+struct AdviseSource {
+  const ast::File *file = nullptr;
+  llvm::StringRef text;
+};
 
-/// The makespan (or, for the graph, the replay time) of `pipeline` on
-/// `backend`: what a suggestion's before and after are measured with.
-llvm::Expected<double> measure(const program::Pipeline &pipeline,
-                               const DeviceProfile &profile, Backend &backend,
-                               unsigned replays, Lowering lowering,
-                               const char *what);
+/// Advice for `compiled` (compile's schedule of one pipeline of `source`),
+/// measured on `backend`. `cost` answers the graph question (the same one
+/// compile and run use).
+llvm::Expected<PipelineAdvice> advise(const AdviseSource &source, const Schedule &compiled,
+                                      const DeviceProfile &profile, Backend &backend,
+                                      const GraphCostModel &cost,
+                                      const AdviseOptions &options);
 
+/// The objective of `schedule` run on `backend` in `lowering` (the graph:
+/// its replay time when `objective` is the makespan).
+llvm::Expected<double> measure(const Schedule &schedule, Backend &backend, unsigned replays,
+                               Lowering lowering, const Objective &objective);
+
+/// The most instances whose gap run explains (each cause is a run of the
+/// model; above this, run leaves it to advise).
+constexpr size_t kMaxGapInstances = 100'000;
+
+/// The gap between a run of `schedule` on the device model and its lower
+/// bound, cause by cause: each the model's makespan saved by taking that
+/// cost away, after the ones before it; the last part is what remains.
+std::vector<GapPart> explainGap(const Schedule &schedule, const DeviceProfile &profile);
+
+/// The advice in words; suggestions are numbered from `first` (--apply=N
+/// takes that number, across the pipelines of a file).
 void printAdvice(const PipelineAdvice &advice, const std::string &device,
-                 unsigned replays, llvm::raw_ostream &os);
+                 const AdviseOptions &options, size_t first, llvm::raw_ostream &os);
+/// The pipec-advice document (SCHEDULE.md, version 3): suggestions carry
+/// their number, from 1 across the pipelines.
 void writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_ostream &os);
 
 } // namespace pipec::runtime

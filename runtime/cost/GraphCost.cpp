@@ -22,7 +22,8 @@ GraphAdvice runtime::compareLowerings(const LoweringRun &streams,
   if (saved > 0)
     g.breakEvenReplays =
         std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(g.oneTimeUs / saved)));
-  g.suitable = g.breakEvenReplays && g.breakEvenReplays <= replays;
+  g.suitable = g.breakEvenReplays && g.breakEvenReplays <= replays &&
+               worthIt(g.streamsReplayUs, g.graphReplayUs);
   g.reasons = describeGraphAdvice(g, replays);
   return g;
 }

@@ -45,6 +45,19 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
             number("blocked", r.hostUs.blocked);
           });
           number("makespan_us", r.makespanUs);
+          if (!r.objectiveWords.empty())
+            j.attributeObject("objective", [&] {
+              j.attribute("name", r.objectiveWords);
+              number("us", r.objectiveUs);
+            });
+          if (!r.gap.empty())
+            j.attributeArray("gap", [&] {
+              for (const GapPart &part : r.gap)
+                j.object([&] {
+                  j.attribute("cause", part.cause);
+                  number("us", part.us);
+                });
+            });
           j.attributeArray("stages", [&] {
             for (uint32_t v = 0; v < r.start.size(); ++v)
               j.object([&] {

@@ -8,6 +8,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace pipec;
 using namespace pipec::runtime;
 using llvm::formatv;
@@ -89,6 +91,18 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
           formatv("set by {0}: {1} of the makespan", a.bounds[a.binding].words,
                   formatPercent(r.makespanUs > 0 ? a.lowerBoundUs / r.makespanUs : 1))
               .str());
+    if (!r.objectiveWords.empty())
+      row(os, "objective", r.objectiveUs, r.objectiveWords);
+    // Why the run is longer than the bound, when it is by more than a
+    // microsecond.
+    if (!r.gap.empty() && r.makespanUs - a.lowerBoundUs >= kMinGainUs) {
+      os << formatv("  {0,-16}{1,12}   makespan - lower bound, cause by cause (the device "
+                    "model, taking each away):\n",
+                    "gap", formatTime(r.makespanUs - a.lowerBoundUs));
+      for (const GapPart &part : r.gap)
+        if (std::abs(part.us) >= kMinGainUs || &part == &r.gap.back())
+          os << formatv("  {0,-16}{1,12}     {2}\n", "", formatTime(part.us), part.cause);
+    }
     os << "  " << llvm::left_justify("overlap", 16) << llvm::right_justify("", 12)
        << "   " << overlap(a, r) << '\n';
     if (r.violations)

@@ -214,7 +214,7 @@ private:
     const Op &op = list[hostNext];
     switch (op.kind) {
     case Op::Launch: {
-      const double dispatch = s.instances.stage(op.instance).issueUs;
+      const double dispatch = options.dispatch ? s.instances.stage(op.instance).issueUs : 0;
       double done = hostAt + dispatch + p.launchUs;
       if (options.issueAt)
         done = std::max(done, (*options.issueAt)[op.instance]);

@@ -33,6 +33,7 @@ namespace pipec::sim {
 struct ModelOptions {
   bool priorities = true; ///< false: every stream at the same priority
   bool recordHost = true; ///< keep each host call's span (for traces)
+  bool dispatch = true;   ///< false: launches pay no `issue=` (advise's gap)
   /// Stream lowering: per instance, the earliest host time its launch call
   /// may return, or its cpu stage begin (a recorded program's times, `pipec
   /// import`); the host still pays each call's cost, in order.

@@ -138,41 +138,6 @@ TEST_CASE("graph verdict: one number from either pair of runs") {
   }
 }
 
-TEST_CASE("advise: every suggestion, applied, gives the makespan it announced") {
-  std::mt19937 rng(22);
-  size_t suggestions = 0, onHostPrograms = 0;
-  for (int trial = 0; trial < 120; ++trial) {
-    // Half with the host thread: cpu stages, host syncs and issue= dispatch.
-    std::string text = randomWorkload(rng, /*hostThread=*/trial % 2 == 1);
-    FrontendRun front(text);
-    if (front.errors)
-      continue;
-    DeviceProfile profile;
-    auto model = runtime::makeSimBackend(profile);
-    runtime::SimGraphCost cost(profile);
-    auto advice = runtime::advise(front.program.pipelines[0], profile, *model, 10, cost);
-    REQUIRE(static_cast<bool>(advice));
-    for (const runtime::Suggestion &s : advice->suggestions) {
-      INFO(text << s.change);
-      auto again = runtime::measure(s.program, profile, *model, 10,
-                                    s.graph ? Lowering::Graph : Lowering::Streams,
-                                    s.measure);
-      REQUIRE(static_cast<bool>(again));
-      CHECK(*again == doctest::Approx(s.afterUs));
-      CHECK(s.beforeUs - s.afterUs >= runtime::kMinGainUs);
-      CHECK(s.afterUs <= (1 - runtime::kMinGainFraction) * s.beforeUs + 1e-9);
-      // A cpu stage stays on the host thread: no suggestion gives it a stream.
-      for (const program::Stage &st : s.program.stages)
-        if (st.kind == StageKind::Cpu)
-          CHECK(st.stream == program::kNoStream);
-      ++suggestions;
-      onHostPrograms += trial % 2;
-    }
-  }
-  CHECK(suggestions > 10);
-  CHECK(onHostPrograms > 3);
-}
-
 TEST_CASE("output: times scale, and never read negative zero") {
   CHECK(formatTime(0.85) == "850 ns");
   CHECK(formatTime(12.5) == "12.5 us");

@@ -5,6 +5,7 @@
 // pair of instances is unordered.
 
 #include "FrontendHelpers.h"
+#include "RandomPrograms.h"
 
 #include "compiler/schedule/Races.h"
 #include "compiler/schedule/Schedule.h"
@@ -19,92 +20,6 @@ using namespace pipec;
 using pipec::test::FrontendRun;
 
 namespace {
-
-struct Generated {
-  std::string text;
-};
-
-/// Random stages on random streams, random reads and writes of random
-/// rings, some declared dependencies (backward and forward in declaration
-/// order, some @prev(k)). With `host`, host buffers too, and cpu stages on
-/// the host thread: a stage is a kernel (device buffers), a cpu stage (host
-/// buffers) or a copy between the two.
-std::string randomData(std::mt19937 &rng, bool declared, bool host = false) {
-  uint32_t stages = 1 + rng() % 7, buffers = 1 + rng() % 3, streams = 1 + rng() % 3;
-  uint32_t hostBuffers = host ? 1 + rng() % 2 : 0;
-  uint32_t iterations = 1 + rng() % 5;
-  std::string t = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
-  if (declared)
-    t += "  sync declared;\n";
-  for (uint32_t s = 0; s < streams; ++s)
-    t += "  stream s" + std::to_string(s) + ";\n";
-  for (uint32_t b = 0; b < buffers; ++b)
-    t += "  buffer b" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) + "] 1MB;\n";
-  for (uint32_t b = 0; b < hostBuffers; ++b)
-    t += "  buffer h" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) +
-         "] 1MB host;\n";
-  auto some = [&](const char *prefix, uint32_t count) {
-    std::set<std::string> out;
-    for (uint32_t b = 0; b < count; ++b)
-      if (rng() % 3 == 0)
-        out.insert(prefix + std::to_string(b));
-    return out;
-  };
-  auto one = [&](const char *prefix, uint32_t count) {
-    return std::set<std::string>{prefix + std::to_string(rng() % count)};
-  };
-  for (uint32_t i = 0; i < stages; ++i) {
-    t += "  stage X" + std::to_string(i);
-    std::set<std::string> reads, writes;
-    const std::string stream = " on s" + std::to_string(rng() % streams);
-    switch (host ? rng() % 4 : 0) {
-    case 0:
-      t += stream + " kernel " + std::to_string(1 + rng() % 9) + "us";
-      reads = some("b", buffers);
-      writes = some("b", buffers);
-      break;
-    case 1:
-      t += " cpu " + std::to_string(1 + rng() % 9) + "us";
-      reads = some("h", hostBuffers);
-      writes = some("h", hostBuffers);
-      break;
-    case 2:
-      t += stream + " copy h2d";
-      reads = one("h", hostBuffers);
-      writes = one("b", buffers);
-      break;
-    default:
-      t += stream + " copy d2h";
-      reads = one("b", buffers);
-      writes = one("h", hostBuffers);
-      break;
-    }
-    auto list = [](const char *what, const std::set<std::string> &bs) {
-      if (bs.empty())
-        return std::string();
-      std::string out = std::string(" ") + what + "(";
-      bool first = true;
-      for (const std::string &b : bs) {
-        out += (first ? "" : ", ") + b;
-        first = false;
-      }
-      return out + ")";
-    };
-    t += list("reads", reads) + list("writes", writes);
-    std::string deps;
-    for (uint32_t j = 0; j < stages; ++j) {
-      if (j < i && rng() % 4 == 0)
-        deps += (deps.empty() ? "" : ", ") + ("X" + std::to_string(j));
-      else if (iterations > 1 && rng() % 6 == 0)
-        deps += (deps.empty() ? "" : ", ") + ("X" + std::to_string(j) + "@prev(" +
-                                              std::to_string(1 + rng() % 2) + ")");
-    }
-    if (!deps.empty())
-      t += " depends_on(" + deps + ")";
-    t += ";\n";
-  }
-  return t + "}\n";
-}
 
 /// One access of the unrolled program, in program order (iteration, then
 /// declaration order of the stage, reads before writes).
@@ -193,7 +108,7 @@ TEST_CASE("data: inferred dependencies are exactly those the contract requires")
   std::mt19937 rng(41);
   size_t programs = 0, edges = 0;
   for (int trial = 0; trial < 400; ++trial) {
-    std::string text = randomData(rng, /*declared=*/false);
+    std::string text = test::randomData(rng, /*declared=*/false);
     FrontendRun front(text);
     if (front.errors)
       continue; // a declared dependency that makes a cycle with the data's
@@ -230,7 +145,7 @@ TEST_CASE("data: sync declared reports a race exactly when a conflicting pair is
   size_t racy = 0, clean = 0, cpu = 0;
   for (int trial = 0; trial < 800; ++trial) {
     // Half of them with cpu stages: host program order orders too.
-    std::string text = randomData(rng, /*declared=*/true, /*host=*/trial % 2 == 1);
+    std::string text = test::randomData(rng, /*declared=*/true, /*host=*/trial % 2 == 1);
     FrontendRun front(text);
     if (front.errors)
       continue;
@@ -283,7 +198,7 @@ TEST_CASE("data: inferred dependencies leave no race") {
   // dependencies order every conflicting pair.
   std::mt19937 rng(43);
   for (int trial = 0; trial < 400; ++trial) {
-    std::string text = randomData(rng, /*declared=*/false, /*host=*/trial % 2 == 1);
+    std::string text = test::randomData(rng, /*declared=*/false, /*host=*/trial % 2 == 1);
     FrontendRun front(text);
     if (front.errors)
       continue;

@@ -134,7 +134,6 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
   std::vector<double> streamFree(streams, 0), waitUntil(streams, 0);
   std::vector<std::vector<int64_t>> waitFor(streams); // ops the next op waits for
   std::vector<int64_t> syncedOps; // ops a host sync waited for, not yet ordered
-  std::vector<std::pair<int64_t, int64_t>> pendingSyncs; // (op, first op after)
   double t = 0;
   int64_t corr = 0;
   auto uniform = [&](double lo, double hi) {
@@ -157,7 +156,6 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
         {"ph", "X"}, {"cat", "cuda_sync"}, {"name", kind}, {"ts", t}, {"dur", 0},
         {"args", std::move(args)}});
   };
-  auto opsSoFar = [&] { return int64_t(r.ops.size()); };
   auto launch = [&](int s, bool pageable) {
     double callDur = uniform(2, 10);
     double callStart = call(pageable ? "cudaMemcpyAsync" : "cudaLaunchKernel", callDur);

@@ -3,6 +3,7 @@
 #define PIPEC_TESTS_RANDOMPROGRAMS_H
 
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,88 @@ inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false) {
     text += dependsOnClause(deps) + ";\n";
   }
   return text + "}\n";
+}
+
+/// Random stages on random streams, random reads and writes of random
+/// rings, some declared dependencies (backward and forward in declaration
+/// order, some @prev(k)). With `host`, host buffers too, and cpu stages on
+/// the host thread: a stage is a kernel (device buffers), a cpu stage (host
+/// buffers) or a copy between the two.
+inline std::string randomData(std::mt19937 &rng, bool declared, bool host = false) {
+  uint32_t stages = 1 + rng() % 7, buffers = 1 + rng() % 3, streams = 1 + rng() % 3;
+  uint32_t hostBuffers = host ? 1 + rng() % 2 : 0;
+  uint32_t iterations = 1 + rng() % 5;
+  std::string t = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
+  if (declared)
+    t += "  sync declared;\n";
+  for (uint32_t s = 0; s < streams; ++s)
+    t += "  stream s" + std::to_string(s) + ";\n";
+  for (uint32_t b = 0; b < buffers; ++b)
+    t += "  buffer b" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) + "] 1MB;\n";
+  for (uint32_t b = 0; b < hostBuffers; ++b)
+    t += "  buffer h" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) +
+         "] 1MB host;\n";
+  auto some = [&](const char *prefix, uint32_t count) {
+    std::set<std::string> out;
+    for (uint32_t b = 0; b < count; ++b)
+      if (rng() % 3 == 0)
+        out.insert(prefix + std::to_string(b));
+    return out;
+  };
+  auto one = [&](const char *prefix, uint32_t count) {
+    return std::set<std::string>{prefix + std::to_string(rng() % count)};
+  };
+  for (uint32_t i = 0; i < stages; ++i) {
+    t += "  stage X" + std::to_string(i);
+    std::set<std::string> reads, writes;
+    const std::string stream = " on s" + std::to_string(rng() % streams);
+    switch (host ? rng() % 4 : 0) {
+    case 0:
+      t += stream + " kernel " + std::to_string(1 + rng() % 9) + "us";
+      reads = some("b", buffers);
+      writes = some("b", buffers);
+      break;
+    case 1:
+      t += " cpu " + std::to_string(1 + rng() % 9) + "us";
+      reads = some("h", hostBuffers);
+      writes = some("h", hostBuffers);
+      break;
+    case 2:
+      t += stream + " copy h2d";
+      reads = one("h", hostBuffers);
+      writes = one("b", buffers);
+      break;
+    default:
+      t += stream + " copy d2h";
+      reads = one("b", buffers);
+      writes = one("h", hostBuffers);
+      break;
+    }
+    auto list = [](const char *what, const std::set<std::string> &bs) {
+      if (bs.empty())
+        return std::string();
+      std::string out = std::string(" ") + what + "(";
+      bool first = true;
+      for (const std::string &b : bs) {
+        out += (first ? "" : ", ") + b;
+        first = false;
+      }
+      return out + ")";
+    };
+    t += list("reads", reads) + list("writes", writes);
+    std::string deps;
+    for (uint32_t j = 0; j < stages; ++j) {
+      if (j < i && rng() % 4 == 0)
+        deps += (deps.empty() ? "" : ", ") + ("X" + std::to_string(j));
+      else if (iterations > 1 && rng() % 6 == 0)
+        deps += (deps.empty() ? "" : ", ") + ("X" + std::to_string(j) + "@prev(" +
+                                              std::to_string(1 + rng() % 2) + ")");
+    }
+    if (!deps.empty())
+      t += " depends_on(" + deps + ")";
+    t += ";\n";
+  }
+  return t + "}\n";
 }
 
 } // namespace pipec::test

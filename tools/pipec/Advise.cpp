@@ -2,14 +2,37 @@
 
 #include "Run.h"
 
+#include "compiler/parse/Parser.h"
 #include "runtime/advise/Advisor.h"
+#include "runtime/cost/AssignmentCost.h"
 #include "runtime/cost/GraphCost.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
 using namespace pipec;
 using namespace pipec::tool;
+
+namespace {
+
+cl::opt<unsigned> applyNumber(
+    "apply",
+    cl::desc("Write the file with suggestion N applied (formatted; it checks clean), "
+             "instead of the advice"),
+    cl::value_desc("N"), cl::init(0), cl::sub(adviseCommand()), cl::cat(category()));
+cl::opt<double> minGainPercent(
+    "min-gain",
+    cl::desc("The least gain suggested or noted, in percent of the objective (default 2)"),
+    cl::value_desc("percent"), cl::init(100 * kMinGainFraction), cl::sub(adviseCommand()),
+    cl::cat(category()));
+cl::opt<double> minGainUs("min-gain-us",
+                          cl::desc("The least gain suggested or noted, in microseconds "
+                                   "(default 1)"),
+                          cl::value_desc("us"), cl::init(kMinGainUs),
+                          cl::sub(adviseCommand()), cl::cat(category()));
+
+} // namespace
 
 int tool::runAdvise() {
   commandFiles().input(runInput, "the input");
@@ -20,22 +43,78 @@ int tool::runAdvise() {
   DeviceProfile profile;
   if (int status = prepare(profile))
     return status;
+  if (!(minGainPercent >= 0 && minGainPercent <= 100) || !(minGainUs >= 0)) {
+    toolError("--min-gain must be a percentage from 0 to 100 and --min-gain-us at least 0");
+    return UsageError;
+  }
+  Expected<runtime::Objective> objective = runtime::parseObjective(objectiveText);
+  if (!objective) {
+    toolError(toString(objective.takeError()));
+    return UsageError;
+  }
+  // The same schedule compile emits: its options, its cost models.
+  runtime::SimGraphCost cost(profile);
+  runtime::SimAssignmentCost assignCost(profile);
+  runtime::AdviseOptions options;
+  options.replays = replays;
+  options.objective = *objective;
+  options.minGainFraction = minGainPercent / 100;
+  options.minGainUs = minGainUs;
+  options.schedule.maxStreams = maxStreams;
+  options.schedule.replays = replays;
+  options.schedule.graphCost = &cost;
+  options.schedule.assignEvaluator = &assignCost;
+  options.schedule.assign = assignMethod;
   driver::Compiled c;
-  if (int status = compileFile(runInput, profile, ScheduleOptions(), false, c))
+  if (int status = compileFile(runInput, profile, options.schedule, false, c))
     return status;
+  for (const Schedule *s : c.views)
+    if (Error e = runtime::checkObjective(*objective, s->pipeline)) {
+      toolError(toString(std::move(e)));
+      return UsageError;
+    }
+  // The syntax again (compile consumed it), for the edits.
+  DiagnosticEngine quiet([](const Diagnostic &) {}, 0);
+  ast::File file = parseFile(c.src.sm, c.src.bufferId, c.src.name, quiet);
+  runtime::AdviseSource source{&file, c.src.text()};
+
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
   if (!backend)
     return RunFailed;
-  runtime::SimGraphCost cost(profile);
   std::vector<runtime::PipelineAdvice> advice;
   for (const Schedule *s : c.views) {
     Expected<runtime::PipelineAdvice> a =
-        runtime::advise(s->pipeline, profile, *backend, replays, cost);
+        runtime::advise(source, *s, profile, *backend, cost, options);
     if (!a) {
       toolError("advise failed: " + toString(a.takeError()));
       return RunFailed;
     }
     advice.push_back(std::move(*a));
+  }
+  if (applyNumber) {
+    // Numbered from 1 across the pipelines, as printed.
+    size_t n = applyNumber;
+    for (const runtime::PipelineAdvice &a : advice) {
+      if (n > a.suggestions.size()) {
+        n -= a.suggestions.size();
+        continue;
+      }
+      const runtime::Suggestion &s = a.suggestions[n - 1];
+      if (s.graph) {
+        toolError(formatv("suggestion {0} is a lowering, not a change to the file: compile "
+                          "or run it with --lower=graph",
+                          unsigned(applyNumber)));
+        return UsageError;
+      }
+      return emitTo(outputPath, [&](raw_ostream &out) { out << s.text; }) ? Success
+                                                                          : WriteFailed;
+    }
+    size_t total = 0;
+    for (const runtime::PipelineAdvice &a : advice)
+      total += a.suggestions.size();
+    toolError(formatv("--apply={0}: there {1} {2} suggestion(s)", unsigned(applyNumber),
+                      total == 1 ? "is" : "are", total));
+    return UsageError;
   }
   return emitTo(outputPath,
                 [&](raw_ostream &out) {
@@ -43,10 +122,12 @@ int tool::runAdvise() {
                     runtime::writeAdviceJSON(advice, out);
                     return;
                   }
+                  size_t first = 1;
                   for (size_t i = 0; i < advice.size(); ++i) {
                     if (i)
                       out << '\n';
-                    runtime::printAdvice(advice[i], backend->device(), replays, out);
+                    runtime::printAdvice(advice[i], backend->device(), options, first, out);
+                    first += advice[i].suggestions.size();
                   }
                 })
              ? Success

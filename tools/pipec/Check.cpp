@@ -2,7 +2,10 @@
 
 #include "Tool.h"
 
+#include "compiler/schedule/Meaning.h"
 #include "runtime/cost/AssignmentCost.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
 using namespace pipec;
@@ -20,6 +23,42 @@ cl::opt<bool> splitInputFile(
              "(for tests; line numbers stay those of the whole file)"),
     cl::sub(checkCommand()), cl::cat(category()));
 
+cl::opt<std::string> againstPath(
+    "against",
+    cl::desc("Also check that each pipeline computes what the one of that name in "
+             "<file> does: every ordering it states kept, every read seeing the same "
+             "write, no race (as advise holds its suggestions to)"),
+    cl::value_desc("file"), cl::sub(checkCommand()), cl::cat(category()));
+
+/// check --against: each pipeline of `path` against its namesake in
+/// `original`, both compiled as compile would.
+int checkAgainst(StringRef path, const DeviceProfile &profile) {
+  driver::Compiled changed, original;
+  ScheduleOptions options;
+  if (int status = compileFile(againstPath, profile, options, false, original))
+    return status;
+  if (int status = compileFile(path, profile, options, false, changed))
+    return status;
+  int status = Success;
+  for (const Schedule *s : changed.views) {
+    const Schedule *was = nullptr;
+    for (const Schedule *o : original.views)
+      if (o->pipeline.name == s->pipeline.name)
+        was = o;
+    if (!was) {
+      toolError("pipeline '" + s->pipeline.name + "' is not in '" + original.src.name + "'");
+      status = InputErrors;
+      continue;
+    }
+    if (std::optional<std::string> why = changedMeaning(*was, *s)) {
+      toolError("pipeline '" + s->pipeline.name + "' of '" + changed.src.name +
+                "' does not compute what it does in '" + original.src.name + "': " + *why);
+      status = InputErrors;
+    }
+  }
+  return status;
+}
+
 } // namespace
 
 int tool::runCheck() {
@@ -31,6 +70,18 @@ int tool::runCheck() {
   runtime::SimAssignmentCost assignCost(profile);
   ScheduleOptions assign;
   assign.assignEvaluator = &assignCost;
+  if (!againstPath.empty()) {
+    if (checkInputs.size() != 1 || splitInputFile) {
+      toolError("--against takes one file to check (without --split-input-file)");
+      return UsageError;
+    }
+    commandFiles().input(checkInputs.front(), "the input");
+    commandFiles().input(againstPath, "--against");
+    registerProfileInput();
+    if (!checkFiles())
+      return UsageError;
+    return checkAgainst(checkInputs.front(), profile);
+  }
   int status = Success;
   for (const std::string &path : checkInputs) {
     driver::Source src;

@@ -105,6 +105,14 @@ cl::opt<bool> tool::jsonOutput(
     cl::sub(runCommand()), cl::sub(adviseCommand()), cl::sub(importCommand()),
     cl::cat(category()));
 
+cl::opt<std::string> tool::objectiveText(
+    "objective",
+    cl::desc("What a run is judged by: 'makespan' (default), or 'end:STAGE' (per "
+             "iteration, STAGE's end after the iteration's first start; ':worst', the "
+             "default, or ':median' over iterations)"),
+    cl::value_desc("objective"), cl::init("makespan"), cl::sub(runCommand()),
+    cl::sub(adviseCommand()), cl::cat(category()));
+
 cl::opt<std::string> tool::runInput(cl::Positional, cl::Required,
                                     cl::desc("<file.pipe> ('-' reads stdin)"),
                                     cl::sub(runCommand()), cl::sub(adviseCommand()),

@@ -55,6 +55,7 @@ extern llvm::cl::opt<unsigned> replays;          ///< --replays
 extern llvm::cl::opt<bool> stats;                ///< --stats
 extern llvm::cl::opt<bool> jsonOutput;           ///< --json
 extern llvm::cl::opt<std::string> runInput;      ///< run and advise: the file
+extern llvm::cl::opt<std::string> objectiveText; ///< run and advise: --objective
 
 /// `--color=auto|always|never`, in place of LLVM's own switch.
 void registerColorOption();

@@ -1,0 +1,45 @@
+//===- Edit.h - Changes to a .pipe file, written as pipec fmt would -------===//
+//
+// What `pipec advise` changes in a program, as edits of its syntax: a
+// stage's stream, a new stream, a stream's priority, a ring's slots, one
+// more dependency. Applied to a copy of the AST and formatted, they give the
+// file a suggestion describes, comments and all; the advisor measures that
+// very file (parsed and checked again), and `advise --apply` writes it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_FORMAT_EDIT_H
+#define PIPEC_FORMAT_EDIT_H
+
+#include "compiler/ast/AST.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace pipec {
+
+struct Edit {
+  enum Kind : uint8_t {
+    SetStream,     ///< `stage` on `stream` (empty: no `on`, pipec assigns it)
+    AddStream,     ///< `stream` declared, with `priority` ("" for none)
+    SetPriority,   ///< `stream`'s priority: "high", "normal", "low", "-3"
+    SetSlots,      ///< `buffer[slots]`
+    AddDependency, ///< `stage` depends_on(`dependency`), e.g. "A", "A@prev(2)"
+    RemoveStream,  ///< `stream`'s declaration (no stage is on it)
+  } kind;
+  std::string stage, stream, priority, buffer, dependency;
+  uint32_t slots = 1;
+};
+
+/// The formatted text of `file` (parsed from `source`, without errors)
+/// with `edits` applied to its pipeline `pipeline`. An edit naming
+/// something the pipeline does not have is an error.
+llvm::Expected<std::string> applyEdits(const ast::File &file, llvm::StringRef source,
+                                       llvm::StringRef pipeline, llvm::ArrayRef<Edit> edits);
+
+} // namespace pipec
+
+#endif // PIPEC_FORMAT_EDIT_H

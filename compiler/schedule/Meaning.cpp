@@ -1,0 +1,223 @@
+//===- Meaning.cpp --------------------------------------------------------===//
+
+#include "compiler/schedule/Meaning.h"
+
+#include "compiler/schedule/Races.h"
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace pipec;
+using llvm::formatv;
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+/// An ordering the original states, between instances of the changed one.
+struct Required {
+  uint32_t from, to; ///< instances of `after`
+  uint32_t beforeFrom, beforeTo;
+  bool declared;     ///< a dependency (else stream order)
+};
+
+/// `X[i]` read `b` as written by: per (stage, iteration, buffer) of each
+/// read, the writer's (stage, iteration), or none; in program order.
+using Writers = std::vector<std::pair<uint32_t, uint32_t>>;
+
+Writers writersOf(const program::Pipeline &p) {
+  Writers out;
+  llvm::DenseMap<uint64_t, std::pair<uint32_t, uint32_t>> last; // (buffer, slot)
+  for (uint32_t it = 0; it < p.iterations; ++it)
+    for (uint32_t k = 0; k < p.stages.size(); ++k)
+      for (bool write : {false, true})
+        for (const program::Access &a : p.stages[k].accesses) {
+          if (a.write != write)
+            continue;
+          uint64_t key = (uint64_t(a.buffer) << 32) | (it % p.buffers[a.buffer].slots);
+          if (write) {
+            last[key] = {k, it};
+          } else {
+            auto found = last.find(key);
+            out.push_back(found == last.end() ? std::make_pair(kNone, kNone) : found->second);
+          }
+        }
+  return out;
+}
+
+} // namespace
+
+std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
+                                                    const Schedule &after, size_t limit) {
+  std::vector<DroppedOrdering> out;
+  const program::Pipeline &p = before.pipeline, &q = after.pipeline;
+  if (p.stages.size() != q.stages.size() || p.iterations != q.iterations || limit == 0)
+    return out;
+  llvm::StringMap<uint32_t> stageIn;
+  for (uint32_t k = 0; k < q.stages.size(); ++k)
+    stageIn[q.stages[k].name] = k;
+  std::vector<uint32_t> stageMap(p.stages.size());
+  for (uint32_t k = 0; k < p.stages.size(); ++k) {
+    auto it = stageIn.find(p.stages[k].name);
+    if (it == stageIn.end())
+      return out;
+    stageMap[k] = it->second;
+  }
+  const Instances &bi = before.instances, &ai = after.instances;
+  auto map = [&](uint32_t v) { return ai.idOf(stageMap[bi.stageOf(v)], bi.iterationOf(v)); };
+
+  // The orderings the original states, as instances of the changed one.
+  std::vector<Required> required;
+  {
+    std::vector<uint32_t> lastOn(before.hostChain() + 1, kNone);
+    for (uint32_t v = 0; v < bi.size(); ++v) {
+      llvm::ArrayRef<uint32_t> deps = bi.deps().row(v);
+      for (size_t e = 0; e < deps.size(); ++e)
+        if (bi.inferredFrom(bi.deps().begin[v] + e) < 0)
+          required.push_back({map(deps[e]), map(v), deps[e], v, true});
+      if (before.onHost(v))
+        continue; // host order: the same in both
+      uint32_t &prev = lastOn[before.streamOf(v)];
+      if (prev != kNone && (bi.stage(prev).accesses.empty() || bi.stage(v).accesses.empty()))
+        required.push_back({map(prev), map(v), prev, v, false});
+      prev = v;
+    }
+  }
+  std::sort(required.begin(), required.end(),
+            [](const Required &a, const Required &b) { return a.to < b.to; });
+
+  // Happens-before in the changed schedule: vector clocks over its chains
+  // (streams, then the host thread) for a window of instances.
+  const size_t n = ai.size();
+  const uint32_t chains = after.hostChain() + 1;
+  const size_t window = std::min(
+      n, size_t(std::max({1u, ai.maxDistance(), bi.maxDistance()}) + 2) * ai.stagesPerIteration());
+  std::vector<uint32_t> clocks(window * chains, 0), seq(n, 0), count(chains, 0),
+      lastOn(chains, kNone);
+  auto row = [&](uint32_t v) { return &clocks[size_t(v % window) * chains]; };
+  auto chainOf = [&](uint32_t v) { return after.onHost(v) ? after.hostChain() : after.streamOf(v); };
+  auto reaches = [&](uint32_t u, uint32_t v) {
+    return u < v && v - u < n && seq[u] != 0 && row(v)[chainOf(u)] >= seq[u];
+  };
+  size_t next = 0;
+  for (uint32_t v = 0; v < n; ++v) {
+    uint32_t *mine = row(v);
+    std::fill(mine, mine + chains, 0);
+    auto join = [&](uint32_t u) {
+      const uint32_t *theirs = row(u);
+      for (uint32_t c = 0; c < chains; ++c)
+        mine[c] = std::max(mine[c], theirs[c]);
+    };
+    for (uint32_t u : ai.deps().row(v))
+      join(u);
+    const uint32_t c = chainOf(v);
+    if (lastOn[c] != kNone)
+      join(lastOn[c]);
+    if (c != after.hostChain() && lastOn[after.hostChain()] != kNone)
+      join(lastOn[after.hostChain()]);
+    seq[v] = ++count[c];
+    mine[c] = seq[v];
+    lastOn[c] = v;
+    for (; next < required.size() && required[next].to == v; ++next) {
+      const Required &r = required[next];
+      if (!reaches(r.from, v)) {
+        out.push_back({r.beforeFrom, r.beforeTo, r.declared});
+        if (out.size() >= limit)
+          return out;
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> pipec::changedMeaning(const Schedule &before, const Schedule &after) {
+  const program::Pipeline &p = before.pipeline, &q = after.pipeline;
+  if (p.stages.size() != q.stages.size() || p.iterations != q.iterations)
+    return std::string("it has other stages or iterations");
+  // Stages and buffers by name.
+  llvm::StringMap<uint32_t> stageIn, bufferIn;
+  for (uint32_t k = 0; k < q.stages.size(); ++k)
+    stageIn[q.stages[k].name] = k;
+  for (uint32_t b = 0; b < q.buffers.size(); ++b)
+    bufferIn[q.buffers[b].name] = b;
+  std::vector<uint32_t> stageMap(p.stages.size());
+  for (uint32_t k = 0; k < p.stages.size(); ++k) {
+    auto it = stageIn.find(p.stages[k].name);
+    if (it == stageIn.end() || p.stages[k].accesses.size() != q.stages[it->second].accesses.size())
+      return formatv("stage '{0}' is not the same", p.stages[k].name).str();
+    stageMap[k] = it->second;
+  }
+  const Instances &bi = before.instances, &ai = after.instances;
+  auto map = [&](uint32_t v) { return ai.idOf(stageMap[bi.stageOf(v)], bi.iterationOf(v)); };
+
+  // Which write each read sees, in program order (declaration order: the
+  // stages keep theirs, and every access its buffer by name).
+  for (uint32_t k = 0; k < p.stages.size(); ++k)
+    for (size_t a = 0; a < p.stages[k].accesses.size(); ++a) {
+      const program::Access &x = p.stages[k].accesses[a], &y = q.stages[stageMap[k]].accesses[a];
+      if (x.write != y.write || p.buffers[x.buffer].name != q.buffers[y.buffer].name)
+        return formatv("stage '{0}' accesses other buffers", p.stages[k].name).str();
+    }
+  if (!p.buffers.empty()) {
+    bool sameOrder = true;
+    for (uint32_t k = 0; k < p.stages.size(); ++k)
+      sameOrder &= stageMap[k] == k;
+    Writers was = writersOf(p), is = writersOf(q);
+    if (sameOrder && was != is) {
+      // Name the first read whose write changes.
+      size_t i = 0;
+      for (uint32_t it = 0; it < p.iterations; ++it)
+        for (uint32_t k = 0; k < p.stages.size(); ++k)
+          for (const program::Access &a : p.stages[k].accesses) {
+            if (a.write)
+              continue;
+            if (was[i] != is[i]) {
+              auto who = [&](std::pair<uint32_t, uint32_t> w) {
+                return w.first == kNone ? std::string("no stage (its value before the "
+                                                      "pipeline)")
+                                        : formatv("'{0}' of iteration {1}",
+                                                  p.stages[w.first].name, w.second)
+                                              .str();
+              };
+              return formatv("'{0}' of iteration {1} would read '{2}' as written by {3}, "
+                             "not by {4}",
+                             p.stages[k].name, it, p.buffers[a.buffer].name, who(is[i]),
+                             who(was[i]))
+                  .str();
+            }
+            ++i;
+          }
+    } else if (!sameOrder) {
+      return std::string("its stages are declared in another order");
+    }
+  }
+
+  std::vector<DroppedOrdering> dropped = droppedOrderings(before, after, 1);
+  if (!dropped.empty()) {
+    const DroppedOrdering &d = dropped.front();
+    if (d.declared)
+      return formatv("it drops the dependency of '{0}' on '{1}'", bi.name(d.to),
+                     bi.name(d.from))
+          .str();
+    return formatv("'{0}' would no longer follow '{1}', which stream '{2}' orders before "
+                   "it (their data is not declared: add reads() and writes(), or a "
+                   "dependency, to let them apart)",
+                   bi.name(d.to), bi.name(d.from), before.stream(before.streamOf(d.to)).name)
+        .str();
+  }
+
+  // No race: in `sync inferred` the data's orderings are inferred; in
+  // `sync declared` they must be there already.
+  if (q.syncDeclared) {
+    std::vector<Race> races = findRaces(after, 1);
+    if (!races.empty())
+      return formatv("'{0}' and '{1}' would race on '{2}'", ai.name(races[0].first),
+                     ai.name(races[0].second), q.buffers[races[0].buffer].name)
+          .str();
+  }
+  return std::nullopt;
+}

@@ -1,0 +1,86 @@
+//===- Gap.cpp - Why a run takes longer than its lower bound --------------===//
+//
+// The lower bound counts work (the critical path, a busy resource); a run
+// pays costs beside it. The device model measures each: the makespan with
+// that cost taken away (and the ones before it), counted down to the bound,
+// so the parts sum to the gap, the last being what no cost explains
+// (orderings and overlap the bound does not see).
+
+#include "runtime/advise/Advisor.h"
+
+#include "runtime/sim/DeviceModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+using namespace pipec;
+using namespace pipec::runtime;
+
+namespace {
+
+double makespanOf(const Schedule &s, const DeviceProfile &profile, bool dispatch) {
+  sim::ModelOptions options;
+  options.recordHost = false;
+  options.dispatch = dispatch;
+  sim::ReplayTrace t = sim::simulate(s, Lowering::Streams, profile, options);
+  if (t.start.empty())
+    return 0;
+  return *std::max_element(t.end.begin(), t.end.end()) -
+         *std::min_element(t.start.begin(), t.start.end());
+}
+
+} // namespace
+
+std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile &profile) {
+  struct Cause {
+    const char *words;
+    std::function<void(DeviceProfile &, bool &)> takeAway;
+  };
+  const Cause causes[] = {
+      {"launch and dispatch on the host (issue=, launch, record and wait calls)",
+       [](DeviceProfile &p, bool &dispatch) {
+         p.launchUs = p.recordUs = p.waitUs = 0;
+         dispatch = false;
+       }},
+      {"the host blocked (sync wake-ups, a full launch queue)",
+       [](DeviceProfile &p, bool &) {
+         p.syncLatencyUs = 0;
+         p.launchQueueDepth = std::numeric_limits<unsigned>::max();
+       }},
+      {"cross-stream waits resolving", [](DeviceProfile &p, bool &) { p.waitLatencyUs = 0; }},
+      {"host-function latency", [](DeviceProfile &p, bool &) { p.hostFuncLatencyUs = 0; }},
+      {"copy engines starting transfers", [](DeviceProfile &p, bool &) { p.copyLatencyUs = 0; }},
+      {"gaps between back-to-back stages of a stream",
+       [](DeviceProfile &p, bool &) { p.streamGapUs = 0; }},
+      {"streams sharing hardware queues",
+       [](DeviceProfile &p, bool &) { p.hardwareQueues = 1u << 16; }},
+      // 32 times the SMs (at most 65,536): room for every kernel of most
+      // programs at once, at a bounded cost to simulate.
+      {"kernels sharing the SMs",
+       [](DeviceProfile &p, bool &) {
+         p.sms = std::min(p.sms * 32u, 1u << 16);
+         p.maxResidentKernels = 1u << 20;
+       }},
+  };
+  // Each makespan is counted down to the bound, no further: taking the SMs'
+  // sharing away can take a run below a bound that counts the SMs, and the
+  // parts must sum to the gap.
+  std::vector<GapPart> out;
+  DeviceProfile p = profile;
+  bool dispatch = true;
+  const double bound = s.analysis.lowerBoundUs;
+  double previous = std::max(bound, makespanOf(s, p, dispatch));
+  // To the picosecond: a cause that changes nothing is 0, not 1e-14.
+  auto exact = [](double us) { return std::round(us * 1e6) / 1e6; };
+  for (const Cause &c : causes) {
+    c.takeAway(p, dispatch);
+    double now = std::max(bound, makespanOf(s, p, dispatch));
+    out.push_back({c.words, exact(previous - now)});
+    previous = now;
+  }
+  out.push_back({"the rest: orderings and overlap the bound does not count",
+                 exact(previous - bound)});
+  return out;
+}

@@ -1,0 +1,91 @@
+//===- Objective.cpp ------------------------------------------------------===//
+
+#include "runtime/advise/Objective.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace pipec;
+using namespace pipec::runtime;
+
+std::string Objective::spelling() const {
+  if (kind == Makespan)
+    return "makespan";
+  return "end:" + stage + (median ? ":median" : ":worst");
+}
+
+std::string Objective::words() const {
+  if (kind == Makespan)
+    return "the makespan";
+  return llvm::formatv("the end of '{0}' ({1} over iterations)", stage,
+                       median ? "median" : "worst")
+      .str();
+}
+
+llvm::Expected<Objective> runtime::parseObjective(llvm::StringRef text) {
+  Objective o;
+  if (text == "makespan")
+    return o;
+  if (text.consume_front("end:") && !text.empty()) {
+    o.kind = Objective::StageEnd;
+    auto [stage, which] = text.split(':');
+    o.stage = stage.str();
+    if (which == "median")
+      o.median = true;
+    else if (!which.empty() && which != "worst")
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--objective=end:STAGE takes ':worst' or ':median' "
+                                     "after the stage, not ':" +
+                                         which.str() + "'");
+    if (!o.stage.empty())
+      return o;
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "--objective takes 'makespan' or 'end:STAGE' (with "
+                                 "':worst', the default, or ':median')");
+}
+
+llvm::Error runtime::checkObjective(const Objective &o, const program::Pipeline &p) {
+  if (o.kind == Objective::Makespan)
+    return llvm::Error::success();
+  for (const program::Stage &st : p.stages)
+    if (st.name == o.stage)
+      return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "--objective: pipeline '" + p.name + "' has no stage '" +
+                                     o.stage + "'");
+}
+
+std::vector<double> runtime::stageLatencies(const Schedule &s, uint32_t stage,
+                                            const std::vector<double> &start,
+                                            const std::vector<double> &end) {
+  const Instances &inst = s.instances;
+  const uint32_t per = inst.stagesPerIteration();
+  std::vector<double> out;
+  for (uint32_t it = 0; it < inst.iterations(); ++it) {
+    double first = std::numeric_limits<double>::infinity();
+    for (uint32_t v = it * per; v < (it + 1) * per; ++v)
+      first = std::min(first, start[v]);
+    out.push_back(end[inst.idOf(stage, it)] - first);
+  }
+  return out;
+}
+
+double runtime::objectiveValue(const Objective &o, const Schedule &s,
+                               const std::vector<double> &start,
+                               const std::vector<double> &end, double makespanUs) {
+  if (o.kind == Objective::Makespan)
+    return makespanUs;
+  uint32_t stage = 0;
+  while (stage < s.pipeline.stages.size() && s.pipeline.stages[stage].name != o.stage)
+    ++stage;
+  if (stage == s.pipeline.stages.size())
+    return makespanUs;
+  std::vector<double> latencies = stageLatencies(s, stage, start, end);
+  if (latencies.empty())
+    return 0;
+  std::sort(latencies.begin(), latencies.end());
+  return o.median ? latencies[(latencies.size() - 1) / 2] : latencies.back();
+}

@@ -1,0 +1,300 @@
+// Advice you can apply and trust: every suggestion, applied as the file
+// `--apply` writes, gives the objective it announced and computes what the
+// program computed — every ordering the file states kept, every read seeing
+// the same write, no race — checked against a slow, obvious implementation
+// on random programs (streams, buffers, rings, @prev(k), cpu stages). The
+// fast check (compiler/schedule/Meaning) answers as the slow one does, and
+// deliberate mutations (a ring on state, a dropped stream order) fail both.
+
+#include "FrontendHelpers.h"
+#include "RandomPrograms.h"
+
+#include "compiler/format/Edit.h"
+#include "compiler/schedule/Meaning.h"
+#include "compiler/schedule/Schedule.h"
+#include "runtime/advise/Advisor.h"
+#include "runtime/cost/AssignmentCost.h"
+#include "runtime/cost/GraphCost.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+
+using namespace pipec;
+using pipec::test::FrontendRun;
+
+namespace {
+
+/// The slow, obvious verdict: why `after` computes something else than
+/// `before`, or "" when it computes the same.
+std::string slowVerdict(const Schedule &before, const Schedule &after) {
+  const program::Pipeline &p = before.pipeline, &q = after.pipeline;
+  if (p.stages.size() != q.stages.size() || p.iterations != q.iterations)
+    return "stages";
+  llvm::StringMap<uint32_t> inAfter;
+  for (uint32_t k = 0; k < q.stages.size(); ++k)
+    inAfter[q.stages[k].name] = k;
+  const Instances &bi = before.instances, &ai = after.instances;
+  auto map = [&](uint32_t v) {
+    return ai.idOf(inAfter[bi.stage(v).name], bi.iterationOf(v));
+  };
+  // Happens-before in `after`: closure of dependencies, stream order and
+  // host order, by brute force.
+  const size_t n = ai.size();
+  std::vector<std::vector<uint8_t>> reach(n, std::vector<uint8_t>(n, 0));
+  std::vector<int64_t> last(after.hostChain() + 1, -1);
+  int64_t lastCpu = -1;
+  for (uint32_t v = 0; v < n; ++v) {
+    std::vector<uint32_t> preds(ai.deps().row(v).begin(), ai.deps().row(v).end());
+    if (lastCpu >= 0)
+      preds.push_back(uint32_t(lastCpu));
+    uint32_t chain = after.onHost(v) ? after.hostChain() : after.streamOf(v);
+    if (last[chain] >= 0)
+      preds.push_back(uint32_t(last[chain]));
+    last[chain] = v;
+    if (after.onHost(v))
+      lastCpu = v;
+    for (uint32_t u : preds) {
+      reach[u][v] = 1;
+      for (uint32_t w = 0; w < n; ++w)
+        if (reach[w][u])
+          reach[w][v] = 1;
+    }
+  }
+  // Every declared dependency and every stream order of stages whose data
+  // is not declared, kept.
+  std::vector<int64_t> lastOn(before.hostChain() + 1, -1);
+  for (uint32_t v = 0; v < bi.size(); ++v) {
+    llvm::ArrayRef<uint32_t> deps = bi.deps().row(v);
+    for (size_t e = 0; e < deps.size(); ++e)
+      if (bi.inferredFrom(bi.deps().begin[v] + e) < 0 && !reach[map(deps[e])][map(v)])
+        return "dependency " + bi.name(deps[e]) + " -> " + bi.name(v);
+    if (before.onHost(v))
+      continue;
+    int64_t &prev = lastOn[before.streamOf(v)];
+    if (prev >= 0 && (bi.stage(uint32_t(prev)).accesses.empty() || bi.stage(v).accesses.empty()) &&
+        !reach[map(uint32_t(prev))][map(v)])
+      return "stream order " + bi.name(uint32_t(prev)) + " -> " + bi.name(v);
+    prev = v;
+  }
+  // Which write each read sees: scan back in program order.
+  struct Touch {
+    uint32_t stage, it, buffer;
+    bool write;
+  };
+  auto touches = [](const program::Pipeline &x) {
+    std::vector<Touch> out;
+    for (uint32_t it = 0; it < x.iterations; ++it)
+      for (uint32_t k = 0; k < x.stages.size(); ++k)
+        for (bool write : {false, true})
+          for (const program::Access &a : x.stages[k].accesses)
+            if (a.write == write)
+              out.push_back({k, it, a.buffer, write});
+    return out;
+  };
+  auto writers = [&](const program::Pipeline &x) {
+    std::vector<Touch> t = touches(x);
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i].write)
+        continue;
+      std::pair<int64_t, int64_t> w{-1, -1};
+      uint32_t slots = x.buffers[t[i].buffer].slots;
+      for (size_t j = i; j-- > 0;)
+        if (t[j].write && t[j].buffer == t[i].buffer && t[j].it % slots == t[i].it % slots) {
+          w = {t[j].stage, t[j].it};
+          break;
+        }
+      out.push_back(w);
+    }
+    return out;
+  };
+  if (writers(p) != writers(q))
+    return "a read sees another write";
+  // No race in `after`: every two accesses of one slot, one a write, ordered.
+  std::vector<Touch> t = touches(q);
+  for (size_t i = 0; i < t.size(); ++i)
+    for (size_t j = i + 1; j < t.size(); ++j) {
+      const Touch &x = t[i], &y = t[j];
+      uint32_t slots = q.buffers[x.buffer].slots;
+      if (x.buffer != y.buffer || x.it % slots != y.it % slots || (!x.write && !y.write))
+        continue;
+      uint32_t u = ai.idOf(x.stage, x.it), v = ai.idOf(y.stage, y.it);
+      if (u != v && !reach[u][v] && !reach[v][u])
+        return "race";
+    }
+  return "";
+}
+
+/// The program of a suggestion, compiled again from the text --apply writes.
+struct Applied {
+  explicit Applied(const std::string &text) : front(text) {}
+  FrontendRun front;
+};
+
+} // namespace
+
+TEST_CASE("advise: every suggestion, applied, gives what it announced and computes the same") {
+  std::mt19937 rng(28);
+  size_t suggestions = 0, kinds[4] = {0, 0, 0, 0};
+  for (int trial = 0; trial < 160; ++trial) {
+    // Streams and kernels (with cpu stages and issue= half the time), or
+    // buffers, rings and @prev(k).
+    std::string text = trial % 3 == 2 ? test::randomData(rng, trial % 2, trial % 4 == 1)
+                                      : test::randomWorkload(rng, trial % 2 == 1);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    DeviceProfile profile;
+    auto model = runtime::makeSimBackend(profile);
+    runtime::SimGraphCost cost(profile);
+    runtime::SimAssignmentCost assign(profile);
+    runtime::AdviseOptions options;
+    options.replays = 10;
+    options.schedule.replays = 10;
+    options.schedule.graphCost = &cost;
+    options.schedule.assignEvaluator = &assign;
+    if (trial % 5 == 4 && !front.program.pipelines[0].stages.empty())
+      options.objective = {runtime::Objective::StageEnd,
+                           front.program.pipelines[0].stages.back().name, trial % 2 == 1};
+    const program::Pipeline &p = front.program.pipelines[0];
+    Schedule compiled(p, profile, options.schedule);
+    auto advice = runtime::advise({&front.file, text}, compiled, profile, *model, cost, options);
+    REQUIRE(static_cast<bool>(advice));
+    for (const runtime::Suggestion &s : advice->suggestions) {
+      INFO(text << s.change);
+      CHECK(s.beforeUs - s.afterUs >= options.minGainUs);
+      CHECK(s.afterUs <= (1 - options.minGainFraction) * s.beforeUs + 1e-9);
+      if (s.graph)
+        continue;
+      ++suggestions;
+      kinds[s.change.rfind("move", 0) == 0          ? 0
+            : s.change.rfind("raise", 0) == 0       ? 1
+            : s.change.rfind("deepen", 0) == 0      ? 2
+                                                    : 3] += 1;
+      // The file --apply writes checks clean, without a warning the
+      // original had not.
+      Applied applied(s.text);
+      INFO(s.text);
+      REQUIRE(applied.front.errors == 0);
+      for (const test::Captured &w : applied.front.all) {
+        INFO(w.message);
+        CHECK(front.has(w.message));
+      }
+      const program::Pipeline &q = applied.front.program.pipelines.at(0);
+      Schedule after(q, profile, options.schedule);
+      // It gives the objective announced.
+      auto again = runtime::measure(after, *model, 10, Lowering::Streams, options.objective);
+      REQUIRE(static_cast<bool>(again));
+      CHECK(*again == doctest::Approx(s.afterUs).epsilon(1e-9));
+      // It computes what the program computed.
+      CHECK(slowVerdict(compiled, after) == "");
+      CHECK(!changedMeaning(compiled, after));
+      // A cpu stage stays on the host thread.
+      for (const program::Stage &st : q.stages)
+        if (st.kind == StageKind::Cpu)
+          CHECK(st.stream == program::kNoStream);
+    }
+  }
+  CHECK(suggestions > 20);
+  CHECK(kinds[0] > 3); // moves
+  CHECK(kinds[1] > 3); // priorities
+}
+
+TEST_CASE("meaning: the fast check answers as the slow one on random changes") {
+  // Random programs, and random edits of them: a stage moved, a stream's
+  // priority, a ring deepened (state too), dependencies added.
+  std::mt19937 rng(128);
+  size_t same = 0, changed = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string text = trial % 2 ? test::randomData(rng, trial % 4 == 1, trial % 3 == 0)
+                                 : test::randomWorkload(rng, trial % 4 == 0);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    const program::Pipeline &p = front.program.pipelines[0];
+    std::vector<Edit> edits;
+    for (int e = 1 + int(rng() % 3); e-- > 0;) {
+      const program::Stage &st = p.stages[rng() % p.stages.size()];
+      switch (rng() % 3) {
+      case 0:
+        if (st.kind != StageKind::Cpu && !p.streams.empty())
+          edits.push_back({Edit::SetStream, st.name, p.streams[rng() % p.streams.size()].name});
+        break;
+      case 1:
+        if (!p.buffers.empty()) {
+          const program::Buffer &b = p.buffers[rng() % p.buffers.size()];
+          if (!b.stateDeclared)
+            edits.push_back({Edit::SetSlots, "", "", "", b.name, "", b.slots + 1 + rng() % 2});
+        }
+        break;
+      default:
+        if (!p.streams.empty())
+          edits.push_back({Edit::SetPriority, "", p.streams[rng() % p.streams.size()].name,
+                           rng() % 2 ? "high" : "low"});
+      }
+    }
+    auto changedText = applyEdits(front.file, text, p.name, edits);
+    REQUIRE(static_cast<bool>(changedText));
+    FrontendRun other(*changedText);
+    if (other.errors)
+      continue;
+    Schedule before(p, DeviceProfile(), ScheduleOptions());
+    Schedule after(other.program.pipelines[0], DeviceProfile(), ScheduleOptions());
+    INFO(text << *changedText);
+    std::string slow = slowVerdict(before, after);
+    std::optional<std::string> fast = changedMeaning(before, after);
+    CHECK(slow.empty() == !fast);
+    (slow.empty() ? same : changed) += 1;
+  }
+  CHECK(same > 50);
+  CHECK(changed > 50);
+}
+
+TEST_CASE("meaning: a ring on state and a dropped stream order are caught") {
+  // h is read before it is written in each iteration: state. A second slot
+  // would make iteration t read what t-2 wrote.
+  std::string text = "pipeline p {\n  iterations 4;\n  buffer h 1MB;\n  stream s;\n"
+                     "  stage Step on s kernel 10us reads(h) writes(h);\n}\n";
+  FrontendRun front(text);
+  REQUIRE(front.errors == 0);
+  CHECK(front.program.pipelines[0].buffers[0].state);
+  auto ringed = applyEdits(front.file, text, "p", {{Edit::SetSlots, "", "", "", "h", "", 2}});
+  REQUIRE(static_cast<bool>(ringed));
+  FrontendRun mutated(*ringed);
+  REQUIRE(mutated.errors == 0);
+  Schedule before(front.program.pipelines[0], DeviceProfile(), ScheduleOptions());
+  Schedule after(mutated.program.pipelines[0], DeviceProfile(), ScheduleOptions());
+  CHECK(slowVerdict(before, after) == "a read sees another write");
+  REQUIRE(changedMeaning(before, after));
+  CHECK(*changedMeaning(before, after) ==
+        "'Step' of iteration 1 would read 'h' as written by no stage (its value before the "
+        "pipeline), not by 'Step' of iteration 0");
+
+  // Two kernels on one stream, no data declared: moving one away drops the
+  // only thing that orders them.
+  std::string streams = "pipeline q {\n  stream a;\n  stream b;\n"
+                        "  stage A on a kernel 10us;\n  stage B on a kernel 10us;\n"
+                        "  stage C on b kernel 1us;\n}\n";
+  FrontendRun two(streams);
+  REQUIRE(two.errors == 0);
+  auto moved = applyEdits(two.file, streams, "q", {{Edit::SetStream, "B", "b"}});
+  REQUIRE(static_cast<bool>(moved));
+  FrontendRun movedRun(*moved);
+  Schedule x(two.program.pipelines[0], DeviceProfile(), ScheduleOptions());
+  Schedule y(movedRun.program.pipelines[0], DeviceProfile(), ScheduleOptions());
+  CHECK(slowVerdict(x, y) == "stream order A -> B");
+  REQUIRE(changedMeaning(x, y));
+  CHECK(changedMeaning(x, y)->find("'B' would no longer follow 'A'") != std::string::npos);
+  // Kept as a dependency, the move computes the same.
+  auto kept = applyEdits(two.file, streams, "q",
+                         {{Edit::SetStream, "B", "b"}, {Edit::AddDependency, "B", "", "", "", "A"}});
+  REQUIRE(static_cast<bool>(kept));
+  FrontendRun keptRun(*kept);
+  Schedule z(keptRun.program.pipelines[0], DeviceProfile(), ScheduleOptions());
+  CHECK(slowVerdict(x, z) == "");
+  CHECK(!changedMeaning(x, z));
+}
