@@ -2,6 +2,8 @@
 
 #include "runtime/sim/DeviceModel.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -20,8 +22,7 @@ struct Event {
   double time;
   uint64_t seq;
   enum Kind : uint8_t { BlockDone, ItemDone, HostReady, Wake, CopyStep } kind;
-  uint32_t a, b; ///< meaning depends on kind
-  uint32_t count; ///< BlockDone: the blocks placed together on SM b
+  uint32_t a, b; ///< meaning depends on kind (BlockDone: instance, batch)
 
   bool operator>(const Event &o) const {
     return time != o.time ? time > o.time : seq > o.seq;
@@ -125,15 +126,14 @@ private:
   }
 
   // --- Events ----------------------------------------------------------------
-  void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0,
-            uint32_t count = 1) {
-    events.push({time, seq++, kind, a, b, count});
+  void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0) {
+    events.push({time, seq++, kind, a, b});
   }
 
   void handle(const Event &e, double now) {
     switch (e.kind) {
     case Event::BlockDone:
-      blockDone(e.a, e.b, e.count, now);
+      blockDone(e.a, e.b, now);
       break;
     case Event::ItemDone:
       itemDone(e.a, now);
@@ -674,19 +674,38 @@ private:
     blocksChanged = false;
     bool progress = false;
     bool drained = false;
+    // Block shapes that found no SM in this pump: SMs only fill up during
+    // it, so a shape that needs at least as much of everything finds none
+    // either (kernels of one shape, the common case, stop scanning at once).
+    llvm::SmallVector<DeviceProfile::BlockUse, 4> full;
+    auto hopeless = [&](const DeviceProfile::BlockUse &use) {
+      for (const DeviceProfile::BlockUse &f : full)
+        if (use.slots >= f.slots && use.threads >= f.threads && use.smem >= f.smem &&
+            use.regs >= f.regs)
+          return true;
+      return false;
+    };
     // Only the kernels with blocks to place, most urgent first: the running
     // ones may be many (up to max_resident_kernels) and cost nothing here.
     for (const Urgency &u : waiting) {
       Resident *r = &resident[residentSlot[u.instance]];
+      if (hopeless(r->use))
+        continue;
       // SMs only fill up during one pump: the search for this kernel's next
       // block starts where the last one fitted.
       uint32_t cursor = 0;
+      uint32_t batch = kNone;
       while (r->pending) {
         uint32_t sm = findSM(r->use, cursor);
-        if (sm == kNone)
+        if (sm == kNone) {
+          if (full.size() < 4)
+            full.push_back(r->use);
           break; // try smaller blocks of other kernels (backfill)
-        // As many of its blocks as fit there, placed and finishing together:
-        // one event, not one per block (a GPU-wide grid is thousands).
+        }
+        // As many of its blocks as fit there, placed and finishing together;
+        // and every SM this kernel fills now, in one event: they all finish
+        // at one time, handled before the next pump as separate events
+        // would be (a GPU-wide grid is an event, not one per SM or block).
         const uint32_t k = std::min(r->pending, fitting(freeSM[sm], r->use));
         take(freeSM[sm], r->use, k);
         r->pending -= k;
@@ -694,9 +713,13 @@ private:
         r->running += k;
         if (out.start[r->instance] < 0)
           out.start[r->instance] = now;
-        post(now + r->blockUs, Event::BlockDone, r->instance, sm, k);
+        if (batch == kNone)
+          batch = newBatch();
+        batches[batch].push_back({sm, k});
         progress = true;
       }
+      if (batch != kNone)
+        post(now + r->blockUs, Event::BlockDone, r->instance, batch);
     }
     if (drained)
       waiting.erase(std::remove_if(waiting.begin(), waiting.end(),
@@ -741,12 +764,27 @@ private:
         free.regs += k * use.regs;
   }
 
-  void blockDone(uint32_t v, uint32_t sm, uint32_t count, double now) {
+  /// A list of (SM, blocks) for one BlockDone event, from a pool.
+  uint32_t newBatch() {
+    if (freeBatches.empty()) {
+      batches.emplace_back();
+      return static_cast<uint32_t>(batches.size() - 1);
+    }
+    uint32_t b = freeBatches.back();
+    freeBatches.pop_back();
+    return b;
+  }
+
+  void blockDone(uint32_t v, uint32_t batch, double now) {
     const uint32_t slot = residentSlot[v];
     Resident &r = resident[slot];
-    give(freeSM[sm], r.use, count);
+    for (auto [sm, count] : batches[batch]) {
+      give(freeSM[sm], r.use, count);
+      r.running -= count;
+    }
+    batches[batch].clear();
+    freeBatches.push_back(batch);
     blocksChanged = true;
-    r.running -= count;
     if (r.running == 0 && r.pending == 0) {
       // Its slot goes to the last resident kernel (their order in the list
       // matters nowhere: `waiting` keeps the urgency order).
@@ -859,6 +897,9 @@ private:
 
   // Device.
   std::vector<DeviceProfile::BlockUse> freeSM; ///< what each SM has free
+  /// BlockDone events' (SM, blocks) lists, and the free ones among them.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> batches;
+  std::vector<uint32_t> freeBatches;
   std::vector<Resident> resident;
   /// Each resident instance's place in `resident`.
   std::vector<uint32_t> residentSlot;
