@@ -29,9 +29,46 @@ struct Edit {
     SetSlots,      ///< `buffer[slots]`
     AddDependency, ///< `stage` depends_on(`dependency`), e.g. "A", "A@prev(2)"
     RemoveStream,  ///< `stream`'s declaration (no stage is on it)
-  } kind;
+  } kind = SetStream;
   std::string stage, stream, priority, buffer, dependency;
   uint32_t slots = 1;
+
+  static Edit setStream(std::string stage, std::string stream) {
+    Edit e;
+    e.kind = SetStream;
+    e.stage = std::move(stage), e.stream = std::move(stream);
+    return e;
+  }
+  static Edit addStream(std::string stream, std::string priority) {
+    Edit e;
+    e.kind = AddStream;
+    e.stream = std::move(stream), e.priority = std::move(priority);
+    return e;
+  }
+  static Edit setPriority(std::string stream, std::string priority) {
+    Edit e;
+    e.kind = SetPriority;
+    e.stream = std::move(stream), e.priority = std::move(priority);
+    return e;
+  }
+  static Edit setSlots(std::string buffer, uint32_t slots) {
+    Edit e;
+    e.kind = SetSlots;
+    e.buffer = std::move(buffer), e.slots = slots;
+    return e;
+  }
+  static Edit addDependency(std::string stage, std::string dependency) {
+    Edit e;
+    e.kind = AddDependency;
+    e.stage = std::move(stage), e.dependency = std::move(dependency);
+    return e;
+  }
+  static Edit removeStream(std::string stream) {
+    Edit e;
+    e.kind = RemoveStream;
+    e.stream = std::move(stream);
+    return e;
+  }
 };
 
 /// The formatted text of `file` (parsed from `source`, without errors)

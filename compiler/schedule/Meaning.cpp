@@ -152,7 +152,6 @@ std::optional<std::string> pipec::changedMeaning(const Schedule &before, const S
     stageMap[k] = it->second;
   }
   const Instances &bi = before.instances, &ai = after.instances;
-  auto map = [&](uint32_t v) { return ai.idOf(stageMap[bi.stageOf(v)], bi.iterationOf(v)); };
 
   // Which write each read sees, in program order (declaration order: the
   // stages keep theirs, and every access its buffer by name).

@@ -165,7 +165,7 @@ std::optional<std::vector<Edit>> Advisor::keepOrders(const Variant &variant) con
                               : distance == 1 ? "@prev"
                                               : "@prev(" + std::to_string(distance) + ")");
     if (added.insert({to, dep}).second)
-      edits.push_back({Edit::AddDependency, to, "", "", "", dep});
+      edits.push_back(Edit::addDependency(to, dep));
   }
   return edits;
 }
@@ -190,15 +190,14 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
     for (const program::Stream &st : p.streams)
       if (stage.stream < 0 || st.name != p.streams[stage.stream].name)
         out.push_back({formatv("move stage '{0}' to stream '{1}'", stage.name, st.name),
-                       {{Edit::SetStream, stage.name, st.name}},
+                       {Edit::setStream(stage.name, st.name)},
                        "move " + stage.name});
     llvm::StringSet<> taken;
     std::string fresh = freshStream(p, stage.name + "_stream", taken);
     std::string priority = stage.stream < 0 ? "" : priorityText(p.streams[stage.stream]);
     out.push_back({formatv("move stage '{0}' to a new stream '{1}'{2}", stage.name, fresh,
                            priority.empty() ? "" : " of priority " + priority),
-                   {{Edit::AddStream, "", fresh, priority},
-                    {Edit::SetStream, stage.name, fresh}},
+                   {Edit::addStream(fresh, priority), Edit::setStream(stage.name, fresh)},
                    "move " + stage.name});
   }
   // A stream per kind of work (copies per direction), each keeping the
@@ -226,9 +225,9 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
         if (!priority.empty() && priority != "normal")
           base += "_" + (priority[0] == '-' ? "p" + priority.substr(1) : priority);
         it = nameOf.emplace(key, freshStream(p, base, taken)).first;
-        c.edits.push_back({Edit::AddStream, "", it->second, priority});
+        c.edits.push_back(Edit::addStream(it->second, priority));
       }
-      c.edits.push_back({Edit::SetStream, st.name, it->second});
+      c.edits.push_back(Edit::setStream(st.name, it->second));
     }
     out.push_back(std::move(c));
   }
@@ -238,7 +237,7 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
                 "assign"};
     for (const program::Stage &st : p.stages)
       if (st.kind != StageKind::Cpu && !streamName(st).empty())
-        c.edits.push_back({Edit::SetStream, st.name, ""});
+        c.edits.push_back(Edit::setStream(st.name, ""));
     if (!c.edits.empty())
       out.push_back(std::move(c));
   }
@@ -261,7 +260,7 @@ std::vector<Edit> Advisor::withoutEmptyStreams(std::vector<Edit> edits) const {
       usedBefore.insert(p.streams[st.stream].name);
   for (const program::Stream &s : p.streams)
     if (usedBefore.count(s.name) && !used.count(s.name))
-      edits.push_back({Edit::RemoveStream, "", s.name});
+      edits.push_back(Edit::removeStream(s.name));
   return edits;
 }
 
@@ -365,7 +364,7 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
   for (size_t i = 0; i < p.streams.size(); ++i)
     if (compiled.stream(i).cudaPriority != profile.priorityGreatest)
       candidates.push_back({formatv("raise stream '{0}' to priority high", p.streams[i].name),
-                            {{Edit::SetPriority, "", p.streams[i].name, "high"}},
+                            {Edit::setPriority(p.streams[i].name, "high")},
                             "priority"});
   // Rings whose slots the critical path waits on (an inferred edge of the
   // path comes from them): one more slot each, the kMaxRings waited on most
@@ -407,13 +406,13 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
           {formatv("deepen ring '{0}' to {1} slots (+{2} of {3} memory)", buffer.name,
                    buffer.slots + 1, formatBytes(buffer.bytes),
                    buffer.host ? "pinned host" : "device"),
-           {{Edit::SetSlots, "", "", "", buffer.name, "", buffer.slots + 1}},
+           {Edit::setSlots(buffer.name, buffer.slots + 1)},
            "ring " + buffer.name});
     }
   }
   for (const Candidate &c : candidates)
     if (llvm::Error e = tryCandidate(c))
-      return std::move(e);
+      return e;
 
   // The graph: per replay, host's first call to last end (the makespan
   // objective only: a graph replay is the whole pipeline's).

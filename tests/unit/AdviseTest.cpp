@@ -8,6 +8,7 @@
 
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
+#include "SlowHappensBefore.h"
 
 #include "compiler/format/Edit.h"
 #include "compiler/schedule/Meaning.h"
@@ -43,27 +44,7 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
   };
   // Happens-before in `after`: closure of dependencies, stream order and
   // host order, by brute force.
-  const size_t n = ai.size();
-  std::vector<std::vector<uint8_t>> reach(n, std::vector<uint8_t>(n, 0));
-  std::vector<int64_t> last(after.hostChain() + 1, -1);
-  int64_t lastCpu = -1;
-  for (uint32_t v = 0; v < n; ++v) {
-    std::vector<uint32_t> preds(ai.deps().row(v).begin(), ai.deps().row(v).end());
-    if (lastCpu >= 0)
-      preds.push_back(uint32_t(lastCpu));
-    uint32_t chain = after.onHost(v) ? after.hostChain() : after.streamOf(v);
-    if (last[chain] >= 0)
-      preds.push_back(uint32_t(last[chain]));
-    last[chain] = v;
-    if (after.onHost(v))
-      lastCpu = v;
-    for (uint32_t u : preds) {
-      reach[u][v] = 1;
-      for (uint32_t w = 0; w < n; ++w)
-        if (reach[w][u])
-          reach[w][v] = 1;
-    }
-  }
+  std::vector<std::vector<uint8_t>> reach = test::happensBefore(after);
   // Every declared dependency and every stream order of stages whose data
   // is not declared, kept.
   std::vector<int64_t> lastOn(before.hostChain() + 1, -1);
@@ -222,19 +203,19 @@ TEST_CASE("meaning: the fast check answers as the slow one on random changes") {
       switch (rng() % 3) {
       case 0:
         if (st.kind != StageKind::Cpu && !p.streams.empty())
-          edits.push_back({Edit::SetStream, st.name, p.streams[rng() % p.streams.size()].name});
+          edits.push_back(Edit::setStream(st.name, p.streams[rng() % p.streams.size()].name));
         break;
       case 1:
         if (!p.buffers.empty()) {
           const program::Buffer &b = p.buffers[rng() % p.buffers.size()];
           if (!b.stateDeclared)
-            edits.push_back({Edit::SetSlots, "", "", "", b.name, "", b.slots + 1 + rng() % 2});
+            edits.push_back(Edit::setSlots(b.name, b.slots + 1 + uint32_t(rng() % 2)));
         }
         break;
       default:
         if (!p.streams.empty())
-          edits.push_back({Edit::SetPriority, "", p.streams[rng() % p.streams.size()].name,
-                           rng() % 2 ? "high" : "low"});
+          edits.push_back(Edit::setPriority(p.streams[rng() % p.streams.size()].name,
+                                            rng() % 2 ? "high" : "low"));
       }
     }
     auto changedText = applyEdits(front.file, text, p.name, edits);
@@ -262,7 +243,7 @@ TEST_CASE("meaning: a ring on state and a dropped stream order are caught") {
   FrontendRun front(text);
   REQUIRE(front.errors == 0);
   CHECK(front.program.pipelines[0].buffers[0].state);
-  auto ringed = applyEdits(front.file, text, "p", {{Edit::SetSlots, "", "", "", "h", "", 2}});
+  auto ringed = applyEdits(front.file, text, "p", {Edit::setSlots("h", 2)});
   REQUIRE(static_cast<bool>(ringed));
   FrontendRun mutated(*ringed);
   REQUIRE(mutated.errors == 0);
@@ -281,7 +262,7 @@ TEST_CASE("meaning: a ring on state and a dropped stream order are caught") {
                         "  stage C on b kernel 1us;\n}\n";
   FrontendRun two(streams);
   REQUIRE(two.errors == 0);
-  auto moved = applyEdits(two.file, streams, "q", {{Edit::SetStream, "B", "b"}});
+  auto moved = applyEdits(two.file, streams, "q", {Edit::setStream("B", "b")});
   REQUIRE(static_cast<bool>(moved));
   FrontendRun movedRun(*moved);
   Schedule x(two.program.pipelines[0], DeviceProfile(), ScheduleOptions());
@@ -291,7 +272,7 @@ TEST_CASE("meaning: a ring on state and a dropped stream order are caught") {
   CHECK(changedMeaning(x, y)->find("'B' would no longer follow 'A'") != std::string::npos);
   // Kept as a dependency, the move computes the same.
   auto kept = applyEdits(two.file, streams, "q",
-                         {{Edit::SetStream, "B", "b"}, {Edit::AddDependency, "B", "", "", "", "A"}});
+                         {Edit::setStream("B", "b"), Edit::addDependency("B", "A")});
   REQUIRE(static_cast<bool>(kept));
   FrontendRun keptRun(*kept);
   Schedule z(keptRun.program.pipelines[0], DeviceProfile(), ScheduleOptions());

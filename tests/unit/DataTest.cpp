@@ -6,6 +6,7 @@
 
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
+#include "SlowHappensBefore.h"
 
 #include "compiler/schedule/Races.h"
 #include "compiler/schedule/Schedule.h"
@@ -73,34 +74,6 @@ requiredPairs(const program::Pipeline &p) {
   return out;
 }
 
-/// Ancestors by brute force over declared dependencies, stream order and
-/// host program order (whatever is issued after a cpu stage follows it).
-std::vector<std::vector<uint8_t>> closure(const Schedule &s) {
-  const size_t n = s.instances.size();
-  std::vector<std::vector<uint8_t>> reach(n, std::vector<uint8_t>(n, 0));
-  std::vector<int64_t> last(s.streamPlan.streams.size(), -1);
-  int64_t lastCpu = -1;
-  for (uint32_t v = 0; v < n; ++v) {
-    std::vector<uint32_t> preds(s.instances.deps().row(v).begin(),
-                                s.instances.deps().row(v).end());
-    if (lastCpu >= 0)
-      preds.push_back(static_cast<uint32_t>(lastCpu));
-    if (s.onHost(v)) {
-      lastCpu = v;
-    } else {
-      if (last[s.streamOf(v)] >= 0)
-        preds.push_back(static_cast<uint32_t>(last[s.streamOf(v)]));
-      last[s.streamOf(v)] = v;
-    }
-    for (uint32_t u : preds) {
-      reach[u][v] = 1;
-      for (uint32_t w = 0; w < n; ++w)
-        if (reach[w][u])
-          reach[w][v] = 1;
-    }
-  }
-  return reach;
-}
 
 } // namespace
 
@@ -152,7 +125,7 @@ TEST_CASE("data: sync declared reports a race exactly when a conflicting pair is
     const program::Pipeline &p = front.program.pipelines[0];
     Schedule s(p, DeviceProfile(), ScheduleOptions());
     const Instances &inst = s.instances;
-    auto reach = closure(s);
+    auto reach = test::happensBefore(s);
     // Slow: every pair of conflicting instances, either way.
     std::set<std::pair<uint32_t, uint32_t>> unorderedStages;
     std::vector<Touch> order = programOrder(p);

@@ -102,6 +102,7 @@ TEST_CASE("import: bad input is an error, never a crash") {
 // one), state none the recording contradicts, and check clean.
 
 #include "FrontendHelpers.h"
+#include "SlowHappensBefore.h"
 
 #include "compiler/schedule/Schedule.h"
 
@@ -291,26 +292,7 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
         instanceOfOp.push_back(v);
     REQUIRE(instanceOfOp.size() == rec.ops.size());
     // Happens-before by brute force: dependencies, stream order, host order.
-    std::vector<std::vector<uint8_t>> reach(n, std::vector<uint8_t>(n, 0));
-    std::vector<int64_t> last(s.hostChain() + 1, -1);
-    int64_t lastCpu = -1;
-    for (uint32_t v = 0; v < n; ++v) {
-      std::vector<uint32_t> preds(s.instances.deps().row(v).begin(),
-                                  s.instances.deps().row(v).end());
-      if (lastCpu >= 0)
-        preds.push_back(uint32_t(lastCpu));
-      if (last[s.streamOf(v)] >= 0)
-        preds.push_back(uint32_t(last[s.streamOf(v)]));
-      last[s.streamOf(v)] = v;
-      if (s.onHost(v))
-        lastCpu = v;
-      for (uint32_t u : preds) {
-        reach[u][v] = 1;
-        for (uint32_t w = 0; w < n; ++w)
-          if (reach[w][u])
-            reach[w][v] = 1;
-      }
-    }
+    std::vector<std::vector<uint8_t>> reach = test::happensBefore(s);
     // Every ordering the program had is kept.
     for (auto [a, b] : rec.orderings) {
       CHECK(reach[instanceOfOp[a]][instanceOfOp[b]]);
