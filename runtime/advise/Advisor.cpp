@@ -185,7 +185,11 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
       continue;
     const uint32_t k = compiled.instances.stageOf(d.to);
     const program::Stage &stage = p.stages[k];
-    if (stage.kind == StageKind::Cpu || !tried.insert(stage.name).second || tried.size() > 8)
+    // A stage without `on` is pipec's to place: the assignment's own search
+    // already moved the stages stream order held back (and each such move
+    // here would pay that search again).
+    if (stage.kind == StageKind::Cpu || program::unpinned(stage) ||
+        !tried.insert(stage.name).second || tried.size() > 8)
       continue;
     for (const program::Stream &st : p.streams)
       if (stage.stream < 0 || st.name != p.streams[stage.stream].name)
