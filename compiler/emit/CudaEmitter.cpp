@@ -364,6 +364,12 @@ private:
 
   /// Instance v's name, as the comments give it: `Stage[3]`.
   void writeLabel(uint32_t v) { s.instances.writeName(os, v); }
+  /// A cpu stage: the host spins for its time, in both lowerings.
+  void writeCpu(uint32_t v) {
+    os << "  spinHost(k" << stageId(s.instances.stageOf(v)) << "Microseconds); // ";
+    writeLabel(v);
+    os << " (cpu)\n";
+  }
 
   /// `b.declared[i]`: slot `it mod slots` of declared buffer `buffer`.
   void writeDeclaredSlot(uint32_t buffer, uint32_t iteration) {
@@ -490,10 +496,7 @@ private:
         os << '\n';
         break;
       case Op::Cpu:
-        os << "  spinHost(k" << stageId(s.instances.stageOf(op.instance))
-           << "Microseconds); // ";
-        writeLabel(op.instance);
-        os << " (cpu)\n";
+        writeCpu(op.instance);
         break;
       case Op::GraphLaunch:
         break;
@@ -630,10 +633,7 @@ private:
         os << "  CHECK(cudaEventSynchronize(event));\n";
         break;
       case Op::Cpu:
-        os << "  spinHost(k" << stageId(s.instances.stageOf(op.instance))
-           << "Microseconds); // ";
-        writeLabel(op.instance);
-        os << " (cpu)\n";
+        writeCpu(op.instance);
         break;
       default:
         break;

@@ -49,26 +49,35 @@ Writers writersOf(const program::Pipeline &p) {
   return out;
 }
 
+/// Each stage of `p` as its namesake in `q`; none when they differ in
+/// stages or iterations.
+std::optional<std::vector<uint32_t>> stagesByName(const program::Pipeline &p,
+                                                  const program::Pipeline &q) {
+  if (p.stages.size() != q.stages.size() || p.iterations != q.iterations)
+    return std::nullopt;
+  llvm::StringMap<uint32_t> in;
+  for (uint32_t k = 0; k < q.stages.size(); ++k)
+    in[q.stages[k].name] = k;
+  std::vector<uint32_t> map(p.stages.size());
+  for (uint32_t k = 0; k < p.stages.size(); ++k) {
+    auto it = in.find(p.stages[k].name);
+    if (it == in.end())
+      return std::nullopt;
+    map[k] = it->second;
+  }
+  return map;
+}
+
 } // namespace
 
 std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
                                                     const Schedule &after, size_t limit) {
   std::vector<DroppedOrdering> out;
-  const program::Pipeline &p = before.pipeline, &q = after.pipeline;
-  if (p.stages.size() != q.stages.size() || p.iterations != q.iterations || limit == 0)
+  std::optional<std::vector<uint32_t>> stageMap = stagesByName(before.pipeline, after.pipeline);
+  if (!stageMap || limit == 0)
     return out;
-  llvm::StringMap<uint32_t> stageIn;
-  for (uint32_t k = 0; k < q.stages.size(); ++k)
-    stageIn[q.stages[k].name] = k;
-  std::vector<uint32_t> stageMap(p.stages.size());
-  for (uint32_t k = 0; k < p.stages.size(); ++k) {
-    auto it = stageIn.find(p.stages[k].name);
-    if (it == stageIn.end())
-      return out;
-    stageMap[k] = it->second;
-  }
   const Instances &bi = before.instances, &ai = after.instances;
-  auto map = [&](uint32_t v) { return ai.idOf(stageMap[bi.stageOf(v)], bi.iterationOf(v)); };
+  auto map = [&](uint32_t v) { return ai.idOf((*stageMap)[bi.stageOf(v)], bi.iterationOf(v)); };
 
   // The orderings the original states, as instances of the changed one.
   std::vector<Required> required;
@@ -136,21 +145,13 @@ std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
 
 std::optional<std::string> pipec::changedMeaning(const Schedule &before, const Schedule &after) {
   const program::Pipeline &p = before.pipeline, &q = after.pipeline;
-  if (p.stages.size() != q.stages.size() || p.iterations != q.iterations)
+  std::optional<std::vector<uint32_t>> byName = stagesByName(p, q);
+  if (!byName)
     return std::string("it has other stages or iterations");
-  // Stages and buffers by name.
-  llvm::StringMap<uint32_t> stageIn, bufferIn;
-  for (uint32_t k = 0; k < q.stages.size(); ++k)
-    stageIn[q.stages[k].name] = k;
-  for (uint32_t b = 0; b < q.buffers.size(); ++b)
-    bufferIn[q.buffers[b].name] = b;
-  std::vector<uint32_t> stageMap(p.stages.size());
-  for (uint32_t k = 0; k < p.stages.size(); ++k) {
-    auto it = stageIn.find(p.stages[k].name);
-    if (it == stageIn.end() || p.stages[k].accesses.size() != q.stages[it->second].accesses.size())
+  const std::vector<uint32_t> &stageMap = *byName;
+  for (uint32_t k = 0; k < p.stages.size(); ++k)
+    if (p.stages[k].accesses.size() != q.stages[stageMap[k]].accesses.size())
       return formatv("stage '{0}' is not the same", p.stages[k].name).str();
-    stageMap[k] = it->second;
-  }
   const Instances &bi = before.instances, &ai = after.instances;
 
   // Which write each read sees, in program order (declaration order: the

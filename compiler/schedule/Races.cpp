@@ -59,10 +59,11 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
   // in issue order after the ones before it, and whatever is issued after a
   // cpu stage follows it (host program order).
   const uint32_t host = streams++;
-  auto streamOf = [&](uint32_t v) {
-    uint32_t c = streamOfStage[inst.stageOf(v)];
+  auto chainOfStage = [&](uint32_t stage) {
+    uint32_t c = streamOfStage[stage];
     return c == kHostStream ? host : c;
   };
+  auto streamOf = [&](uint32_t v) { return chainOfStage(inst.stageOf(v)); };
   std::vector<Race> races;
   if (p.buffers.empty() || n == 0 || maxRaces == 0)
     return races;
@@ -99,8 +100,7 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
   auto slow = [&](uint32_t v, uint32_t b, uint32_t stream, const ByKey &ofStage,
                   bool earlierWrites, bool vWrites) {
     for (auto [stage, w] : ofStage)
-      if ((streamOfStage[stage] == kHostStream ? host : streamOfStage[stage]) == stream &&
-          !reaches(w, v))
+      if (chainOfStage(stage) == stream && !reaches(w, v))
         race(w, v, b, earlierWrites, vWrites);
   };
   auto check = [&](uint32_t v, uint32_t b, Slot &slot, bool earlierWrites, bool vWrites) {

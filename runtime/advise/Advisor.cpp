@@ -28,6 +28,15 @@ using llvm::formatv;
 
 namespace {
 
+/// One run of `schedule` for its timings only (no host spans kept).
+llvm::Expected<LoweringRun> runQuietly(const Schedule &schedule, Backend &backend,
+                                       unsigned replays, Lowering lowering) {
+  RunOptions options;
+  options.replays = replays;
+  options.recordHost = false;
+  return backend.run(schedule, lowering, options);
+}
+
 /// A stream name not declared in `p` nor taken, from `base`.
 std::string freshStream(const program::Pipeline &p, const std::string &base,
                         llvm::StringSet<> &taken) {
@@ -298,7 +307,7 @@ llvm::Error Advisor::tryCandidate(const Candidate &given) {
                       "undeclared data may rely on",
                       keep->size());
   }
-  if (std::optional<std::string> why = changedMeaning(compiled, *variant->schedule))
+  if (changedMeaning(compiled, *variant->schedule))
     return llvm::Error::success(); // never offered (the test suite holds it to that)
   llvm::Expected<double> after = measure(*variant->schedule, backend, options.replays,
                                          Lowering::Streams, options.objective);
@@ -312,7 +321,6 @@ llvm::Error Advisor::tryCandidate(const Candidate &given) {
     s.beforeUs = before;
     s.afterUs = *after;
     s.text = variant->text;
-    s.program = *variant->pipeline;
     auto [it, inserted] = slot.try_emplace(c.key, out.suggestions.size());
     if (inserted)
       out.suggestions.push_back(std::move(s));
@@ -350,18 +358,15 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
   out.bindingWords = a.bounds[a.binding].words;
   out.graph = a.graphAdvice.evaluated ? a.graphAdvice : cost.advise(compiled, options.replays);
 
-  // The baseline: compile's schedule, run.
-  {
-    RunOptions ro;
-    ro.replays = options.replays;
-    ro.recordHost = false;
-    llvm::Expected<LoweringRun> base = backend.run(compiled, Lowering::Streams, ro);
-    if (!base)
-      return base.takeError();
-    out.makespanUs = base->makespanUs;
-    out.objectiveUs =
-        objectiveValue(options.objective, compiled, base->start, base->end, base->makespanUs);
-  }
+  // The baseline: compile's schedule, run (its replay is the graph's
+  // "before" too).
+  llvm::Expected<LoweringRun> base =
+      runQuietly(compiled, backend, options.replays, Lowering::Streams);
+  if (!base)
+    return base.takeError();
+  out.makespanUs = base->makespanUs;
+  out.objectiveUs =
+      objectiveValue(options.objective, compiled, base->start, base->end, base->makespanUs);
 
   std::vector<Candidate> candidates = restreamCandidates();
   // A raised priority for each declared stream that can go higher.
@@ -423,26 +428,20 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
   const GraphAdvice &g = out.graph;
   if (options.objective.kind == Objective::Makespan && g.evaluated && g.suitable &&
       worth(g.streamsReplayUs, g.graphReplayUs)) {
-    RunOptions ro;
-    ro.replays = options.replays;
-    ro.recordHost = false;
-    llvm::Expected<LoweringRun> streamsRun = backend.run(compiled, Lowering::Streams, ro);
-    if (!streamsRun)
-      return streamsRun.takeError();
-    llvm::Expected<LoweringRun> graphRun = backend.run(compiled, Lowering::Graph, ro);
+    llvm::Expected<LoweringRun> graphRun =
+        runQuietly(compiled, backend, options.replays, Lowering::Graph);
     if (!graphRun)
       return graphRun.takeError();
-    const double *streams = &streamsRun->timings.replayMedian;
-    const double *graph = &graphRun->timings.replayMedian;
-    if (worth(*streams, *graph)) {
+    const double streams = base->timings.replayMedian;
+    const double graph = graphRun->timings.replayMedian;
+    if (worth(streams, graph)) {
       Suggestion s;
       s.change = formatv("lower to a CUDA graph (--lower=graph); it pays back its one-time "
                          "cost after {0} replay(s)",
                          g.breakEvenReplays);
       s.measure = "replay";
-      s.beforeUs = *streams;
-      s.afterUs = *graph;
-      s.program = p;
+      s.beforeUs = streams;
+      s.afterUs = graph;
       s.graph = true;
       out.suggestions.push_back(std::move(s));
     }
@@ -493,10 +492,7 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
 
 llvm::Expected<double> runtime::measure(const Schedule &s, Backend &backend, unsigned replays,
                                         Lowering lowering, const Objective &objective) {
-  RunOptions options;
-  options.replays = replays;
-  options.recordHost = false;
-  llvm::Expected<LoweringRun> r = backend.run(s, lowering, options);
+  llvm::Expected<LoweringRun> r = runQuietly(s, backend, replays, lowering);
   if (!r)
     return r.takeError();
   if (lowering == Lowering::Graph && objective.kind == Objective::Makespan)

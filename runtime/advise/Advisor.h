@@ -53,7 +53,6 @@ struct Suggestion {
   /// The file with the change applied, formatted (the graph: none — it is
   /// a lowering, not a change to the file).
   std::string text;
-  program::Pipeline program; ///< that file's pipeline, as measured
   bool graph = false;
 };
 

@@ -21,6 +21,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <random>
 
@@ -278,4 +279,33 @@ TEST_CASE("meaning: a ring on state and a dropped stream order are caught") {
   Schedule z(keptRun.program.pipelines[0], DeviceProfile(), ScheduleOptions());
   CHECK(slowVerdict(x, z) == "");
   CHECK(!changedMeaning(x, z));
+}
+
+TEST_CASE("gap: the causes sum to the run minus its bound, the rest never negative") {
+  std::mt19937 rng(29);
+  size_t explained = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    std::string text = test::randomWorkload(rng, trial % 2 == 1);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    DeviceProfile profile;
+    Schedule s(front.program.pipelines[0], profile, ScheduleOptions());
+    auto model = runtime::makeSimBackend(profile);
+    runtime::RunOptions options;
+    options.replays = 1;
+    auto run = model->run(s, Lowering::Streams, options);
+    REQUIRE(static_cast<bool>(run));
+    std::vector<runtime::GapPart> gap = runtime::explainGap(s, profile);
+    REQUIRE(!gap.empty());
+    double sum = 0;
+    for (const runtime::GapPart &part : gap)
+      sum += part.us;
+    INFO(text);
+    // Each part is rounded to the picosecond.
+    CHECK(std::fabs(sum - (run->makespanUs - s.analysis.lowerBoundUs)) <= 1e-5);
+    CHECK(gap.back().us >= 0);
+    explained += sum > 1;
+  }
+  CHECK(explained > 30);
 }

@@ -47,11 +47,9 @@ int tool::runAdvise() {
     toolError("--min-gain must be a percentage from 0 to 100 and --min-gain-us at least 0");
     return UsageError;
   }
-  Expected<runtime::Objective> objective = runtime::parseObjective(objectiveText);
-  if (!objective) {
-    toolError(toString(objective.takeError()));
+  std::optional<runtime::Objective> objective = objectiveOption();
+  if (!objective)
     return UsageError;
-  }
   // The same schedule compile emits: its options, its cost models.
   runtime::SimGraphCost cost(profile);
   runtime::SimAssignmentCost assignCost(profile);
@@ -68,11 +66,8 @@ int tool::runAdvise() {
   driver::Compiled c;
   if (int status = compileFile(runInput, profile, options.schedule, false, c))
     return status;
-  for (const Schedule *s : c.views)
-    if (Error e = runtime::checkObjective(*objective, s->pipeline)) {
-      toolError(toString(std::move(e)));
-      return UsageError;
-    }
+  if (!objectiveApplies(*objective, c))
+    return UsageError;
   // The syntax again (compile consumed it), for the edits.
   DiagnosticEngine quiet([](const Diagnostic &) {}, 0);
   ast::File file = parseFile(c.src.sm, c.src.bufferId, c.src.name, quiet);

@@ -3,7 +3,6 @@
 #include "Run.h"
 
 #include "runtime/advise/Advisor.h"
-#include "runtime/advise/Objective.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/report/Reports.h"
 #include "runtime/timing/Timing.h"
@@ -77,6 +76,24 @@ std::unique_ptr<runtime::Backend> tool::chooseBackend(const DeviceProfile &profi
   return runtime::makeSimBackend(profile);
 }
 
+std::optional<runtime::Objective> tool::objectiveOption() {
+  Expected<runtime::Objective> objective = runtime::parseObjective(objectiveText);
+  if (!objective) {
+    toolError(toString(objective.takeError()));
+    return std::nullopt;
+  }
+  return *objective;
+}
+
+bool tool::objectiveApplies(const runtime::Objective &objective, const driver::Compiled &c) {
+  for (const Schedule *s : c.views)
+    if (Error e = runtime::checkObjective(objective, s->pipeline)) {
+      toolError(toString(std::move(e)));
+      return false;
+    }
+  return true;
+}
+
 int tool::runRun() {
   runtime::RunOptions runOptions;
   if (!runtime::parseTimingRequest(timingMethod, runOptions.timing)) {
@@ -95,11 +112,9 @@ int tool::runRun() {
   DeviceProfile profile;
   if (int status = prepare(profile))
     return status;
-  Expected<runtime::Objective> objective = runtime::parseObjective(objectiveText);
-  if (!objective) {
-    toolError(toString(objective.takeError()));
+  std::optional<runtime::Objective> objective = objectiveOption();
+  if (!objective)
     return UsageError;
-  }
   // The stream lowering's host calls are what capture records, so the
   // schedule is always planned as streams; each lowering then runs from it.
   ScheduleOptions options;
@@ -109,11 +124,8 @@ int tool::runRun() {
   if (int status = compileFile(runInput, profile, options, false, c))
     return status;
 
-  for (const Schedule *s : c.views)
-    if (Error e = runtime::checkObjective(*objective, s->pipeline)) {
-      toolError(toString(std::move(e)));
-      return UsageError;
-    }
+  if (!objectiveApplies(*objective, c))
+    return UsageError;
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
   if (!backend)
     return RunFailed;
