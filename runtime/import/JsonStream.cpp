@@ -154,37 +154,36 @@ llvm::Expected<size_t> JsonReader::scan(bool keep, size_t maxValue) {
     cut = true;
     return fail("the input ends where a value was expected");
   }
-  // The window starts at the value, so that reading more never moves it.
-  window.erase(0, pos);
-  pos = 0;
-  if (window.empty() && !more()) {
-    cut = true;
-    return fail("the input ends where a value was expected");
-  }
-  size_t i = 0, dropped = 0;
+  // The value starts at `start` (peek left it in the window); the bytes
+  // before it are dropped only when more must be read, not per value.
+  start = pos;
+  size_t i = start, dropped = 0;
   unsigned depth = 0;
   bool inString = false, escaped = false, literal = false;
-  const char first = window[0];
+  const char first = window[start];
   if (first == '"') {
     inString = true;
-    i = 1;
+    i = start + 1;
   } else if (first != '[' && first != '{') {
     literal = true;
   }
   for (;;) {
     if (i >= window.size()) {
-      if (keep && i > maxValue)
-        return fail("is over " + llvm::Twine(uint64_t(i)) + " bytes long");
+      if (keep && i - start > maxValue)
+        return fail("is over " + llvm::Twine(uint64_t(i - start)) + " bytes long");
       if (!keep) {
         // Skipping: what has been passed need not stay.
-        dropped += i;
+        dropped += i - start;
         window.clear();
-        i = 0;
+      } else {
+        window.erase(0, start);
+        i -= start;
       }
+      start = 0;
       if (!more()) {
         if (literal && !pending) {
           pos = i;
-          return dropped + i;
+          return dropped + (i - start);
         }
         cut = true;
         return fail("the input ends inside a value");
@@ -221,17 +220,17 @@ llvm::Expected<size_t> JsonReader::scan(bool keep, size_t maxValue) {
         break;
     }
   }
-  if (keep && i > maxValue)
-    return fail("is " + llvm::Twine(uint64_t(i)) + " bytes long");
+  if (keep && i - start > maxValue)
+    return fail("is " + llvm::Twine(uint64_t(i - start)) + " bytes long");
   pos = i;
-  return dropped + i;
+  return dropped + (i - start);
 }
 
 llvm::Expected<llvm::StringRef> JsonReader::value(size_t maxValue) {
   llvm::Expected<size_t> n = scan(true, maxValue);
   if (!n)
     return n.takeError();
-  return llvm::StringRef(window.data(), *n);
+  return llvm::StringRef(window.data() + start, *n);
 }
 
 llvm::Error JsonReader::skip() {

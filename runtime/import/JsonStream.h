@@ -75,6 +75,7 @@ private:
   unsigned maxDepth;
   std::string window;
   size_t pos = 0;
+  size_t start = 0; ///< where the value scan() read starts in the window
   bool ended = false, cut = false;
   llvm::Error pending = llvm::Error::success();
 };

@@ -3,6 +3,7 @@
 #include "runtime/import/Trace.h"
 
 #include "compiler/support/Printable.h"
+#include "runtime/import/FlatJson.h"
 #include "runtime/import/JsonStream.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -94,45 +95,99 @@ llvm::Error forEachEntry(JsonReader &r, llvm::StringRef what, Each each) {
   }
 }
 
-int64_t intOr(const llvm::json::Object *o, llvm::StringRef key, int64_t fallback) {
-  if (!o)
-    return fallback;
-  if (auto v = o->getInteger(key))
+/// One object's fields, read through llvm::json's DOM (every entry of
+/// deviceProperties, and events the fast reader does not take) or through
+/// a FlatObject (the rest): readEvent reads both the same way.
+struct DomView {
+  const llvm::json::Object *o = nullptr;
+  std::optional<llvm::StringRef> getString(llvm::StringRef key) const {
+    if (auto s = o ? o->getString(key) : llvm::None)
+      return *s;
+    return std::nullopt;
+  }
+  std::optional<double> getNumber(llvm::StringRef key) const {
+    if (auto d = o ? o->getNumber(key) : llvm::None)
+      return *d;
+    return std::nullopt;
+  }
+  std::optional<int64_t> getInteger(llvm::StringRef key) const {
+    if (auto i = o ? o->getInteger(key) : llvm::None)
+      return *i;
+    return std::nullopt;
+  }
+  bool has(llvm::StringRef key) const { return o && o->get(key); }
+  /// An array's elements as integers (none for one that is not); none when
+  /// there is no such array.
+  std::optional<llvm::SmallVector<std::optional<int64_t>, 4>>
+  integers(llvm::StringRef key) const {
+    const llvm::json::Array *a = o ? o->getArray(key) : nullptr;
+    if (!a)
+      return std::nullopt;
+    llvm::SmallVector<std::optional<int64_t>, 4> out;
+    for (const llvm::json::Value &v : *a) {
+      if (auto i = v.getAsInteger())
+        out.push_back(*i);
+      else
+        out.push_back(std::nullopt);
+    }
+    return out;
+  }
+};
+
+struct FlatView {
+  const FlatObject *o = nullptr;
+  std::optional<llvm::StringRef> getString(llvm::StringRef key) const {
+    return o ? o->getString(key) : std::nullopt;
+  }
+  std::optional<double> getNumber(llvm::StringRef key) const {
+    return o ? o->getNumber(key) : std::nullopt;
+  }
+  std::optional<int64_t> getInteger(llvm::StringRef key) const {
+    return o ? o->getInteger(key) : std::nullopt;
+  }
+  bool has(llvm::StringRef key) const { return o && o->get(key); }
+  std::optional<llvm::SmallVector<std::optional<int64_t>, 4>>
+  integers(llvm::StringRef key) const {
+    const FlatValue *v = o ? o->get(key) : nullptr;
+    if (!v || v->kind != FlatValue::Array)
+      return std::nullopt;
+    llvm::SmallVector<std::optional<int64_t>, 4> out;
+    for (const FlatValue &e : flatElements(v->text))
+      out.push_back(flatInteger(e));
+    return out;
+  }
+};
+
+template <typename View> int64_t intOr(const View &o, llvm::StringRef key, int64_t fallback) {
+  if (auto v = o.getInteger(key))
     return *v;
   // A number no integer can hold (1e400 reads as infinity) is not one.
-  if (auto d = o->getNumber(key); d && *d >= -9.2e18 && *d <= 9.2e18)
+  if (auto d = o.getNumber(key); d && *d >= -9.2e18 && *d <= 9.2e18)
     return static_cast<int64_t>(*d);
   return fallback;
 }
 
 /// A device property: a count that fits 32 bits, else 0 (not known).
-uint32_t propertyOr0(const llvm::json::Object *o, llvm::StringRef key) {
+uint32_t propertyOr0(const DomView &o, llvm::StringRef key) {
   int64_t v = intOr(o, key, 0);
   return v >= 0 && v <= int64_t(UINT32_MAX) ? static_cast<uint32_t>(v) : 0;
 }
 
-double numberOr(const llvm::json::Object *o, llvm::StringRef key, double fallback) {
-  if (!o)
-    return fallback;
-  if (auto d = o->getNumber(key))
+template <typename View> double numberOr(const View &o, llvm::StringRef key, double fallback) {
+  if (auto d = o.getNumber(key))
     return *d;
   return fallback;
 }
 
 /// x * y * z of a `[x, y, z]` array (1 when absent); none when an entry is
 /// not a positive whole number or the product passes `limit`.
-std::optional<uint64_t> product(const llvm::json::Object *args, llvm::StringRef key,
-                                uint64_t limit) {
-  if (!args)
-    return 1;
-  const llvm::json::Array *a = args->getArray(key);
+template <typename View>
+std::optional<uint64_t> product(const View &args, llvm::StringRef key, uint64_t limit) {
+  auto a = args.integers(key);
   if (!a)
     return 1;
   uint64_t p = 1;
-  for (const llvm::json::Value &v : *a) {
-    std::optional<int64_t> n;
-    if (auto i = v.getAsInteger())
-      n = *i;
+  for (std::optional<int64_t> n : *a) {
     if (!n || *n < 1 || uint64_t(*n) > limit || p > limit / uint64_t(*n))
       return std::nullopt;
     p *= uint64_t(*n);
@@ -178,13 +233,13 @@ llvm::Error readDevice(llvm::StringRef entry, uint64_t index, Trace &trace) {
   if (!v)
     return fail("entry " + llvm::Twine(index) + " of 'deviceProperties' is not valid JSON: " +
                 llvm::toString(v.takeError()));
-  const llvm::json::Object *o = v->getAsObject();
-  if (!o)
+  const DomView o{v->getAsObject()};
+  if (!o.o)
     return llvm::Error::success();
   DeviceInfo info;
-  if (auto n = o->getString("name"))
+  if (auto n = o.getString("name"))
     info.name = keptName(*n);
-  if (o->get("gcnArchName") || llvm::StringRef(info.name).contains("AMD"))
+  if (o.has("gcnArchName") || llvm::StringRef(info.name).contains("AMD"))
     return fail("a ROCm trace (device '" + info.name +
                 "'): pipec models CUDA devices only");
   info.id = intOr(o, "id", int64_t(trace.devices.size()));
@@ -192,7 +247,7 @@ llvm::Error readDevice(llvm::StringRef entry, uint64_t index, Trace &trace) {
   info.maxThreadsPerSM = propertyOr0(o, "maxThreadsPerMultiprocessor");
   info.maxThreadsPerBlock = propertyOr0(o, "maxThreadsPerBlock");
   info.sharedMemoryPerSM = propertyOr0(o, "sharedMemPerMultiprocessor");
-  info.sharedMemoryPerBlock = o->get("sharedMemPerBlockOptin")
+  info.sharedMemoryPerBlock = o.has("sharedMemPerBlockOptin")
                                   ? propertyOr0(o, "sharedMemPerBlockOptin")
                                   : propertyOr0(o, "sharedMemPerBlock");
   info.registersPerSM = propertyOr0(o, "regsPerMultiprocessor");
@@ -205,20 +260,15 @@ llvm::Error readDevice(llvm::StringRef entry, uint64_t index, Trace &trace) {
 /// The longest time a .pipe stage may take (the language's limit).
 constexpr double kMaxStageUs = 3600e6;
 
-/// One traceEvents entry: kept when it is a GPU op, a runtime call, a sync
-/// or a step; a GPU op whose numbers pipec cannot represent is an error
-/// that names the event.
-llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool &hip) {
-  llvm::Expected<llvm::json::Value> v = llvm::json::parse(entry);
-  if (!v)
-    return fail("event " + llvm::Twine(index) + " is not valid JSON: " +
-                llvm::toString(v.takeError()));
-  const llvm::json::Object *e = v->getAsObject();
-  if (!e)
-    return llvm::Error::success();
+/// One traceEvents entry's fields (`e`, and `args` its args object):
+/// kept when it is a GPU op, a runtime call, a sync or a step; a GPU op
+/// whose numbers pipec cannot represent is an error that names the event.
+template <typename View>
+llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Trace &trace,
+                            bool &hip) {
   // Categories as PyTorch 1.x ("Kernel", "Memcpy", "Runtime") and 2.x
   // ("kernel", "gpu_memcpy", "cuda_runtime") write them.
-  std::string catText = e->getString("cat").getValueOr("").lower();
+  std::string catText = e.getString("cat").value_or("").lower();
   if (catText == "memcpy")
     catText = "gpu_memcpy";
   else if (catText == "memset")
@@ -226,8 +276,7 @@ llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool 
   else if (catText == "runtime")
     catText = "cuda_runtime";
   llvm::StringRef cat = catText;
-  llvm::StringRef name = e->getString("name").getValueOr("");
-  const llvm::json::Object *args = e->getObject("args");
+  llvm::StringRef name = e.getString("name").value_or("");
   double ts = numberOr(e, "ts", 0), dur = numberOr(e, "dur", 0);
   if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
     GpuOp op;
@@ -240,7 +289,7 @@ llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool 
       return fail("event " + llvm::Twine(index) + " (" + cat + " '" + shown +
                   (op.name.size() > 80 ? "..." : "") + "') " + why);
     };
-    llvm::Optional<double> tsValue = e->getNumber("ts"), durValue = e->getNumber("dur");
+    std::optional<double> tsValue = e.getNumber("ts"), durValue = e.getNumber("dur");
     if (!tsValue || !std::isfinite(*tsValue))
       return bad("has no finite 'ts'");
     if (!durValue || !std::isfinite(*durValue))
@@ -288,7 +337,7 @@ llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool 
     if (name.startswith("hip"))
       hip = true;
   } else if (cat == "cuda_sync") {
-    llvm::StringRef kind = args ? args->getString("cuda_sync_kind").getValueOr(name) : name;
+    llvm::StringRef kind = args.getString("cuda_sync_kind").value_or(name);
     SyncEvent s;
     if (kind == "Stream Wait Event")
       s.kind = SyncEvent::StreamWait;
@@ -315,13 +364,38 @@ llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool 
   return llvm::Error::success();
 }
 
+/// One traceEvents entry: read flat where it is plain JSON (nearly every
+/// event), through llvm::json otherwise (escapes, non-ASCII names, JSON's
+/// errors) or always when `slowly` (the cross-check's reader).
+llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool &hip,
+                      bool slowly) {
+  if (!slowly) {
+    FlatObject e, args;
+    if (e.parse(entry)) {
+      const FlatValue *a = e.get("args");
+      const bool hasArgs = a && a->kind == FlatValue::Object;
+      if (!hasArgs || args.parse(a->text))
+        return readEventFields(FlatView{&e}, FlatView{hasArgs ? &args : nullptr}, index,
+                               trace, hip);
+    }
+  }
+  llvm::Expected<llvm::json::Value> v = llvm::json::parse(entry);
+  if (!v)
+    return fail("event " + llvm::Twine(index) + " is not valid JSON: " +
+                llvm::toString(v.takeError()));
+  const llvm::json::Object *e = v->getAsObject();
+  if (!e)
+    return llvm::Error::success();
+  return readEventFields(DomView{e}, DomView{e->getObject("args")}, index, trace, hip);
+}
+
 } // namespace
 
 /// The trace from `r`: the top-level object's keys, one by one, each entry
 /// of `deviceProperties` and `traceEvents` parsed on its own; a
 /// "traceEvents" or "deviceProperties" nested deeper (in distributedInfo,
 /// in an event's args) is not the trace's.
-static llvm::Expected<Trace> readTraceFrom(JsonReader &r) {
+static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
   Trace trace;
   if (r.peek() != '{') {
     if (llvm::Error e = r.takeError())
@@ -365,7 +439,7 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r) {
     } else if (key == "traceEvents" && !sawEvents) {
       sawEvents = true;
       e = forEachEntry(r, "traceEvents", [&](llvm::StringRef entry, uint64_t index) {
-        return readEvent(entry, index, trace, hip);
+        return readEvent(entry, index, trace, hip, slowly);
       });
     } else if (llvm::Error skipped = r.skip()) {
       llvm::consumeError(std::move(skipped));
@@ -424,4 +498,10 @@ llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {
   std::unique_ptr<ByteSource> source = memorySource(text);
   JsonReader reader(*source, kMaxTraceBytes);
   return readTraceFrom(reader);
+}
+
+llvm::Expected<Trace> importer::parseTraceSlowly(llvm::StringRef text) {
+  std::unique_ptr<ByteSource> source = memorySource(text);
+  JsonReader reader(*source, kMaxTraceBytes);
+  return readTraceFrom(reader, /*slowly=*/true);
 }

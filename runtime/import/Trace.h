@@ -111,6 +111,9 @@ struct Trace {
 llvm::Expected<Trace> readTrace(llvm::StringRef path);
 /// The same, from text already in memory (for tests and the fuzzer).
 llvm::Expected<Trace> parseTrace(llvm::StringRef text);
+/// The same with every event through llvm::json's DOM, none on the fast
+/// path: the obvious reader the fast one is checked against.
+llvm::Expected<Trace> parseTraceSlowly(llvm::StringRef text);
 
 } // namespace pipec::importer
 

@@ -314,3 +314,162 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
   CHECK(orderings > 1000);
   CHECK(cpu > 100);
 }
+
+// ---- The fast event reader against llvm::json's DOM ------------------------
+//
+// Random events, plain and not (escapes, non-ASCII, repeated keys, numbers
+// at the edges of int64 and double, arrays of non-integers, JSON errors):
+// the trace read with the flat fast path must equal the one read with every
+// event through llvm::json, or both must fail with the same message.
+
+namespace {
+
+std::string describe(const Trace &t) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "device " << t.device << " other " << t.otherDevices << "\n";
+  for (const DeviceInfo &d : t.devices)
+    os << "dev " << d.id << " " << d.name << " " << d.sms << "\n";
+  for (const GpuOp &op : t.ops)
+    os << "op " << int(op.kind) << " '" << op.name << "' " << op.stream << " " << op.device
+       << " " << llvm::formatv("{0:e} {1:e}", op.ts, op.dur) << " " << op.correlation << " "
+       << op.blocks << " " << op.threads << " " << op.regs << " " << op.smem << " "
+       << op.bytes << " " << int(op.direction) << " " << op.launchTs << " " << op.launchDur
+       << " " << op.thread << " " << op.event << "\n";
+  for (const SyncEvent &s : t.syncs)
+    os << "sync " << int(s.kind) << " " << s.stream << " " << s.waitOnStream << " "
+       << s.recordCorrelation << " " << s.correlation << " " << s.ts << "\n";
+  for (const Step &s : t.steps)
+    os << "step " << s.number << " " << s.ts << " " << s.dur << "\n";
+  for (const HostCall &c : t.calls)
+    os << "call " << int(c.kind) << " " << c.ts << " " << c.dur << " " << c.correlation << " "
+       << c.thread << "\n";
+  return os.str();
+}
+
+std::string randomNumber(std::mt19937 &rng) {
+  static const char *edges[] = {"0", "-0", "1", "7", "2.5", "3.0", "1e3", "1E+2", "2e-1",
+                                "-4", "9223372036854775807", "-9223372036854775808",
+                                "18446744073709551615", "123456789012345678",
+                                "1234567890123456789", "1e400", "-1e400", "4.9e-324",
+                                "0.1", "1.7976931348623157e308", "01", "+1", "1.", ".5",
+                                "1.2.3", "--1", "1e", "2147483647", "2147483648", "1024",
+                                "1025", "64.0", "64.5"};
+  if (rng() % 2)
+    return edges[rng() % (sizeof edges / sizeof *edges)];
+  return std::to_string(int(rng() % 2000) - 100) +
+         (rng() % 3 ? "" : "." + std::to_string(rng() % 1000));
+}
+
+std::string randomString(std::mt19937 &rng) {
+  static const char *names[] = {"cudaLaunchKernel", "cudaStreamSynchronize", "k",
+                                "ProfilerStep#3", "Memcpy HtoD (Pageable -> Device)",
+                                "Stream Wait Event", "Event Sync", "kernel", "gpu_memcpy",
+                                "cuda_runtime", "cuda_sync", "gpu_memset", "Kernel",
+                                "Runtime", "void f<\\\"a\\\">()", "caf\xc3\xa9",
+                                "tab\\there", "\\u00e9t\\u00e9", "ctl\x01", "bad\xff",
+                                "hipLaunchKernel", "cudaMemcpy"};
+  return std::string("\"") + names[rng() % (sizeof names / sizeof *names)] + "\"";
+}
+
+std::string randomValue(std::mt19937 &rng, int depth);
+
+std::string randomArray(std::mt19937 &rng, int depth) {
+  std::string out = "[";
+  for (unsigned i = 0, n = rng() % 4; i < n; ++i)
+    out += (i ? "," : "") + (rng() % 4 ? randomNumber(rng) : randomValue(rng, depth + 1));
+  return out + "]";
+}
+
+std::string randomValue(std::mt19937 &rng, int depth) {
+  switch (rng() % (depth > 2 ? 4 : 6)) {
+  case 0:
+    return randomNumber(rng);
+  case 1:
+    return randomString(rng);
+  case 2:
+    return rng() % 2 ? "true" : "null";
+  case 3:
+    return rng() % 8 ? randomNumber(rng) : "tru";
+  case 4:
+    return randomArray(rng, depth);
+  default: {
+    std::string out = "{";
+    for (unsigned i = 0, n = rng() % 3; i < n; ++i)
+      out += std::string(i ? "," : "") + "\"k" + std::to_string(rng() % 3) +
+             "\":" + randomValue(rng, depth + 1);
+    return out + "}";
+  }
+  }
+}
+
+std::string randomEvent(std::mt19937 &rng) {
+  static const char *keys[] = {"cat", "name", "ts", "dur", "tid", "pid", "ph"};
+  static const char *argKeys[] = {"stream", "correlation", "correlation_id", "device",
+                                  "grid", "block", "registers per thread",
+                                  "shared memory", "dynamic shared memory", "bytes",
+                                  "cuda_sync_kind", "wait_on_stream",
+                                  "wait_on_cuda_event_record_corr_id"};
+  std::vector<std::string> fields;
+  for (const char *k : keys)
+    if (rng() % 6) {
+      std::string v = !std::strcmp(k, "cat") || !std::strcmp(k, "name") || !std::strcmp(k, "ph")
+                          ? (rng() % 8 ? randomString(rng) : randomValue(rng, 1))
+                          : (rng() % 8 ? randomNumber(rng) : randomValue(rng, 1));
+      fields.push_back("\"" + std::string(k) + "\":" + v);
+    }
+  if (rng() % 5) {
+    std::string args = "{";
+    bool first = true;
+    for (const char *k : argKeys)
+      if (rng() % 3 == 0) {
+        std::string key = k;
+        std::string v = key == "grid" || key == "block"
+                            ? (rng() % 6 ? randomArray(rng, 1) : randomValue(rng, 1))
+                        : key == "cuda_sync_kind" ? randomString(rng)
+                        : rng() % 8             ? randomNumber(rng)
+                                                : randomValue(rng, 1);
+        args += (first ? "" : ",") + ("\"" + key + "\":" + v);
+        first = false;
+      }
+    if (rng() % 20 == 0)
+      args += first ? "\"stream\":1,\"stream\":2" : ",\"stream\":3"; // a key twice
+    fields.push_back("\"args\":" + (rng() % 10 ? args + "}" : randomValue(rng, 1)));
+  }
+  if (rng() % 25 == 0 && !fields.empty())
+    fields.push_back(fields.front()); // a key twice at the top
+  std::shuffle(fields.begin(), fields.end(), rng);
+  std::string out = "{";
+  for (size_t i = 0; i < fields.size(); ++i)
+    out += (i ? (rng() % 10 ? "," : " , ") : "") + fields[i];
+  return out + (rng() % 40 ? "}" : "");
+}
+
+} // namespace
+
+TEST_CASE("import: the fast event reader reads what llvm::json reads, on random events") {
+  std::mt19937 rng(29);
+  unsigned agreedOk = 0, agreedError = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = "{\"traceEvents\":[";
+    const unsigned n = 1 + rng() % 4;
+    for (unsigned i = 0; i < n; ++i)
+      text += (i ? "," : "") + randomEvent(rng);
+    // A kernel that always reads, so that most traces have a GPU op.
+    text += ",{\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":2,\"args\":{\"stream\":7}}]}";
+    auto fast = parseTrace(text);
+    auto slow = parseTraceSlowly(text);
+    CAPTURE(text);
+    REQUIRE(bool(fast) == bool(slow));
+    if (fast) {
+      CHECK(describe(*fast) == describe(*slow));
+      ++agreedOk;
+    } else {
+      CHECK(llvm::toString(fast.takeError()) == llvm::toString(slow.takeError()));
+      ++agreedError;
+    }
+  }
+  // Both kinds of outcome were exercised.
+  CHECK(agreedOk > 500);
+  CHECK(agreedError > 100);
+}
