@@ -35,6 +35,7 @@ struct Shape {
   uint32_t blocks = 1;
   DeviceProfile::BlockUse use{};
   double blockUs = 0; ///< the kernel's time over its waves
+  uint32_t perEmptySM = 0; ///< its blocks an idle SM holds at once
 };
 
 /// A kernel that has become resident and has blocks to run.
@@ -44,6 +45,7 @@ struct Resident {
   uint32_t pending, running;
   DeviceProfile::BlockUse use; ///< what one block holds of its SM
   double blockUs;              ///< the kernel's time over its waves
+  uint32_t perEmptySM;         ///< its blocks an idle SM holds at once
 };
 
 class Model {
@@ -51,7 +53,8 @@ public:
   Model(const Schedule &s, Lowering lowering, const DeviceProfile &profile,
         const ModelOptions &options)
       : s(s), lowering(lowering), p(profile), options(options),
-        n(s.instances.size()), freeSM(profile.sms, profile.smCapacity()) {
+        n(s.instances.size()), capacity(profile.smCapacity()),
+        freeSM(profile.sms, capacity) {
     out.start.assign(n, -1);
     out.end.assign(n, -1);
     residentSlot.assign(n, 0);
@@ -122,6 +125,7 @@ private:
       shape.use = p.blockUse(stage.threads, stage.smemBytes, stage.regs);
       shape.blockUs = stage.durationUs / double(waves);
     }
+    shape.perEmptySM = fitting(p.smCapacity(), shape.use);
     return shape;
   }
 
@@ -547,8 +551,8 @@ private:
       }
       const Shape &shape = shapes[s.instances.stageOf(v)];
       residentSlot[v] = static_cast<uint32_t>(resident.size());
-      resident.push_back(
-          {v, priorityOf(v), shape.blocks, 0, shape.use, shape.blockUs});
+      resident.push_back({v, priorityOf(v), shape.blocks, 0, shape.use, shape.blockUs,
+                          shape.perEmptySM});
       // Kept in urgency order as they come: most urgent (lower CUDA
       // priority value) first, then oldest.
       const Urgency key{resident.back().priority, v};
@@ -706,7 +710,13 @@ private:
         // and every SM this kernel fills now, in one event: they all finish
         // at one time, handled before the next pump as separate events
         // would be (a GPU-wide grid is an event, not one per SM or block).
-        const uint32_t k = std::min(r->pending, fitting(freeSM[sm], r->use));
+        // (An idle SM, the common case, holds what the shape said: no
+        // division.)
+        const DeviceProfile::BlockUse &f = freeSM[sm];
+        const bool idle = f.threads == capacity.threads && f.slots == capacity.slots &&
+                          f.smem == capacity.smem && f.regs == capacity.regs;
+        const uint32_t k =
+            std::min(r->pending, idle ? r->perEmptySM : fitting(f, r->use));
         take(freeSM[sm], r->use, k);
         r->pending -= k;
         drained |= r->pending == 0;
@@ -715,7 +725,13 @@ private:
           out.start[r->instance] = now;
         if (batch == kNone)
           batch = newBatch();
-        batches[batch].push_back({sm, k});
+        // Consecutive SMs that took as many blocks are one run.
+        std::vector<SMRun> &runs = batches[batch];
+        if (!runs.empty() && runs.back().first + runs.back().count == sm &&
+            runs.back().blocks == k)
+          ++runs.back().count;
+        else
+          runs.push_back({sm, 1, k});
         progress = true;
       }
       if (batch != kNone)
@@ -778,9 +794,10 @@ private:
   void blockDone(uint32_t v, uint32_t batch, double now) {
     const uint32_t slot = residentSlot[v];
     Resident &r = resident[slot];
-    for (auto [sm, count] : batches[batch]) {
-      give(freeSM[sm], r.use, count);
-      r.running -= count;
+    for (const SMRun &run : batches[batch]) {
+      for (uint32_t sm = run.first; sm < run.first + run.count; ++sm)
+        give(freeSM[sm], r.use, run.blocks);
+      r.running -= run.count * run.blocks;
     }
     batches[batch].clear();
     freeBatches.push_back(batch);
@@ -896,9 +913,14 @@ private:
   uint32_t nextSegment = 0, lastLaunched = kNone;
 
   // Device.
+  const DeviceProfile::BlockUse capacity;      ///< one SM's, all free
   std::vector<DeviceProfile::BlockUse> freeSM; ///< what each SM has free
-  /// BlockDone events' (SM, blocks) lists, and the free ones among them.
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> batches;
+  /// BlockDone events' lists of SM runs, and the free ones among them.
+  /// SMs first .. first + count - 1, each with `blocks` of one kernel's.
+  struct SMRun {
+    uint32_t first, count, blocks;
+  };
+  std::vector<std::vector<SMRun>> batches;
   std::vector<uint32_t> freeBatches;
   std::vector<Resident> resident;
   /// Each resident instance's place in `resident`.
