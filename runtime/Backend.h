@@ -25,6 +25,12 @@ struct RunOptions {
   unsigned replays = 100;
   bool priorities = true; ///< false: every stream at one priority
   bool recordHost = true; ///< keep the host's calls (for traces and reports)
+  /// The model may skip ahead where a periodic schedule has settled (see
+  /// sim::ModelOptions::extrapolate); a GPU runs everything anyway.
+  bool extrapolate = false;
+  /// false: only the timings are wanted, not each instance's start and end
+  /// (the model then keeps no starts, and nothing is checked against them).
+  bool timeline = true;
   /// On a GPU: how the representative replay's timeline is measured.
   TimingRequest timing = TimingRequest::Auto;
 };
@@ -68,6 +74,7 @@ struct LoweringRun {
   double makespanUs = 0;   ///< last end - first start
   uint64_t violations = 0; ///< measured from start and end
   uint64_t simulatedEvents = 0;
+  uint64_t extrapolatedIterations = 0; ///< the model's, skipped ahead
   double runSeconds = 0; ///< wall time this lowering's run took (runAll)
   /// How the timeline was measured; timingNote says why a GPU run fell back
   /// from CUPTI to events (empty otherwise).

@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <array>
 
 using namespace pipec;
 using llvm::formatv;
@@ -25,16 +26,27 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
   double copies[3] = {0, 0, 0};
   uint64_t copyCount[3] = {0, 0, 0};
   double host = 0;
+  // Each kernel's share of each resource, worked out once per stage (and
+  // added up per instance, in order, as before).
+  std::vector<std::array<double, 4>> share(s.pipeline.stages.size());
+  for (size_t i = 0; i < share.size(); ++i) {
+    const program::Stage &st = s.pipeline.stages[i];
+    if (st.kind != StageKind::Kernel)
+      continue;
+    DeviceProfile::BlockUse use = p.blockUse(st.threads, st.smemBytes, st.regs);
+    double blockTime = double(st.blocks) * st.durationUs / double(p.waves(st));
+    share[i] = {blockTime * double(use.threads) / double(cap.threads),
+                blockTime * double(use.slots) / double(cap.slots),
+                blockTime * double(use.smem) / double(cap.smem),
+                blockTime * double(use.regs) / double(cap.regs)};
+  }
   for (uint32_t v = 0; v < inst.size(); ++v) {
     const program::Stage &st = inst.stage(v);
     switch (st.kind) {
     case StageKind::Kernel: {
-      DeviceProfile::BlockUse use = p.blockUse(st.threads, st.smemBytes, st.regs);
-      double blockTime = double(st.blocks) * st.durationUs / double(p.waves(st));
-      area[0] += blockTime * double(use.threads) / double(cap.threads);
-      area[1] += blockTime * double(use.slots) / double(cap.slots);
-      area[2] += blockTime * double(use.smem) / double(cap.smem);
-      area[3] += blockTime * double(use.regs) / double(cap.regs);
+      const std::array<double, 4> &k = share[inst.stageOf(v)];
+      for (unsigned r = 0; r < 4; ++r)
+        area[r] += k[r];
       break;
     }
     case StageKind::Copy:

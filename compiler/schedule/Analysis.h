@@ -53,6 +53,9 @@ struct GraphAdvice {
   /// Replays after which the graph has paid back its one-time cost; 0 when
   /// it never does.
   uint64_t breakEvenReplays = 0;
+  /// Iterations of each lowering's replay the device model skipped ahead
+  /// (a settled periodic schedule; compile --stats says so).
+  uint64_t streamsExtrapolated = 0, graphExtrapolated = 0;
 };
 
 /// A lower bound on the makespan that holds in every lowering, and what it

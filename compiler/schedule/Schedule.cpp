@@ -1,6 +1,7 @@
 //===- Schedule.cpp -------------------------------------------------------===//
 
 #include "compiler/schedule/Schedule.h"
+#include "compiler/sema/Sema.h"
 
 #include <algorithm>
 #include <chrono>
@@ -193,6 +194,10 @@ Schedule::Schedule(const program::Pipeline &pipeline,
 static bool needsEvent(const Schedule &s, uint32_t u, uint32_t v) {
   return !s.onHost(u) && s.streamOf(u) != s.streamOf(v);
 }
+
+// Event and segment numbers are at most the instances, which Sema bounds.
+static_assert(kMaxStageInstances <= kMaxEventNumber,
+              "an event number fits an Op");
 
 void pipec::planEvents(Schedule &s) {
   const size_t n = s.instances.size();

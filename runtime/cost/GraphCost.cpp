@@ -8,6 +8,9 @@
 using namespace pipec;
 using namespace pipec::runtime;
 
+/// The fewest instances for which the graph verdict's model skips ahead.
+constexpr size_t kSkipAheadFrom = size_t(1) << 16;
+
 GraphAdvice runtime::compareLowerings(const LoweringRun &streams,
                                       const LoweringRun &graph, unsigned replays) {
   GraphAdvice g;
@@ -33,6 +36,13 @@ GraphAdvice SimGraphCost::advise(const Schedule &s, unsigned replays) const {
   RunOptions options;
   options.replays = replays;
   options.recordHost = false;
+  // A long periodic replay is skipped ahead once it settles (equal up to
+  // rounding, DeviceModel.h); a smaller one is simulated whole, as it
+  // always was.
+  options.extrapolate = s.instances.size() >= kSkipAheadFrom;
+  // Only the timings are compared: no timeline is kept (at 10^7 instances,
+  // 160 MB a lowering).
+  options.timeline = false;
   llvm::Expected<LoweringRun> streams = model->run(s, Lowering::Streams, options);
   llvm::Expected<LoweringRun> graph = model->run(s, Lowering::Graph, options);
   if (!streams || !graph) {
@@ -41,5 +51,8 @@ GraphAdvice SimGraphCost::advise(const Schedule &s, unsigned replays) const {
     llvm::consumeError(graph.takeError());
     return GraphAdvice();
   }
-  return compareLowerings(*streams, *graph, replays);
+  GraphAdvice advice = compareLowerings(*streams, *graph, replays);
+  advice.streamsExtrapolated = streams->extrapolatedIterations;
+  advice.graphExtrapolated = graph->extrapolatedIterations;
+  return advice;
 }

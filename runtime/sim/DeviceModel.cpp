@@ -1,7 +1,9 @@
 //===- DeviceModel.cpp ----------------------------------------------------===//
 
 #include "runtime/sim/DeviceModel.h"
+#include "runtime/sim/Periodic.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
@@ -46,6 +48,7 @@ struct Resident {
   DeviceProfile::BlockUse use; ///< what one block holds of its SM
   double blockUs;              ///< the kernel's time over its waves
   uint32_t perEmptySM;         ///< its blocks an idle SM holds at once
+  bool started;                ///< a block of it has run
 };
 
 class Model {
@@ -55,9 +58,12 @@ public:
       : s(s), lowering(lowering), p(profile), options(options),
         n(s.instances.size()), capacity(profile.smCapacity()),
         freeSM(profile.sms, capacity) {
-    out.start.assign(n, -1);
+    if (options.starts)
+      out.start.assign(n, -1);
     out.end.assign(n, -1);
-    residentSlot.assign(n, 0);
+    // Written when an instance becomes resident, read only then: left
+    // untouched (and its pages unallocated) elsewhere.
+    residentSlot.reset(new uint32_t[n]);
     for (const program::Stage &stage : s.pipeline.stages)
       shapes.push_back(shapeOf(stage));
   }
@@ -68,6 +74,8 @@ public:
     else
       startGraph();
     startHost();
+    if (options.extrapolate)
+      findPeriod();
     // The host thread's calls reach the device in order, each when the call
     // (and whatever the host did before it) is done: the host is followed
     // op by op, not through the event heap. At equal times they come first,
@@ -76,10 +84,13 @@ public:
     // heap for each would only double the work.
     constexpr double kNever = std::numeric_limits<double>::infinity();
     while (!events.empty() || hostDone != kNever || !pendingReady.empty()) {
+      if (period)
+        maybeCheckpoint();
       double now = events.empty() ? kNever : events.top().time;
       now = std::min(now, hostDone);
       if (!pendingReady.empty())
         now = std::min(now, pendingReady.top().first);
+      clock = now;
       while (hostDone <= now)
         finishHostOp(now);
       while (!events.empty() && events.top().time == now) {
@@ -184,8 +195,8 @@ private:
     uint32_t events = lowering == Lowering::Streams ? s.eventObjects : s.graphEventObjects;
     std::vector<uint32_t> latestRecord(events, kNone);
     boundRecord.assign(list.size(), kNone);
-    waitHead.assign(list.size(), kNone);
-    recordDoneAt.assign(list.size(), -1);
+    waitHeads.clear();
+    recordDoneAt.reset(list.size());
     for (uint32_t i = 0; i < list.size(); ++i) {
       const Op &op = list[i];
       if (op.kind == Op::Record)
@@ -243,20 +254,20 @@ private:
       const double work = s.instances.stage(op.instance).durationUs;
       const double start =
           options.issueAt ? std::max(hostAt, (*options.issueAt)[op.instance]) : hostAt;
-      out.start[op.instance] = start;
+      setStart(op.instance, start);
       out.hostTime.cpu += work;
       hostDone = start + work;
       return;
     }
     case Op::Sync: {
       const uint32_t record = boundRecord[hostNext];
-      if (record != kNone && recordDoneAt[record] < 0) {
+      if (record != kNone && recordDoneAt.get(record) < 0) {
         hostBlock = Block::Record;
         blockedSince = hostAt;
         hostDone = kNever;
         return;
       }
-      const double done = record == kNone ? hostAt : recordDoneAt[record];
+      const double done = record == kNone ? hostAt : recordDoneAt.get(record);
       const double wake = std::max(hostAt, done + p.syncLatencyUs);
       syncSpan(hostAt, wake, op.instance);
       hostDone = wake;
@@ -310,7 +321,7 @@ private:
       }
       break;
     case Op::Cpu:
-      out.end[op.instance] = now;
+      setEnd(op.instance, now);
       break;
     case Op::Sync:
       break;
@@ -333,7 +344,7 @@ private:
 
   /// Record op `record` completed at `now`: a host blocked on it wakes.
   void recordCompleted(uint32_t record, double now) {
-    recordDoneAt[record] = now;
+    recordDoneAt.set(record, now);
     if (hostBlock == Block::Record && boundRecord[hostNext] == record) {
       hostBlock = Block::None;
       const double wake = std::max(hostAt, now + p.syncLatencyUs);
@@ -375,18 +386,23 @@ private:
     if (stuckOn[q] == record)
       return;
     stuckOn[q] = record;
-    waitNext[q] = waitHead[record];
-    waitHead[record] = q;
+    auto [it, added] = waitHeads.try_emplace(record, q);
+    waitNext[q] = added ? kNone : it->second;
+    it->second = q;
   }
   void recordReached(uint32_t record) {
-    for (uint32_t q = waitHead[record]; q != kNone;) {
+    auto it = waitHeads.find(record);
+    if (it == waitHeads.end())
+      return;
+    uint32_t q = it->second;
+    waitHeads.erase(it);
+    while (q != kNone) {
       uint32_t next = waitNext[q];
       stuckOn[q] = kNone;
       waitNext[q] = kNone;
       markQueue(q);
       q = next;
     }
-    waitHead[record] = kNone;
   }
 
   bool pumpQueues(double now) {
@@ -411,7 +427,7 @@ private:
         } else if (op.kind == Op::Wait) {
           uint32_t record = boundRecord[q.front()];
           if (record != kNone) {
-            double done = recordDoneAt[record];
+            double done = recordDoneAt.get(record);
             if (done < 0) {
               waitFor(qi, record);
               break; // the record is not reached yet
@@ -441,20 +457,25 @@ private:
   // has finished. A record after a launch completes with that segment.
   void startGraph() {
     const CSR &in = s.graphPredecessors();
+    // Successors from predecessors, counted in place: begin[u + 1] counts
+    // u's successors, then serves as u's cursor filled from the back.
     remaining.assign(n, 0);
-    std::vector<uint64_t> count(n + 1, 0);
+    successors.begin.assign(n + 1, 0);
     for (uint32_t v = 0; v < n; ++v) {
       remaining[v] = static_cast<uint32_t>(in.row(v).size());
       for (uint32_t u : in.row(v))
-        ++count[u + 1];
+        ++successors.begin[u + 1];
     }
     for (uint32_t v = 0; v < n; ++v)
-      count[v + 1] += count[v];
-    successors.begin = count;
+      successors.begin[v + 1] += successors.begin[v];
     successors.targets.assign(in.edges(), 0);
-    for (uint32_t v = 0; v < n; ++v)
+    for (uint32_t v = n; v-- > 0;)
       for (uint32_t u : in.row(v))
-        successors.targets[count[u]++] = v;
+        successors.targets[--successors.begin[u + 1]] = v;
+    // begin[u + 1] now holds where u's row starts: shift it into place.
+    for (uint32_t u = 0; u < n; ++u)
+      successors.begin[u] = successors.begin[u + 1];
+    successors.begin[n] = in.edges();
     const uint32_t segments = std::max(1u, s.segments);
     segmentNodes.assign(segments, 0);
     segmentDynamic.assign(segments, 0);
@@ -524,18 +545,20 @@ private:
     const uint32_t g = s.segmentOf[v];
     if (--segmentLeft[g] == 0)
       segmentFinished(g, now);
-    for (uint32_t w : successors.row(v))
+    for (uint32_t w : successors.row(v)) {
+      if (touched == kNone || w > touched)
+        touched = w;
       if (--remaining[w] == 0) {
         pendingReady.push({now + p.graphGapUs, w});
         // Its turn comes within a few events: have what it reads then on
         // the way (with many streams the nodes in flight spread over
         // iterations, and a line per array missed).
-        __builtin_prefetch(&out.start[w]);
         __builtin_prefetch(&out.end[w]);
         __builtin_prefetch(&residentSlot[w]);
         __builtin_prefetch(&successors.begin[w]);
         __builtin_prefetch(&s.instanceStream[w]);
       }
+    }
   }
 
   // --- Work: kernels, copies, host functions ---------------------------------
@@ -552,7 +575,7 @@ private:
       const Shape &shape = shapes[s.instances.stageOf(v)];
       residentSlot[v] = static_cast<uint32_t>(resident.size());
       resident.push_back({v, priorityOf(v), shape.blocks, 0, shape.use, shape.blockUs,
-                          shape.perEmptySM});
+                          shape.perEmptySM, false});
       // Kept in urgency order as they come: most urgent (lower CUDA
       // priority value) first, then oldest.
       const Urgency key{resident.back().priority, v};
@@ -627,7 +650,7 @@ private:
     while (d.active.size() < engines && !copyQueues[e].empty()) {
       uint32_t v = copyQueues[e].front();
       copyQueues[e].pop_front();
-      out.start[v] = now;
+      setStart(v, now);
       d.active.push_back({v, now + p.copyLatencyUs, s.instances.stage(v).durationUs});
       progress = true;
     }
@@ -654,7 +677,7 @@ private:
         uint32_t v = copyQueues[e].front();
         copyQueues[e].pop_front();
         engineBusy[e] = 1;
-        out.start[v] = now;
+        setStart(v, now);
         double done = now + p.copyLatencyUs + s.instances.stage(v).durationUs;
         post(done, Event::ItemDone, v, e);
         progress = true;
@@ -663,7 +686,7 @@ private:
       uint32_t v = hostQueue.front();
       hostQueue.pop_front();
       hostBusy = 1;
-      out.start[v] = now;
+      setStart(v, now);
       post(now + s.instances.stage(v).durationUs, Event::ItemDone, v, 3);
       progress = true;
     }
@@ -721,8 +744,10 @@ private:
         r->pending -= k;
         drained |= r->pending == 0;
         r->running += k;
-        if (out.start[r->instance] < 0)
-          out.start[r->instance] = now;
+        if (!r->started) {
+          r->started = true;
+          setStart(r->instance, now);
+        }
         if (batch == kNone)
           batch = newBatch();
         // Consecutive SMs that took as many blocks are one run.
@@ -831,7 +856,7 @@ private:
   }
 
   void finish(uint32_t v, double now) {
-    out.end[v] = now;
+    setEnd(v, now);
     if (lowering == Lowering::Streams) {
       uint32_t stream = s.streamOf(v);
       streamBusy[stream] = 0;
@@ -840,6 +865,422 @@ private:
     } else {
       nodeDone(v, now);
     }
+  }
+
+  void setStart(uint32_t v, double t) {
+    if (!options.starts)
+      return;
+    out.start[v] = t;
+    if (logging)
+      assigned.push_back({v, false, t});
+  }
+  void setEnd(uint32_t v, double t) {
+    out.end[v] = t;
+    if (logging)
+      assigned.push_back({v, true, t});
+  }
+
+  // --- Extrapolation ---------------------------------------------------------
+  // At the start of each block of iterations in the schedule's periodic
+  // range (Periodic.h) the model writes its whole state down relative to
+  // the block: times less the clock, instances less the block's first, ops
+  // less the block's first call. When that equals the previous block's
+  // (within rounding), the blocks up to near the end of the range would run
+  // the same way, each one block's time later: their starts and ends are
+  // the last block's shifted, the state jumps ahead, and the model runs the
+  // rest. Streams: a block starts when the host reaches its first launch.
+  // Graph (one segment, no host work): when every instance before the
+  // block's first has ended.
+
+  void findPeriod() {
+    if (options.issueAt || options.recordHost || options.lookEverywhere)
+      return;
+    if (lowering == Lowering::Streams) {
+      period = findPeriodicity(s, hostOps(), boundRecord);
+    } else {
+      if (s.graphOps.size() != 1 || s.segments > 1)
+        return;
+      for (uint32_t v = 0; v < n; ++v)
+        if (s.onHost(v))
+          return;
+      period = findGraphPeriodicity(s, successors, remaining);
+    }
+    if (period)
+      nextCheck = period.first - 1;
+  }
+
+  uint64_t blockStart(uint32_t b) const { return uint64_t(b) * period.instances; }
+
+  void maybeCheckpoint() {
+    if (lowering == Lowering::Streams) {
+      if (hostNext < period.opOfBlock(nextCheck))
+        return;
+    } else {
+      while (lowest < n && out.end[lowest] >= 0)
+        ++lowest;
+      if (lowest < blockStart(nextCheck))
+        return;
+    }
+    checkpoint(nextCheck++);
+    if (nextCheck >= period.end || compared > kCompareBudget)
+      stopExtrapolating();
+  }
+
+  void stopExtrapolating() {
+    period = Periodicity();
+    logging = false;
+    assigned.clear();
+    assigned.shrink_to_fit();
+    lastAssigned.clear();
+    lastAssigned.shrink_to_fit();
+  }
+
+  /// The most signature entries compared in all before the model gives up
+  /// on a schedule that never settles.
+  static constexpr uint64_t kCompareBudget = uint64_t(1) << 26;
+
+  void checkpoint(uint32_t b) {
+    const bool behind = lowering == Lowering::Streams
+                            ? hostNext - period.opOfBlock(b) >= period.ops
+                            : lowest - blockStart(b) >= period.instances;
+    if (behind || !signature(sig, b)) {
+      // Not at this block's start (several passed at once), or too much
+      // to write down: no comparison across it.
+      lastBlock = kNone;
+      if (!behind)
+        stopExtrapolating();
+      return;
+    }
+    compared += sig.size();
+    // Settled: the same state as a block ago, twice running, and the last
+    // block set the starts and ends of the one before, shifted.
+    const bool same = lastBlock + 1 == b && sameState(sig, lastSig, clock) &&
+                      repeatsLastBlock(clock - lastT);
+    settled = same ? settled + 1 : 0;
+    if (settled >= 2) {
+      const uint32_t jump = period.end - 2 > b ? period.end - 2 - b : 0;
+      if (jump > 0 && shiftAhead(jump, clock - lastT)) {
+        out.extrapolatedIterations = uint64_t(jump) * period.iterations;
+        stopExtrapolating();
+        return;
+      }
+    }
+    std::swap(sig, lastSig);
+    lastT = clock;
+    lastBlock = b;
+    std::swap(assigned, lastAssigned);
+    assigned.clear();
+    logging = true;
+    hostTimeThen = out.hostTime;
+    eventsThen = out.simulatedEvents;
+  }
+
+  /// Whether the block just ended set what the one before it set, one
+  /// block (`every` microseconds) later.
+  bool repeatsLastBlock(double every) const {
+    if (assigned.size() != lastAssigned.size())
+      return false;
+    const double tolerance = (std::abs(clock) + 1) * 0x1p-42;
+    for (size_t i = 0; i < assigned.size(); ++i) {
+      const Assigned &a = assigned[i], &b = lastAssigned[i];
+      if (a.instance != uint64_t(b.instance) + period.instances || a.end != b.end ||
+          !(std::abs(a.t - (b.t + every)) <= tolerance))
+        return false;
+    }
+    return true;
+  }
+
+  static bool sameState(const std::vector<double> &a, const std::vector<double> &b,
+                        double at) {
+    if (a.size() != b.size())
+      return false;
+    // Times repeat up to rounding: each is a sum of the same durations at
+    // another magnitude.
+    const double tolerance = (std::abs(at) + 1) * 0x1p-42;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i] && !(std::abs(a[i] - b[i]) <= tolerance))
+        return false;
+    return true;
+  }
+
+  /// The state relative to block b's start; false when it is too large.
+  bool signature(std::vector<double> &g, uint32_t b) {
+    constexpr double kInf = 1e300, kNoneMark = -1e300, kPast = -2e300;
+    constexpr size_t kMaxSignature = size_t(1) << 20;
+    g.clear();
+    const double T = clock;
+    const double I = double(blockStart(b));
+    const double O = lowering == Lowering::Streams ? double(period.opOfBlock(b)) : 0;
+    auto time = [&](double t) { return std::isinf(t) ? kInf : t - T; };
+    auto inst = [&](uint32_t v) { return v == kNone ? kNoneMark : double(v) - I; };
+    auto opAt = [&](uint64_t o) { return o == kNone ? kNoneMark : double(o) - O; };
+
+    // The host.
+    const bool hostFinished = hostNext >= hostOps().size();
+    g.push_back(opAt(hostNext));
+    g.push_back(time(hostDone));
+    g.push_back(hostFinished ? 0 : hostAt - T);
+    g.push_back(double(hostBlock));
+    g.push_back(hostBlock != Block::None ? blockedSince - T : 0);
+    g.push_back(pendingLaunches);
+
+    if (lowering == Lowering::Streams) {
+      uint64_t oldest = hostNext;
+      for (uint32_t q = 0; q < queues.size(); ++q) {
+        g.push_back(double(queues[q].size()));
+        for (uint32_t o : queues[q]) {
+          g.push_back(opAt(o));
+          oldest = std::min<uint64_t>(oldest, o);
+        }
+        g.push_back(queueWake[q] < T ? kPast : queueWake[q] - T);
+        g.push_back(queueDirty[q]);
+        g.push_back(opAt(stuckOn[q]));
+        g.push_back(waitNext[q] == kNone ? kNoneMark : double(waitNext[q]));
+      }
+      for (size_t st = 0; st < streamBusy.size(); ++st) {
+        g.push_back(streamBusy[st]);
+        g.push_back(streamFreeAt[st] <= T ? kPast : streamFreeAt[st] - T);
+      }
+      // The records a wait or sync still to come may bind to.
+      const uint64_t from = oldest >= period.reach ? oldest - period.reach : 0;
+      if (hostNext - from > kMaxSignature)
+        return false;
+      g.push_back(opAt(from));
+      const std::vector<Op> &list = hostOps();
+      for (uint64_t r = from; r < hostNext; ++r)
+        if (list[r].kind == Op::Record) {
+          const double done = recordDoneAt.get(r);
+          g.push_back(done < 0 ? kNoneMark : done - T);
+          auto head = waitHeads.find(static_cast<uint32_t>(r));
+          g.push_back(head == waitHeads.end() ? kNoneMark : double(head->second));
+        }
+    } else {
+      // The nodes between the lowest not ended and the highest a finished
+      // node has counted down.
+      if (touched + 1 > lowest && touched + 1 - lowest > kMaxSignature)
+        return false;
+      g.push_back(inst(static_cast<uint32_t>(lowest)));
+      g.push_back(touched == kNone ? kNoneMark : inst(touched));
+      if (touched != kNone)
+        for (uint64_t v = lowest; v <= touched; ++v) {
+          g.push_back(remaining[v]);
+          g.push_back(out.end[v] >= 0);
+        }
+      if (readyNodes.size() > kMaxSignature)
+        return false;
+      g.push_back(double(readyNodes.size()));
+      for (uint32_t v : readyNodes)
+        g.push_back(inst(v));
+      std::vector<std::pair<double, uint32_t>> ready = pendingReady.items();
+      std::sort(ready.begin(), ready.end());
+      g.push_back(double(ready.size()));
+      for (auto [t, v] : ready) {
+        g.push_back(t - T);
+        g.push_back(inst(v));
+      }
+      g.push_back(segmentState[0]);
+      g.push_back(nextSegment);
+      g.push_back(segmentDoneAt[0] < 0 ? kNoneMark : segmentDoneAt[0] - T);
+    }
+
+    // Events, in the order they will be taken.
+    std::vector<Event> pending = events.items();
+    if (pending.size() > kMaxSignature)
+      return false;
+    std::sort(pending.begin(), pending.end(), [](const Event &a, const Event &b) {
+      return b > a;
+    });
+    g.push_back(double(pending.size()));
+    for (const Event &e : pending) {
+      g.push_back(e.time - T);
+      g.push_back(e.kind);
+      switch (e.kind) {
+      case Event::BlockDone:
+        g.push_back(inst(e.a));
+        g.push_back(double(batches[e.b].size()));
+        for (const SMRun &run : batches[e.b]) {
+          g.push_back(run.first);
+          g.push_back(run.count);
+          g.push_back(run.blocks);
+        }
+        break;
+      case Event::ItemDone:
+        g.push_back(inst(e.a));
+        g.push_back(e.b);
+        break;
+      case Event::HostReady:
+        g.push_back(inst(e.a));
+        break;
+      case Event::Wake:
+        g.push_back(e.a);
+        break;
+      case Event::CopyStep:
+        g.push_back(e.a);
+        g.push_back(e.b == shared[e.a].generation);
+        break;
+      }
+    }
+
+    // The device.
+    for (const DeviceProfile::BlockUse &f : freeSM) {
+      g.push_back(double(f.threads));
+      g.push_back(double(f.slots));
+      g.push_back(double(f.smem));
+      g.push_back(double(f.regs));
+    }
+    std::vector<const Resident *> held;
+    for (const Resident &r : resident)
+      held.push_back(&r);
+    std::sort(held.begin(), held.end(),
+              [](const Resident *a, const Resident *b) { return a->instance < b->instance; });
+    g.push_back(double(held.size()));
+    for (const Resident *r : held) {
+      g.push_back(inst(r->instance));
+      g.push_back(r->priority);
+      g.push_back(r->pending);
+      g.push_back(r->running);
+      g.push_back(r->started);
+    }
+    g.push_back(double(waiting.size()));
+    for (const Urgency &u : waiting) {
+      g.push_back(u.priority);
+      g.push_back(inst(u.instance));
+    }
+    g.push_back(blocksChanged);
+    g.push_back(blockedOnResidency);
+    for (unsigned e = 0; e < 3; ++e) {
+      g.push_back(double(copyQueues[e].size()));
+      for (uint32_t v : copyQueues[e])
+        g.push_back(inst(v));
+      g.push_back(engineBusy[e]);
+      g.push_back(double(shared[e].active.size()));
+      for (const SharedCopy &c : shared[e].active) {
+        g.push_back(inst(c.instance));
+        g.push_back(c.moveFrom - T);
+        g.push_back(c.remaining);
+      }
+      if (!shared[e].active.empty())
+        g.push_back(shared[e].last - T);
+    }
+    g.push_back(double(hostQueue.size()));
+    for (uint32_t v : hostQueue)
+      g.push_back(inst(v));
+    g.push_back(hostBusy);
+    return g.size() <= kMaxSignature;
+  }
+
+  /// Runs `blocks` blocks ahead, each `every` later than the one before,
+  /// from the last block's record; false (nothing changed) when a shifted
+  /// instance would fall past the end.
+  bool shiftAhead(uint32_t blocks, double every) {
+    const uint64_t dI = uint64_t(blocks) * period.instances;
+    uint64_t highest = 0;
+    for (const Assigned &a : assigned)
+      highest = std::max<uint64_t>(highest, a.instance);
+    for (const Resident &r : resident)
+      highest = std::max<uint64_t>(highest, r.instance);
+    if (highest + dI >= n || (touched != kNone && touched + dI >= n))
+      return false;
+    const double dT = double(blocks) * every;
+
+    // The skipped blocks' starts and ends.
+    for (uint32_t j = 1; j <= blocks; ++j) {
+      const uint64_t di = uint64_t(j) * period.instances;
+      const double dt = double(j) * every;
+      for (const Assigned &a : assigned)
+        (a.end ? out.end : out.start)[a.instance + di] = a.t + dt;
+    }
+    // What the host and the model spent on them.
+    out.hostTime.cpu += blocks * (out.hostTime.cpu - hostTimeThen.cpu);
+    out.hostTime.issue += blocks * (out.hostTime.issue - hostTimeThen.issue);
+    out.hostTime.api += blocks * (out.hostTime.api - hostTimeThen.api);
+    out.hostTime.blocked += blocks * (out.hostTime.blocked - hostTimeThen.blocked);
+    out.simulatedEvents += blocks * (out.simulatedEvents - eventsThen);
+
+    auto shiftInstance = [&](uint32_t &v) {
+      if (v != kNone)
+        v = static_cast<uint32_t>(v + dI);
+    };
+    // The host.
+    if (hostNext < hostOps().size()) {
+      const uint64_t dO = uint64_t(blocks) * period.ops;
+      hostNext += dO;
+      hostAt += dT;
+      if (!std::isinf(hostDone))
+        hostDone += dT;
+      if (hostBlock != Block::None)
+        blockedSince += dT;
+    }
+    if (lowering == Lowering::Streams) {
+      const uint64_t dO = uint64_t(blocks) * period.ops;
+      uint64_t oldest = hostNext - dO;
+      for (uint32_t q = 0; q < queues.size(); ++q) {
+        for (uint32_t &o : queues[q]) {
+          oldest = std::min<uint64_t>(oldest, o);
+          o = static_cast<uint32_t>(o + dO);
+        }
+        queueWake[q] = queueWake[q] < clock ? -1 : queueWake[q] + dT;
+        if (stuckOn[q] != kNone)
+          stuckOn[q] = static_cast<uint32_t>(stuckOn[q] + dO);
+      }
+      for (double &t : streamFreeAt)
+        t += dT;
+      const uint64_t from = oldest >= period.reach ? oldest - period.reach : 0;
+      const std::vector<Op> &list = hostOps();
+      for (uint64_t r = hostNext - dO; r-- > from;)
+        if (list[r].kind == Op::Record) {
+          const double done = recordDoneAt.get(r);
+          if (done >= 0)
+            recordDoneAt.set(r + dO, done + dT);
+        }
+      // Records not yet reached that queues wait for are theirs shifted.
+      llvm::DenseMap<uint32_t, uint32_t> heads;
+      for (auto [record, q] : waitHeads)
+        heads[static_cast<uint32_t>(record + dO)] = q;
+      waitHeads = std::move(heads);
+    } else {
+      if (touched != kNone) {
+        for (uint64_t v = touched + 1; v-- > lowest;)
+          remaining[v + dI] = remaining[v];
+        touched = static_cast<uint32_t>(touched + dI);
+      }
+      lowest += dI;
+      segmentLeft[0] -= static_cast<uint32_t>(dI);
+      for (uint32_t &v : readyNodes)
+        shiftInstance(v);
+      for (auto &[t, v] : pendingReady.items()) {
+        t += dT;
+        shiftInstance(v);
+      }
+      pendingReady.reorder();
+    }
+    // The device.
+    for (Event &e : events.items()) {
+      e.time += dT;
+      if (e.kind == Event::BlockDone || e.kind == Event::ItemDone ||
+          e.kind == Event::HostReady)
+        shiftInstance(e.a);
+    }
+    events.reorder();
+    for (uint32_t slot = 0; slot < resident.size(); ++slot) {
+      shiftInstance(resident[slot].instance);
+      residentSlot[resident[slot].instance] = slot;
+    }
+    for (Urgency &u : waiting)
+      shiftInstance(u.instance);
+    for (unsigned e = 0; e < 3; ++e) {
+      for (uint32_t &v : copyQueues[e])
+        shiftInstance(v);
+      for (SharedCopy &c : shared[e].active) {
+        shiftInstance(c.instance);
+        c.moveFrom += dT;
+      }
+      shared[e].last += dT;
+    }
+    for (uint32_t &v : hostQueue)
+      shiftInstance(v);
+    clock += dT;
+    return true;
   }
 
   void pump(double now) {
@@ -873,7 +1314,13 @@ private:
   const size_t n;
   ReplayTrace out;
 
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  /// A priority queue whose items the extrapolation can read and shift.
+  template <typename T> struct Heap : std::priority_queue<T, std::vector<T>, std::greater<>> {
+    std::vector<T> &items() { return this->c; }
+    const std::vector<T> &items() const { return this->c; }
+    void reorder() { std::make_heap(this->c.begin(), this->c.end(), this->comp); }
+  };
+  Heap<Event> events;
   uint64_t seq = 0;
 
   // The host thread.
@@ -884,16 +1331,36 @@ private:
   double blockedSince = 0;
   uint32_t pendingLaunches = 0; ///< delivered to the device, not yet started
   std::vector<uint32_t> boundRecord; ///< per op: the record a wait or sync binds to
-  std::vector<double> recordDoneAt;  ///< per op: when a record completed (-1: not yet)
+  /// Per op: when a record completed (-1: not yet). Its pages are touched
+  /// only where records complete: a run that skips ahead leaves most
+  /// unallocated.
+  class RecordTimes {
+  public:
+    void reset(size_t ops) {
+      at.reset(new double[ops]);
+      done.assign(ops, false);
+    }
+    double get(size_t r) const { return done[r] ? at[r] : -1; }
+    void set(size_t r, double t) {
+      at[r] = t;
+      done[r] = true;
+    }
+
+  private:
+    std::unique_ptr<double[]> at;
+    std::vector<bool> done;
+  };
+  RecordTimes recordDoneAt;
 
   // Streams.
   std::vector<std::deque<uint32_t>> queues; ///< op indices per hardware queue
   std::vector<double> queueWake;
   std::vector<uint8_t> queueDirty;
   /// Waits held back by records not yet reached: per record op, the first
-  /// queue waiting (waitHead), then the next (waitNext, per queue); stuckOn
+  /// queue waiting (waitHeads), then the next (waitNext, per queue); stuckOn
   /// keeps a queue from being listed twice.
-  std::vector<uint32_t> waitHead, waitNext, stuckOn;
+  llvm::DenseMap<uint32_t, uint32_t> waitHeads; ///< record op -> first queue
+  std::vector<uint32_t> waitNext, stuckOn;
   std::vector<uint8_t> streamBusy;
   std::vector<double> streamFreeAt;
 
@@ -902,9 +1369,7 @@ private:
   std::vector<uint32_t> remaining;
   std::deque<uint32_t> readyNodes;
   /// Nodes whose last dependency ended, by the time they become ready.
-  std::priority_queue<std::pair<double, uint32_t>,
-                      std::vector<std::pair<double, uint32_t>>, std::greater<>>
-      pendingReady;
+  Heap<std::pair<double, uint32_t>> pendingReady;
   static constexpr uint8_t kLaunched = 1, kStarted = 2;
   std::vector<uint32_t> segmentNodes, segmentDynamic, segmentLeft;
   std::vector<std::vector<uint32_t>> segmentRoots, segmentRecords;
@@ -924,7 +1389,7 @@ private:
   std::vector<uint32_t> freeBatches;
   std::vector<Resident> resident;
   /// Each resident instance's place in `resident`.
-  std::vector<uint32_t> residentSlot;
+  std::unique_ptr<uint32_t[]> residentSlot;
   /// The resident kernels with blocks not yet placed, in urgency order.
   struct Urgency {
     int priority;
@@ -944,6 +1409,29 @@ private:
   SharedDirection shared[3];
   std::deque<uint32_t> hostQueue;
   uint8_t hostBusy = 0;
+
+  // Extrapolation.
+  Periodicity period;          ///< empty: no (more) checkpoints
+  uint32_t nextCheck = 0;      ///< the block whose start is looked for next
+  uint32_t lastBlock = kNone;  ///< the block lastSig was taken at
+  double clock = 0;            ///< the time the model last handled
+  double lastT = 0;            ///< the clock at lastBlock's start
+  std::vector<double> sig, lastSig;
+  uint64_t compared = 0;       ///< signature entries written so far
+  uint64_t lowest = 0;         ///< graph: the lowest instance not ended
+  uint32_t touched = kNone;    ///< graph: the highest a finished node counted down
+  struct Assigned {
+    uint32_t instance;
+    bool end;
+    double t;
+  };
+  /// The starts and ends set since lastBlock's start, and in the block
+  /// before.
+  std::vector<Assigned> assigned, lastAssigned;
+  unsigned settled = 0; ///< checkpoints in a row that found the state repeated
+  bool logging = false;
+  runtime::HostTime hostTimeThen;
+  uint64_t eventsThen = 0;
 };
 
 } // namespace

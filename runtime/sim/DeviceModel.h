@@ -42,18 +42,28 @@ struct ModelOptions {
   /// kernel, as a model without incremental bookkeeping would; the traces
   /// must be the same.
   bool lookEverywhere = false;
+  /// Where the schedule repeats and the model's state has settled, skip
+  /// ahead: the skipped iterations' times are the last simulated one's,
+  /// shifted (equal to simulating them up to rounding; Periodic.h).
+  /// Only without recordHost and issueAt.
+  bool extrapolate = false;
+  /// false: no starts are kept (ReplayTrace::start stays empty), for a
+  /// caller that needs only when things end.
+  bool starts = true;
 };
 
 /// One replay, from the host's first call at time 0.
 struct ReplayTrace {
-  std::vector<double> start, end; ///< per instance, microseconds
+  std::vector<double> start, end; ///< per instance, microseconds (start:
+                                  ///< empty without ModelOptions::starts)
   double submitUs = 0;            ///< host time spent issuing the replay
   double doneUs = 0;              ///< when the last stage ended
   /// Host calls as [start, end) spans: one per call of the stream lowering,
   /// or the graph launch.
   std::vector<runtime::HostCall> host;
   runtime::HostTime hostTime; ///< where the host's time went
-  uint64_t simulatedEvents = 0;
+  uint64_t simulatedEvents = 0;   ///< the skipped iterations' counted too
+  uint64_t extrapolatedIterations = 0; ///< how many were not simulated
 };
 
 /// Runs one replay of `schedule` in the given lowering on the model.

@@ -25,6 +25,8 @@ public:
     sim::ModelOptions model;
     model.priorities = options.priorities;
     model.recordHost = options.recordHost;
+    model.extrapolate = options.extrapolate && !options.recordHost;
+    model.starts = options.timeline;
     sim::ReplayTrace trace = sim::simulate(s, lowering, profile, model);
 
     LoweringRun r;
@@ -36,7 +38,11 @@ public:
     r.host = std::move(trace.host);
     r.hostUs = trace.hostTime;
     r.simulatedEvents = trace.simulatedEvents;
-    summarise(r);
+    r.extrapolatedIterations = trace.extrapolatedIterations;
+    if (options.timeline)
+      summarise(r);
+    else
+      std::vector<double>().swap(r.end);
 
     Timings &t = r.timings;
     t.submitMedian = trace.submitUs;

@@ -57,6 +57,12 @@ void printStats(const std::vector<const Schedule *> &schedules, double parse,
                   s->instances.deps().edges(), s->reduction.kept.edges(),
                   s->waits, t.unroll, t.streams, t.reduction, t.events,
                   t.analysis);
+    const GraphAdvice &g = s->analysis.graphAdvice;
+    if (g.streamsExtrapolated || g.graphExtrapolated)
+      os << formatv("pipec: '{0}': the graph verdict's model skipped ahead {1} of {2} "
+                    "iterations as streams, {3} as a graph (settled and periodic)\n",
+                    s->pipeline.name, g.streamsExtrapolated, s->instances.iterations(),
+                    g.graphExtrapolated);
   }
   os << formatv("pipec: emit {0:f3} s, peak memory {1} MiB\n", emitSeconds,
                 usage.ru_maxrss / 1024);
