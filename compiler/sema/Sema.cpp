@@ -302,11 +302,18 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
                                            b.name, b.host ? "pinned host" : "device"));
           continue;
         }
-        bool duplicate = false;
+        const Access *first = nullptr;
         for (const Access &seen : into.accesses)
-          duplicate |= seen.buffer == it->second && seen.write == write;
-        if (!duplicate)
+          if (seen.buffer == it->second && seen.write == write && !first)
+            first = &seen;
+        if (!first) {
           into.accesses.push_back({it->second, write, name.range()});
+          continue;
+        }
+        diags
+            .warning(name.range(), formatv("duplicate {0} of '{1}'",
+                                           write ? "write" : "read", name.text))
+            .attachNote(first->range, "first listed here");
       }
     }
   if (into.kind != StageKind::Copy)
@@ -627,14 +634,12 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
         }
         distance = static_cast<uint32_t>(k->value);
       }
-      if (iterations == 1)
+      // As written: '@prev' or '@prev(k)'.
+      if (distance >= iterations)
         diags.warning(d.qualifier->range(),
-                      "'@prev' has no effect in a pipeline with 1 iteration");
-      else if (distance >= iterations)
-        diags.warning(d.qualifier->range(),
-                      formatv("'@prev({0})' has no effect in a pipeline with "
-                              "{1} iterations",
-                              distance, iterations));
+                      formatv("'@prev{0}' has no effect in a pipeline with {1} iteration{2}",
+                              d.qualifier->distance ? formatv("({0})", distance).str() : "",
+                              iterations, iterations == 1 ? "" : "s"));
     }
     const bool prev = distance != 0;
     auto it = stages.find(d.stage.text);
