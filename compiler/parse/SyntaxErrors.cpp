@@ -274,10 +274,21 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
         isReservedWord(offending->getType()))
       msg += "; " + quoteToken(offending) + " is a reserved word";
   }
+  // `stage A kernel 10us on s;`: the stream written after the work.
+  bool inStage = false;
+  for (antlr4::tree::ParseTree *r = rule; r; r = r->parent)
+    if (auto *c = dynamic_cast<ParserRuleContext *>(r))
+      inStage |= c->getRuleIndex() == PipeParser::RuleStageDecl;
+  const bool streamAfterWork = !atEnd && inStage && offending->getType() == PipeParser::ON;
   if (!range.Start.isValid())
     range = {ctx.locAt(0), ctx.locAt(0)};
   ctx.syntaxErrors.push_back(range.Start.getPointer());
-  ctx.diags.error(range, msg);
+  {
+    InFlightDiagnostic error = ctx.diags.error(range, msg);
+    if (streamAfterWork)
+      error.attachNote(range, "'on STREAM' goes right after the stage's name, before its "
+                              "work: 'stage A on s kernel 10us;'");
+  } // reported here, before the error limit is looked at
   ctx.stopIfNeeded();
 }
 
