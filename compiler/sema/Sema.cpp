@@ -739,6 +739,26 @@ void Sema::checkCycles(const Pipeline &out) {
                                   out.stages[from].name, out.stages[to].name,
                                   out.buffers[d->inferredFrom].name));
     }
+    // The data orders accesses as the stages are declared: a declared
+    // dependency on a stage declared later, in a cycle with an inferred
+    // one, is a consumer written before its producer.
+    bool inferred = false;
+    for (size_t i = 0; i < cycle.size(); ++i) {
+      const Dependency *d = edge(cycle[i], cycle[(i + 1) % cycle.size()]);
+      inferred |= d && d->inferred();
+    }
+    for (size_t i = 0; inferred && i < cycle.size(); ++i) {
+      uint32_t from = cycle[i], to = cycle[(i + 1) % cycle.size()];
+      const Dependency *d = edge(from, to);
+      if (d && !d->inferred() && to > from) {
+        report.attachNote(d->range,
+                          formatv("the data is ordered as the stages are declared: '{0}', "
+                                  "declared before '{1}', touches the buffer first, yet "
+                                  "depends on '{1}'; declare '{1}' first",
+                                  out.stages[from].name, out.stages[to].name));
+        break;
+      }
+    }
   }
 }
 
