@@ -1,4 +1,5 @@
-// The .pipe language (LANGUAGE.md, version 3: data, the host thread; state).
+// The .pipe language (LANGUAGE.md, version 3: data, the host thread; state), with
+// an optional first line naming the version a file was written for.
 //
 // ANTLR generates only the lexer and the parser from this file; the AST is built by
 // hand-written functions in compiler/parse/ASTBuilder.cpp, one per parser rule.
@@ -9,7 +10,8 @@ grammar Pipe;
 // "expected ... after/in ..." messages: keep the two in step.
 // ---------------------------------------------------------------------------
 
-file       : pipeline* EOF ;
+file       : versionDecl? pipeline* EOF ;
+versionDecl : VERSION INT SEMI ;
 pipeline   : PIPELINE name LBRACE item* RBRACE ;
 item       : setting | streamDecl | bufferDecl | stageDecl ;
 setting    : ITERATIONS INT SEMI
@@ -35,7 +37,7 @@ dep        : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 
 // Contextual keywords are ordinary names wherever a name is expected.
 name       : IDENT | KERNEL | COPY | HOST | MEMSET | CPU | H2D | D2H | D2D | HIGH | NORMAL
-           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES | STATE ;
+           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES | STATE | VERSION ;
 
 // ---------------------------------------------------------------------------
 // Lexer rules.
@@ -69,6 +71,7 @@ DECLARED   : 'declared' ;
 READS      : 'reads' ;
 WRITES     : 'writes' ;
 STATE      : 'state' ;
+VERSION    : 'version' ;
 
 // '@prev'; any other word after '@' is diagnosed by the AST builder.
 QUALIFIER  : '@' [A-Za-z_] [A-Za-z0-9_]* ;

@@ -155,6 +155,9 @@ struct Pipeline {
 struct File {
   std::string path;
   llvm::SMLoc start; ///< the first byte of the file
+  /// `version N;`, the file's first line when present.
+  std::optional<IntLit> version;
+  llvm::SMRange versionRange; ///< the whole line
   std::vector<Pipeline> pipelines;
   /// Every comment, in source order (for `pipec fmt`).
   std::vector<llvm::SMRange> comments;

@@ -19,6 +19,11 @@ public:
 
   void dumpFile() {
     os << "File '" << file.path << "'\n";
+    if (file.version) {
+      indent(1);
+      os << "Version " << file.version->value;
+      loc(file.versionRange);
+    }
     for (const Pipeline &p : file.pipelines)
       dumpPipeline(p);
   }

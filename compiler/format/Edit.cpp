@@ -79,6 +79,8 @@ llvm::Expected<std::string> pipec::applyEdits(const ast::File &file, llvm::Strin
   copy.path = file.path;
   copy.start = file.start;
   copy.comments = file.comments;
+  copy.version = file.version; // what its words mean stays with the file
+  copy.versionRange = file.versionRange;
   for (const ast::Pipeline &p : file.pipelines)
     copy.pipelines.push_back(clone(p));
   ast::Pipeline *target = nullptr;

@@ -25,11 +25,30 @@ public:
 
   std::string run() {
     size_t cursor = 0; // the end of what is written, in the source
+    if (file.version) {
+      // The version line first (after any comment above it), then a
+      // blank line.
+      const size_t at = offset(file.versionRange.Start);
+      bool wrote = false;
+      for (; nextComment < file.comments.size() &&
+             offset(file.comments[nextComment].Start) < at;
+           ++nextComment) {
+        if (wrote && blankBetween(cursor, offset(file.comments[nextComment].Start)))
+          out += '\n';
+        out += commentText(nextComment) + '\n';
+        cursor = offset(file.comments[nextComment].End);
+        wrote = true;
+      }
+      if (wrote && blankBetween(cursor, at))
+        out += '\n';
+      out += "version " + std::to_string(file.version->value) + ";\n";
+      cursor = offset(file.versionRange.End);
+    }
     for (size_t i = 0; i < file.pipelines.size(); ++i) {
       const ast::Pipeline &p = file.pipelines[i];
       const size_t start = offset(p.range.Start);
-      if (i > 0)
-        out += '\n'; // one blank line between pipelines
+      if (i > 0 || file.version)
+        out += '\n'; // one blank line between pipelines, and after the version
       // Comments before the pipeline, at the top level.
       bool wrote = false;
       for (; nextComment < file.comments.size() &&

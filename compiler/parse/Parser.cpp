@@ -13,6 +13,7 @@
 #include "compiler/parse/ASTBuilder.h"
 #include "compiler/parse/ByteStream.h"
 #include "compiler/parse/DirectParser.h"
+#include "compiler/parse/Literals.h"
 #include "compiler/parse/ParseContext.h"
 #include "compiler/parse/Scanner.h"
 #include "compiler/parse/SyntaxErrors.h"
@@ -52,7 +53,14 @@ public:
     ast::File file;
     file.path = std::move(path);
     file.start = ctx.locAt(0);
+    if (type(1) == PipeParser::VERSION)
+      version(file);
     while (type(1) != antlr4::Token::EOF) {
+      if (type(1) == PipeParser::VERSION) {
+        error(tokens.LT(1), "the 'version' line comes first in the file; expected 'pipeline'");
+        skipTo({PipeParser::PIPELINE});
+        continue;
+      }
       if (type(1) != PipeParser::PIPELINE) {
         error(tokens.LT(1), "expected 'pipeline'");
         skipTo({PipeParser::PIPELINE});
@@ -113,6 +121,31 @@ private:
     if (!b.Start.isValid() || b.End.getPointer() < first.Start.getPointer())
       return first;
     return {first.Start, b.End};
+  }
+
+  /// versionDecl : VERSION INT SEMI ;
+  void version(ast::File &file) {
+    const llvm::SMRange keyword = ctx.rangeOf(tokens.LT(1));
+    tokens.consume();
+    if (type(1) != PipeParser::INT) {
+      error(tokens.LT(1), "expected the language version (a whole number)");
+      skipTo({PipeParser::PIPELINE});
+      return;
+    }
+    file.version = intOf(ctx, tokens.LT(1));
+    tokens.consume();
+    if (type(1) != PipeParser::SEMI) {
+      // As for any forgotten ';': just past the line's last token.
+      const llvm::SMLoc after = file.version->range.End;
+      ctx.syntaxErrors.push_back(after.getPointer());
+      ctx.diags.error({after, after}, "expected ';' after the 'version' line");
+      ctx.stopIfNeeded();
+      skipTo({PipeParser::PIPELINE});
+      return;
+    }
+    file.versionRange = spanFrom(keyword, tokens.LT(1));
+    tokens.consume();
+    forgetPassedTokens();
   }
 
   /// pipeline : PIPELINE name LBRACE item* RBRACE ;

@@ -62,6 +62,7 @@ constexpr Keyword kKeywords[] = {
     {"reads", PipeLexer::READS},
     {"writes", PipeLexer::WRITES},
     {"state", PipeLexer::STATE},
+    {"version", PipeLexer::VERSION},
 };
 constexpr size_t kLongestKeyword = 10; // "depends_on", "iterations"
 

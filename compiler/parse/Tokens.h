@@ -27,6 +27,7 @@ inline bool isNameToken(size_t type) {
   case PipeParser::READS:
   case PipeParser::WRITES:
   case PipeParser::STATE:
+  case PipeParser::VERSION:
     return true;
   default:
     return false;

@@ -2,12 +2,15 @@
 
 #include "compiler/sema/Sema.h"
 
+#include "compiler/program/TimeFormat.h"
+
 #include "compiler/sema/Cycles.h"
 #include "compiler/sema/Suggest.h"
 #include "compiler/sema/Units.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -54,6 +57,7 @@ private:
                   std::vector<bool> &bufferUsed, Stage &into);
   void checkWork(const ast::StageDecl &s, Stage &into);
   void checkAttrs(const ast::StageDecl &s, Stage &into);
+  void checkWaves(const ast::StageDecl &s, Stage &into);
   void checkSharedMemory(const ast::Attr &a, Stage &into);
   void checkIssue(const ast::Attr &a, Stage &into);
   void checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
@@ -80,6 +84,13 @@ private:
 
   const DeviceProfile &profile;
   SemaOptions options;
+  /// The file's `version N;`: what its words mean, and which it may use.
+  unsigned version = kNewestVersion;
+  std::string versionWords = "version " + std::to_string(kNewestVersion);
+  /// An error for something language version `needed` brought, in a file
+  /// that says it is older.
+  void needsVersion(unsigned needed, llvm::SMRange range, llvm::StringRef what);
+  llvm::StringSet<> versionErrors;
   /// The file's totals so far, for the per-file limits.
   uint64_t fileInstances = 0, fileEdges = 0;
   std::map<const void *, sema::NameIndex> indexes;
@@ -96,6 +107,16 @@ constexpr const char *kPrevious = "previous definition is here";
 Program Sema::run(const ast::File &file, bool quietIfEmpty, ast::File *release) {
   Program program;
   program.source = file.path;
+  if (file.version) {
+    const uint64_t v = file.version->value;
+    if (v < kOldestVersion || v > kNewestVersion)
+      diags.error(file.version->range,
+                  formatv("pipec reads language versions {0} to {1}, not {2}", kOldestVersion,
+                          kNewestVersion, v));
+    else
+      version = static_cast<unsigned>(v);
+    versionWords = "'version " + std::to_string(version) + ";'";
+  }
   if (file.pipelines.empty() && !quietIfEmpty) {
     diags.error({file.start, file.start},
                 "no pipeline in this file; declare one with 'pipeline NAME { "
@@ -121,6 +142,13 @@ Program Sema::run(const ast::File &file, bool quietIfEmpty, ast::File *release) 
       program.pipelines.push_back(std::move(*checked));
   }
   return program;
+}
+
+void Sema::needsVersion(unsigned needed, llvm::SMRange range, llvm::StringRef what) {
+  // Once a file for each: the first use says it.
+  if (version < needed && versionErrors.insert(what).second)
+    diags.error(range, formatv("{0} came with language version {1}; this file says {2}",
+                               what, needed, versionWords));
 }
 
 void Sema::flush(DiagnosticEngine &out) {
@@ -194,6 +222,7 @@ bool Sema::checkSync(const ast::Pipeline &p) {
       continue;
     }
     first = &s;
+    needsVersion(2, s.range, "'sync'");
   }
   return first && first->syncDeclared;
 }
@@ -202,6 +231,9 @@ bool Sema::checkSync(const ast::Pipeline &p) {
 void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
                         llvm::StringMap<uint32_t> &index) {
   for (const ast::BufferDecl &b : p.buffers) {
+    needsVersion(2, b.name.range(), "buffers");
+    if (b.state)
+      needsVersion(3, b.name.range(), "state buffers");
     if (tooLong(b.name))
       continue;
     auto [it, inserted] =
@@ -545,7 +577,7 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     (name == "blocks" ? into.blocks : name == "threads" ? into.threads : into.regs) =
         value;
   }
-  if (isKernel && profile.blocksPerSM(into.threads, into.smemBytes, into.regs) == 0)
+  if (isKernel && profile.blocksPerSM(into.threads, into.smemBytes, into.regs) == 0) {
     diags.error(into.range,
                 formatv("one block of kernel '{0}' ({1} threads, {2} registers "
                         "each, {3} bytes of shared memory) does not fit on one "
@@ -554,10 +586,42 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                         into.name, into.threads, into.regs, into.smemBytes,
                         profile.maxThreadsPerSM, profile.registersPerSM,
                         profile.sharedMemoryPerSM));
+    return;
+  }
+  if (isKernel)
+    checkWaves(s, into);
+}
+
+/// `kernel T` with its grid: in version 1, T was one block's time (the
+/// kernel takes T per wave); since version 2 it is the whole kernel's, and
+/// a wave of blocks under a microsecond says the file may mean the old.
+void Sema::checkWaves(const ast::StageDecl &s, Stage &into) {
+  const uint64_t waves = profile.waves(into);
+  if (version == 1) {
+    const double whole = into.durationUs * double(waves);
+    if (whole > sema::kMaxTimeUs) {
+      diags.error(s.amount.range(),
+                  formatv("kernel '{0}': one block's {1} over {2} waves is more than the "
+                          "3600s a stage may take",
+                          into.name, formatTime(into.durationUs), waves));
+      return;
+    }
+    into.durationUs = whole;
+    return;
+  }
+  const double wave = into.durationUs / double(waves);
+  if (waves > 1 && wave < 1.0)
+    diags.warning(s.amount.range(),
+                  formatv("kernel '{0}' takes {1} in {2} waves of blocks, {3} each: a wave "
+                          "under 1us is implausible; 'kernel T' is the whole kernel's time "
+                          "(version 1 read it as one block's: write 'version 1;' first if "
+                          "the file means that)",
+                          into.name, formatTime(into.durationUs), waves, formatTime(wave)));
 }
 
 /// `issue=30us`: the host's dispatch time before each launch.
 void Sema::checkIssue(const ast::Attr &a, Stage &into) {
+  needsVersion(3, a.name.range(), "'issue='");
   if (!a.amount) {
     diags.error(a.value ? a.value->range : a.name.range(),
                 formatv("attribute 'issue' expects a time ({0}), as in 'issue=30us'",
@@ -681,6 +745,10 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                       std::vector<bool> &bufferUsed, Stage &into) {
   into.name = s.name.text;
   into.range = s.name.range();
+  if (s.kind == StageKind::Cpu)
+    needsVersion(3, s.kindRange, "cpu stages");
+  if (!s.accesses.empty())
+    needsVersion(2, s.accesses.front().range, "reads and writes");
   if (s.stream && s.kind == StageKind::Cpu) {
     // Work on the issuing host thread: it has no stream.
     diags.error(s.stream->range(),

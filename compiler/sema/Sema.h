@@ -36,6 +36,10 @@ constexpr uint64_t kMaxClockEntries = uint64_t(1) << 26;
 /// What the scheduler may make of a pipeline beyond what it declares, for
 /// the limits that bound memory: the automatic streams it may create
 /// (--max-streams, the hardware queues and the assignment method decide).
+/// The language versions pipec reads (a file's `version N;`; the newest
+/// when it has none).
+constexpr unsigned kOldestVersion = 1, kNewestVersion = 3;
+
 struct SemaOptions {
   unsigned automaticStreams = kMaxStreams;
 };
