@@ -43,9 +43,11 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
                      : s.stream(st).name + " (priority " +
                            std::to_string(s.stream(st).cudaPriority) + ")")
        << ";\n    style=dashed;\n";
+    std::vector<uint32_t> lane;
     for (uint32_t v = 0; v < inst.size(); ++v) {
       if (s.streamOf(v) != st)
         continue;
+      lane.push_back(v);
       const program::Stage &stage = inst.stage(v);
       std::string work = spelling(stage.kind);
       if (stage.kind == StageKind::Copy)
@@ -53,6 +55,16 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
       os << "    " << p << "n" << v << " [label="
          << quote(inst.name(v) + "\n" + work + " " + formatTime(stage.durationUs))
          << "];\n";
+    }
+    // The lane's order, where no drawn edge gives it (the reduction drops
+    // stream order that a path implies): invisible edges, so that Graphviz
+    // lays out each stream's instances in issue order, iteration after
+    // iteration.
+    for (size_t i = 1; i < lane.size(); ++i) {
+      llvm::ArrayRef<uint32_t> kept = s.reduction.kept.row(lane[i]);
+      if (std::find(kept.begin(), kept.end(), lane[i - 1]) == kept.end())
+        os << "    " << p << "n" << lane[i - 1] << " -> " << p << "n" << lane[i]
+           << " [style=invis];\n";
     }
     os << "  }\n";
   }
