@@ -46,6 +46,10 @@ cl::opt<std::string> htmlPath(
 cl::opt<bool> showTimeline("timeline", cl::desc("Draw the streams' timeline in text"),
                            cl::sub(runCommand()), cl::cat(category()));
 
+cl::opt<unsigned> timelineWidth(
+    "width", cl::desc("Columns of the text timeline, 20 to 1000 (default 72; implies --timeline)"),
+    cl::value_desc("N"), cl::init(72), cl::sub(runCommand()), cl::cat(category()));
+
 cl::opt<bool> ignorePriorities(
     "ignore-priorities",
     cl::desc("Run every stream at one priority, to see what priorities do"),
@@ -100,6 +104,11 @@ int tool::runRun() {
     toolError("--timing must be auto, cupti or events");
     return UsageError;
   }
+  if (timelineWidth < 20 || timelineWidth > 1000) {
+    toolError("--width must be 20 to 1000 columns");
+    return UsageError;
+  }
+  const bool timeline = showTimeline || timelineWidth.getNumOccurrences();
   commandFiles().input(runInput, "the input");
   registerProfileInput();
   commandFiles().output(outputPath, "-o");
@@ -180,10 +189,10 @@ int tool::runRun() {
       return;
     }
     runtime::printRunTable(runs, *backend, os);
-    if (showTimeline)
+    if (timeline)
       for (const runtime::LoweringRun &r : runs) {
         os << '\n';
-        runtime::printTimeline(r, os);
+        runtime::printTimeline(r, os, timelineWidth);
       }
   });
   if (!written)
