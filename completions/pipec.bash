@@ -23,6 +23,7 @@ _pipec() {
                     --assign=round-robin --assign=levels" ;;
   run) options="$common --backend=auto --backend=sim --backend=cuda --lower=streams
                 --lower=graph --lower=both --replays= --json --trace= --timeline --width=
+                --compare= --compare-profile=
                 --ignore-priorities --pipeline= --max-streams= --profile= --stats -o
                 --html= --timing=auto --timing=cupti --timing=events --assign=makespan
                 --assign=matching --assign=round-robin --assign=levels

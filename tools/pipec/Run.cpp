@@ -2,6 +2,7 @@
 
 #include "Run.h"
 
+#include "compiler/support/Printable.h"
 #include "runtime/advise/Advisor.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/report/Reports.h"
@@ -45,6 +46,18 @@ cl::opt<std::string> htmlPath(
 
 cl::opt<bool> showTimeline("timeline", cl::desc("Draw the streams' timeline in text"),
                            cl::sub(runCommand()), cl::cat(category()));
+
+cl::opt<std::string> compareWith(
+    "compare",
+    cl::desc("Run this other .pipe file too, and print the two side by side with the "
+             "difference per figure"),
+    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
+
+cl::opt<std::string> compareProfile(
+    "compare-profile",
+    cl::desc("Run on this device profile too (against --profile's, or the default), "
+             "side by side"),
+    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
 
 cl::opt<unsigned> timelineWidth(
     "width", cl::desc("Columns of the text timeline, 20 to 1000 (default 72; implies --timeline)"),
@@ -109,6 +122,12 @@ int tool::runRun() {
     return UsageError;
   }
   const bool timeline = showTimeline || timelineWidth.getNumOccurrences();
+  const bool comparing = !compareWith.empty() || !compareProfile.empty();
+  if (comparing && (jsonOutput || timeline || !tracePath.empty() || !htmlPath.empty())) {
+    toolError("--compare prints a table of the two runs: leave out --json, --timeline, "
+              "--trace and --html (run each on its own for those)");
+    return UsageError;
+  }
   commandFiles().input(runInput, "the input");
   registerProfileInput();
   commandFiles().output(outputPath, "-o");
@@ -116,6 +135,10 @@ int tool::runRun() {
     commandFiles().output(tracePath, "--trace");
   if (!htmlPath.empty())
     commandFiles().output(htmlPath, "--html");
+  if (!compareWith.empty())
+    commandFiles().input(compareWith, "--compare");
+  if (!compareProfile.empty())
+    commandFiles().input(compareProfile, "--compare-profile");
   if (!checkFiles())
     return UsageError;
   DeviceProfile profile;
@@ -146,13 +169,16 @@ int tool::runRun() {
     lowerings.push_back(Lowering::Streams);
   if (runLowering != RunLowering::Streams)
     lowerings.push_back(Lowering::Graph);
-  std::vector<runtime::LoweringRun> runs;
-  for (const Schedule *s : c.views) {
+  // Every lowering of every pipeline of `compiled`, on `on`.
+  auto runEach = [&](const driver::Compiled &compiled, runtime::Backend &on,
+                     const DeviceProfile &device,
+                     std::vector<runtime::LoweringRun> &runs) -> bool {
+  for (const Schedule *s : compiled.views) {
     Expected<std::vector<runtime::LoweringRun>> r =
-        backend->runAll(*s, lowerings, runOptions);
+        on.runAll(*s, lowerings, runOptions);
     if (!r) {
       toolError("run failed: " + toString(r.takeError()));
-      return RunFailed;
+      return false;
     }
     if (stats)
       for (const runtime::LoweringRun &one : *r)
@@ -166,7 +192,7 @@ int tool::runRun() {
       // Why the stream lowering takes longer than its bound, on the model
       // (nine more runs of it: not for the largest programs).
       if (one.lowering == Lowering::Streams && s->instances.size() <= runtime::kMaxGapInstances)
-        one.gap = runtime::explainGap(*s, profile);
+        one.gap = runtime::explainGap(*s, device);
       if (objective->kind != runtime::Objective::Makespan) {
         one.objectiveWords = objective->words();
         one.objectiveUs =
@@ -174,6 +200,52 @@ int tool::runRun() {
       }
       runs.push_back(std::move(one));
     }
+  }
+  return true;
+  };
+  std::vector<runtime::LoweringRun> runs;
+  if (!runEach(c, *backend, profile, runs))
+    return RunFailed;
+  if (comparing) {
+    // B: the other file, or this one, on the other profile or this one's
+    // (compiled again: streams and the verdict depend on the device).
+    DeviceProfile profileB = profile;
+    if (!compareProfile.empty() && !loadProfileFrom(compareProfile, profileB))
+      return UsageError;
+    driver::Compiled cb;
+    if (int status = compileFile(compareWith.empty() ? StringRef(runInput) : StringRef(compareWith),
+                                 profileB, options, false, cb))
+      return status;
+    if (!objectiveApplies(*objective, cb))
+      return UsageError;
+    std::unique_ptr<runtime::Backend> backendB =
+        compareProfile.empty() ? nullptr : chooseBackend(profileB);
+    if (!compareProfile.empty() && !backendB)
+      return RunFailed;
+    runtime::Backend &onB = backendB ? *backendB : *backend;
+    std::vector<runtime::LoweringRun> runsB;
+    if (!runEach(cb, onB, profileB, runsB))
+      return RunFailed;
+    auto named = [&](StringRef file, StringRef profileFile) {
+      std::string words = printable(file);
+      if (!profileFile.empty())
+        words += " (profile " + printable(profileFile) + ")";
+      return words;
+    };
+    const std::string nameA =
+        named(runInput, compareProfile.empty() ? StringRef() : StringRef(profilePath));
+    const std::string nameB =
+        named(compareWith.empty() ? StringRef(runInput) : StringRef(compareWith),
+              compareProfile);
+    if (!emitTo(outputPath, [&](raw_ostream &os) {
+          runtime::printComparison(runs, runsB, *backend, onB, nameA, nameB, os);
+        }))
+      return WriteFailed;
+    for (const std::vector<runtime::LoweringRun> *set : {&runs, &runsB})
+      for (const runtime::LoweringRun &r : *set)
+        if (r.violations)
+          return RunFailed;
+    return Success;
   }
 
   if (!tracePath.empty() &&

@@ -220,12 +220,14 @@ bool tool::checkFiles() {
 }
 
 bool tool::loadProfile(DeviceProfile &profile) {
-  if (profilePath.empty())
-    return true;
+  return profilePath.empty() || loadProfileFrom(profilePath, profile);
+}
+
+bool tool::loadProfileFrom(StringRef path, DeviceProfile &profile) {
   // A profile is a few hundred bytes: 64 KiB is plenty, and bounds a
   // device or a pipe given by mistake.
-  std::string shown = printable(profilePath);
-  Expected<std::string> text = readBounded(profilePath, 64 * 1024, shown);
+  std::string shown = printable(path);
+  Expected<std::string> text = readBounded(path, 64 * 1024, shown);
   if (!text) {
     toolError("cannot read profile: " + toString(text.takeError()));
     return false;

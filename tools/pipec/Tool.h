@@ -80,6 +80,8 @@ bool checkFiles();
 /// Loads --profile over the defaults (nothing when not given); false, with
 /// a message, when it cannot be read or is invalid.
 bool loadProfile(DeviceProfile &profile);
+/// The profile at `path` (a file of the command's, checked already).
+bool loadProfileFrom(llvm::StringRef path, DeviceProfile &profile);
 /// What compile, run and advise check first: their counts, and the profile.
 /// Returns Success or the status to exit with.
 int prepare(DeviceProfile &profile);
