@@ -1,7 +1,9 @@
 //===- Html.cpp - One self-contained HTML report of a run -----------------===//
 //
-// No network, no script: the DAG, a timeline per lowering (streams as lanes,
-// event waits as arrows) and the timing table are SVG and HTML written here.
+// No network: the DAG, a timeline per lowering (streams as lanes, the host
+// thread's calls as a row, event waits as arrows) and the timing table are
+// SVG and HTML written here, with a legend; a few lines of script zoom the
+// timelines (they scroll to pan).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,10 +45,22 @@ const char *colorOf(StageKind kind) {
                                      : kColors[2];
 }
 
-/// The DAG: instances in columns by depth, edges of the reduction.
+/// The most nodes the DAG draws: past it, one iteration (every iteration
+/// has the same graph), or a note.
+constexpr size_t kMaxDagNodes = 400;
+
+/// The DAG: instances in columns by depth, edges of the reduction; of a
+/// pipeline of many iterations, its first iteration only.
 void dag(const Schedule &s, llvm::raw_ostream &os) {
-  const size_t n = s.instances.size();
-  if (n > 400) {
+  size_t n = s.instances.size();
+  const size_t perIteration = s.instances.stagesPerIteration();
+  if (n > kMaxDagNodes && perIteration <= kMaxDagNodes) {
+    os << formatv("<p class=\"note\">One iteration of {0} is drawn ({1} of {2} "
+                  "nodes): every iteration has the same graph; the edges from the "
+                  "iteration before are left out.</p>\n",
+                  s.instances.iterations(), perIteration, n);
+    n = perIteration;
+  } else if (n > kMaxDagNodes) {
     os << formatv("<p class=\"note\">The graph has {0} nodes: too many to "
                   "draw.</p>\n", n);
     return;
@@ -55,7 +69,8 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
   std::map<uint32_t, uint32_t> perDepth;
   for (uint32_t v = 0; v < n; ++v) {
     for (uint32_t u : s.reduction.kept.row(v))
-      depth[v] = std::max(depth[v], depth[u] + 1);
+      if (u < n)
+        depth[v] = std::max(depth[v], depth[u] + 1);
     row[v] = perDepth[depth[v]]++;
   }
   uint32_t columns = 0, rows = 0;
@@ -66,11 +81,14 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
   const int w = 130, h = 44;
   auto x = [&](uint32_t v) { return 10 + int(depth[v]) * w; };
   auto y = [&](uint32_t v) { return 10 + int(row[v]) * h; };
-  os << formatv("<svg class=\"dag\" width=\"{0}\" height=\"{1}\" "
+  os << "<div class=\"scroll\">\n"
+     << formatv("<svg class=\"dag\" width=\"{0}\" height=\"{1}\" "
                 "xmlns=\"http://www.w3.org/2000/svg\">\n",
                 20 + columns * w, 20 + rows * h);
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : s.reduction.kept.row(v)) {
+      if (u >= n)
+        continue;
       bool cross = s.streamOf(u) != s.streamOf(v);
       // An edge the data needs (sync inferred): dashed, titled with its buffer.
       llvm::ArrayRef<uint32_t> deps = s.instances.deps().row(v);
@@ -85,6 +103,11 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
                     buffer >= 0 ? "<title>buffer '" +
                                       escape(s.pipeline.buffers[buffer].name) + "'</title>"
                                 : std::string());
+      // The buffer's name where the edge is, not only in its tooltip.
+      if (buffer >= 0)
+        os << formatv("<text class=\"edge-label\" x=\"{0}\" y=\"{1}\">{2}</text>\n",
+                      (x(u) + 100 + x(v)) / 2, (y(u) + y(v)) / 2 + 12,
+                      escape(s.pipeline.buffers[buffer].name));
     }
   for (uint32_t v = 0; v < n; ++v)
     os << formatv("<g class=\"node\"><rect x=\"{0}\" y=\"{1}\" width=\"100\" "
@@ -94,15 +117,23 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
                   y(v) + 19, escape(s.instances.name(v)),
                   escape(s.onHost(v) ? std::string("the host thread")
                                      : s.stream(s.streamOf(v)).name));
-  os << "</svg>\n";
+  os << "</svg>\n</div>\n";
 }
 
-/// A timeline: one lane per stream, one box per stage, waits as arrows.
+/// The most wait arrows a timeline draws: past it they would hide the
+/// boxes (zoomed in, the boxes' titles still say what waited).
+constexpr size_t kMaxArrows = 300;
+
+/// A timeline: one lane per stream (and the host thread's cpu stages),
+/// then a row of the host's calls when they were kept; one labelled box
+/// per stage; in the stream lowering, event waits as arrows. It scales to
+/// the page's width (a viewBox), and the page's zoom widens it.
 void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
   const Schedule &s = *r.schedule;
-  // The streams, and a lane for the host thread's cpu stages.
   const size_t streams = s.hostChain() + (s.hasHostStages() ? 1 : 0);
-  const int lane = 30, left = 110, width = 900;
+  const bool calls = !r.host.empty();
+  const size_t lanes = streams + (calls ? 1 : 0);
+  const int lane = 30, left = 110, width = 1200;
   // At most kMaxPageInstances boxes: the first ones, on their own span.
   const uint32_t shown =
       static_cast<uint32_t>(std::min<size_t>(r.start.size(), kMaxPageInstances));
@@ -117,42 +148,94 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
   auto px = [&](double us) {
     return left + (us - r.firstStartUs) / span * width;
   };
-  os << formatv("<svg class=\"timeline\" data-lowering=\"{0}\" width=\"{1}\" "
-                "height=\"{2}\" xmlns=\"http://www.w3.org/2000/svg\">\n",
-                spelling(r.lowering), left + width + 20, streams * lane + 40);
+  const int height = int(lanes) * lane + 40, total = left + width + 20;
+  os << "<div class=\"scroll\">\n"
+     << formatv("<svg class=\"timeline\" data-lowering=\"{0}\" viewBox=\"0 0 {1} {2}\" "
+                "preserveAspectRatio=\"xMinYMin meet\" "
+                "xmlns=\"http://www.w3.org/2000/svg\">\n",
+                spelling(r.lowering), total, height);
   os << "<defs><marker id=\"arrow\" markerWidth=\"8\" markerHeight=\"8\" "
         "refX=\"7\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" "
         "fill=\"#c00\"/></marker></defs>\n";
-  for (uint32_t st = 0; st < streams; ++st)
+  for (uint32_t st = 0; st < lanes; ++st)
     os << formatv("<text class=\"lane\" x=\"4\" y=\"{0}\">{1}</text>"
                   "<line class=\"lane\" x1=\"{2}\" y1=\"{3}\" x2=\"{4}\" "
                   "y2=\"{3}\"/>\n",
                   st * lane + 20,
-                  escape(st == s.hostChain() ? std::string("host") : s.stream(st).name), left,
-                  st * lane + 28, left + width);
+                  escape(st == streams           ? std::string("host calls")
+                         : st == s.hostChain() ? std::string("host (cpu)")
+                                               : s.stream(st).name),
+                  left, st * lane + 28, left + width);
   for (uint32_t v = 0; v < shown; ++v) {
     uint32_t st = s.streamOf(v);
     double x0 = px(r.start[v]), x1 = std::max(px(r.end[v]), x0 + 1);
+    const std::string name = s.instances.name(v);
+    // A white edge sets adjacent boxes apart; a name where it fits.
+    // (Not on a box thinner than the edge: it would hide it.)
     os << formatv("<rect class=\"stage\" x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" "
-                  "height=\"20\" fill=\"{3}\"><title>{4}: {5:f1} to {6:f1} "
+                  "height=\"20\" fill=\"{3}\"{7}><title>{4}: {5:f1} to {6:f1} "
                   "us</title></rect>\n",
-                  x0, st * lane + 6, x1 - x0,
-                  colorOf(s.instances.stage(v).kind),
-                  escape(s.instances.name(v)), r.start[v] - r.firstStartUs,
-                  r.end[v] - r.firstStartUs);
+                  x0, st * lane + 6, x1 - x0, colorOf(s.instances.stage(v).kind),
+                  escape(name), r.start[v] - r.firstStartUs, r.end[v] - r.firstStartUs,
+                  x1 - x0 < 3 ? " style=\"stroke:none\"" : "");
+    if (x1 - x0 >= 7.0 * double(name.size()) + 6)
+      os << formatv("<text class=\"label\" x=\"{0:f1}\" y=\"{1}\">{2}</text>\n", x0 + 3,
+                    st * lane + 20, escape(name));
   }
-  // Cross-stream edges of the reduction: event waits (or graph edges).
-  for (uint32_t v = 0; v < shown; ++v)
-    for (uint32_t u : s.reduction.kept.row(v))
-      if (s.streamOf(u) != s.streamOf(v) && !s.onHost(u))
-        os << formatv("<line class=\"wait\" x1=\"{0:f1}\" y1=\"{1}\" "
-                      "x2=\"{2:f1}\" y2=\"{3}\" marker-end=\"url(#arrow)\"/>\n",
-                      px(r.end[u]), s.streamOf(u) * lane + 16, px(r.start[v]),
-                      s.streamOf(v) * lane + 16);
+  // The host thread's calls, within the span shown.
+  if (calls)
+    for (const HostCall &c : r.host) {
+      if (c.start - r.firstStartUs > span)
+        break;
+      double x0 = px(c.start), x1 = std::max(px(c.end), x0 + 0.5);
+      os << formatv("<rect class=\"call\" x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" "
+                    "height=\"20\"><title>{3}: {4:f1} to {5:f1} us</title></rect>\n",
+                    x0, streams * lane + 6, x1 - x0, c.what, c.start - r.firstStartUs,
+                    c.end - r.firstStartUs);
+    }
+  // Event waits: cross-stream edges of the stream lowering (a graph has
+  // no waits: its edges are the DAG's).
+  if (r.lowering == Lowering::Streams) {
+    size_t arrows = 0;
+    for (uint32_t v = 0; v < shown; ++v)
+      for (uint32_t u : s.reduction.kept.row(v))
+        arrows += s.streamOf(u) != s.streamOf(v) && !s.onHost(u) && !s.onHost(v);
+    if (arrows > kMaxArrows)
+      os << formatv("<text x=\"{0}\" y=\"{1}\">{2} waits: too many arrows to draw; "
+                    "each box's title says when it ran</text>\n",
+                    left + width / 2, int(lanes) * lane + 30, arrows);
+    else
+      for (uint32_t v = 0; v < shown; ++v)
+        for (uint32_t u : s.reduction.kept.row(v))
+          if (s.streamOf(u) != s.streamOf(v) && !s.onHost(u) && !s.onHost(v))
+            os << formatv("<line class=\"wait\" x1=\"{0:f1}\" y1=\"{1}\" "
+                          "x2=\"{2:f1}\" y2=\"{3}\" marker-end=\"url(#arrow)\"/>\n",
+                          px(r.end[u]), s.streamOf(u) * lane + 16, px(r.start[v]),
+                          s.streamOf(v) * lane + 16);
+  }
   os << formatv("<text x=\"{0}\" y=\"{1}\">0</text><text x=\"{2}\" y=\"{1}\" "
                 "text-anchor=\"end\">{3:f1} us</text>\n",
-                left, streams * lane + 30, left + width, span);
-  os << "</svg>\n";
+                left, int(lanes) * lane + 30, left + width, span);
+  os << "</svg>\n</div>\n";
+}
+
+/// What the colours and marks mean.
+void legend(llvm::raw_ostream &os) {
+  os << "<div class=\"legend\">";
+  for (auto [kind, words] : {std::pair{StageKind::Kernel, "kernel"},
+                             std::pair{StageKind::Copy, "copy"},
+                             std::pair{StageKind::Memset, "memset"},
+                             std::pair{StageKind::Host, "host function or cpu stage"}})
+    os << "<span class=\"key\"><span class=\"swatch\" style=\"background:" << colorOf(kind)
+       << "\"></span>" << words << "</span>";
+  os << "<span class=\"key\"><span class=\"swatch call\"></span>a host call (launch, "
+        "record, wait, sync)</span>"
+        "<span class=\"key\"><span class=\"mark wait\"></span>an event wait "
+        "(streams) / a cross-stream edge (graph)</span>"
+        "<span class=\"key\"><span class=\"mark inferred\"></span>an edge the data "
+        "needs, named by its buffer</span>"
+        "<label class=\"key\">zoom <input id=\"zoom\" type=\"range\" min=\"1\" "
+        "max=\"64\" value=\"1\"></label></div>\n";
 }
 
 } // namespace
@@ -172,12 +255,38 @@ void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend
         "line.edge.cross, line.wait { stroke: #c00; stroke-width: 1.5; }\n"
         "line.edge.inferred { stroke-dasharray: 5 3; }\n"
         "line.lane { stroke: #ddd; }\n"
+        "rect.stage { stroke: #fff; stroke-width: 1; }\n"
+        "rect.call { fill: #999; }\n"
+        "svg text.label { fill: #fff; font-size: 11px; pointer-events: none; }\n"
+        "svg text.edge-label { fill: #c00; font-size: 11px; }\n"
+        ".scroll { overflow-x: auto; width: 100%; }\n"
+        "svg.timeline { width: 100%; height: auto; display: block; }\n"
+        ".legend { position: sticky; top: 0; background: #fff; padding: 6px 0; "
+        "border-bottom: 1px solid #eee; }\n"
+        ".legend .key { margin-right: 1.2em; white-space: nowrap; }\n"
+        ".swatch { display: inline-block; width: 14px; height: 14px; margin-right: 4px; "
+        "vertical-align: middle; }\n"
+        ".swatch.call { background: #999; }\n"
+        ".mark { display: inline-block; width: 24px; margin-right: 4px; vertical-align: "
+        "middle; border-top: 2px solid #c00; }\n"
+        ".mark.inferred { border-top-style: dashed; }\n"
         ".violations { color: #c00; font-weight: bold; }\n"
         ".note { color: #666; }\n"
-        "</style>\n</head>\n<body>\n";
+        "</style>\n"
+        "<script>\n"
+        "// Zoom: the timelines widen (their boxes scroll to pan).\n"
+        "addEventListener('DOMContentLoaded', () => {\n"
+        "  const zoom = document.getElementById('zoom');\n"
+        "  zoom.addEventListener('input', () => {\n"
+        "    for (const svg of document.querySelectorAll('svg.timeline'))\n"
+        "      svg.style.width = (100 * zoom.value) + '%';\n"
+        "  });\n"
+        "});\n"
+        "</script>\n</head>\n<body>\n";
   os << "<h1>pipec run: " << escape(source) << "</h1>\n";
   os << "<p>Backend <b>" << backend.name() << "</b>, on "
      << escape(backend.device()) << ".</p>\n";
+  legend(os);
   os << "<table id=\"timings\">\n<tr><th>pipeline</th><th>lowering</th>"
         "<th>makespan µs</th><th>replay median µs</th><th>p95 µs</th>"
         "<th>host submit µs</th><th>capture µs</th><th>instantiate µs</th>"
@@ -203,7 +312,7 @@ void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend
       dag(*shown, os);
     }
     os << "<h3>Timeline, lowered to " << spelling(r.lowering)
-       << " (red arrows: waits)</h3>\n";
+       << (r.lowering == Lowering::Streams ? " (red arrows: waits)" : "") << "</h3>\n";
     timeline(r, os);
     if (&r == &runs.back() || runs[&r - runs.data() + 1].schedule != shown)
       os << "</section>\n";

@@ -12,6 +12,11 @@ class Counter(HTMLParser):
         self.stages = []
         self.waits = []
         self.in_table = False
+        self.keys = 0
+        self.labels = []
+        self.calls = []
+        self.zoom = False
+        self.notes = 0
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -25,10 +30,22 @@ class Counter(HTMLParser):
             self.timelines.append(a.get("data-lowering"))
             self.stages.append(0)
             self.waits.append(0)
+            self.labels.append(0)
+            self.calls.append(0)
         elif tag == "rect" and a.get("class") == "stage":
             self.stages[-1] += 1
         elif tag == "line" and a.get("class") == "wait":
             self.waits[-1] += 1
+        elif tag == "span" and a.get("class") == "key" or tag == "label" and a.get("class") == "key":
+            self.keys += 1
+        elif tag == "text" and a.get("class") == "label":
+            self.labels[-1] += 1
+        elif tag == "rect" and a.get("class") == "call":
+            self.calls[-1] += 1
+        elif tag == "input" and a.get("id") == "zoom":
+            self.zoom = True
+        elif tag == "p" and a.get("class") == "note":
+            self.notes += 1
 
     def handle_endtag(self, tag):
         if tag == "table":
@@ -42,3 +59,7 @@ print("dag nodes:", c.nodes)
 print("timelines:", " ".join(c.timelines))
 print("stage boxes per timeline:", " ".join(map(str, c.stages)))
 print("wait arrows per timeline:", " ".join(map(str, c.waits)))
+print("legend keys:", c.keys, "zoom:", "yes" if c.zoom else "no")
+print("labelled boxes per timeline:", " ".join(map(str, c.labels)))
+print("host calls per timeline:", " ".join(map(str, c.calls)))
+print("notes:", c.notes)
