@@ -44,15 +44,17 @@ int tool::runImport() {
     commandFiles().output(profileOut, "--profile-out");
   if (!checkFiles())
     return UsageError;
-  Expected<importer::Trace> trace = importer::readTrace(traceInput);
-  if (!trace) {
-    toolError(toString(trace.takeError()));
-    return InputErrors;
-  }
+  // The trace is read, its step taken, and let go: the step keeps what it
+  // needs (a trace of millions of events is most of the memory).
   std::optional<int64_t> step;
   if (importStep.getNumOccurrences())
     step = int64_t(importStep);
-  Expected<importer::ImportedStep> imported = importer::selectStep(*trace, step);
+  Expected<importer::ImportedStep> imported = [&]() -> Expected<importer::ImportedStep> {
+    Expected<importer::Trace> trace = importer::readTrace(traceInput);
+    if (!trace)
+      return trace.takeError();
+    return importer::selectStep(*trace, step);
+  }();
   if (!imported) {
     toolError(toString(imported.takeError()));
     return InputErrors;
@@ -69,21 +71,26 @@ int tool::runImport() {
     return InputErrors;
   }
 
-  // Through the front end, as any .pipe file: it must check clean.
+  // Through the front end, as any .pipe file: it must check clean. The
+  // text is parsed where it is (no copy), formatted, and its syntax freed
+  // as the program is built from it.
   SourceMgr sm;
   unsigned id = sm.AddNewSourceBuffer(
-      MemoryBuffer::getMemBufferCopy(*text, "imported.pipe"), SMLoc());
+      MemoryBuffer::getMemBuffer(*text, "imported.pipe", /*RequiresNullTerminator=*/false),
+      SMLoc());
   DiagnosticEngine diags(printingHandler(sm, errs(), "imported.pipe", useColor()), 20);
   ast::File file = parseFile(sm, id, "imported.pipe", diags);
+  std::string formatted;
   program::Program program;
-  if (!diags.hadError())
-    program = analyze(file, profile, diags);
+  if (!diags.hadError()) {
+    formatted = formatFile(file, *text);
+    program = analyze(std::move(file), profile, diags);
+  }
   diags.finish();
   if (diags.hadError() || program.pipelines.empty()) {
     toolError("internal error: the imported pipeline does not check clean");
     return RunFailed;
   }
-  std::string formatted = formatFile(file, sm.getMemoryBuffer(id)->getBuffer());
 
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
