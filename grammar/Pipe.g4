@@ -27,7 +27,8 @@ work       : KERNEL amount
            | MEMSET amount
            | CPU amount
            ;
-access     : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;
+access     : (READS | WRITES) LPAREN accessItem (COMMA accessItem)* RPAREN ;
+accessItem : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 direction  : H2D | D2H | D2D ;
 amount     : QUANTITY | INT | DECIMAL ;
 attrs      : LBRACK attr (COMMA attr)* RBRACK ;

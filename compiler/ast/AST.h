@@ -109,11 +109,17 @@ struct Dep {
   llvm::SMRange range;
 };
 
-/// `reads(a, b)` or `writes(c)` on a stage.
+/// `reads(a, b@prev(2))` or `writes(c)` on a stage.
 struct Access {
   bool write = false;
   std::vector<Name> buffers;
+  /// Per buffer, its `@prev(K)` (a ring's slot K iterations back); empty
+  /// when no buffer of the list has one.
+  std::vector<std::optional<Qualifier>> qualifiers;
   llvm::SMRange range;
+  const Qualifier *qualifierOf(size_t i) const {
+    return i < qualifiers.size() && qualifiers[i] ? &*qualifiers[i] : nullptr;
+  }
 };
 
 /// `stage NAME [on STREAM] WORK [ATTRS] [depends_on(...)];`

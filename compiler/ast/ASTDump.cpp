@@ -146,9 +146,15 @@ private:
       loc(a.name.range());
     }
     for (const Access &a : s.accesses)
-      for (const Name &b : a.buffers) {
+      for (size_t i = 0; i < a.buffers.size(); ++i) {
+        const Name &b = a.buffers[i];
         indent(3);
         os << (a.write ? "Writes '" : "Reads '") << b.text << "'";
+        if (const Qualifier *q = a.qualifierOf(i)) {
+          os << ' ' << q->text;
+          if (q->distance)
+            os << '(' << q->distance->value << ')';
+        }
         loc(b.range());
       }
     for (const Dep &d : s.deps) {

@@ -371,10 +371,11 @@ private:
     os << " (cpu)\n";
   }
 
-  /// `b.declared[i]`: slot `it mod slots` of declared buffer `buffer`.
-  void writeDeclaredSlot(uint32_t buffer, uint32_t iteration) {
+  /// `b.declared[i]`: the slot access `a` touches in `iteration` (`it mod
+  /// slots`, or K iterations back for a read of `@prev(K)`).
+  void writeDeclaredSlot(const program::Access &a, uint32_t iteration) {
     os << "b.declared["
-       << Decimal(declaredBase[buffer] + iteration % s.pipeline.buffers[buffer].slots)
+       << Decimal(declaredBase[a.buffer] + a.slot(iteration, s.pipeline.buffers[a.buffer].slots))
        << ']';
   }
 
@@ -390,7 +391,7 @@ private:
       return;
     }
     os << "static_cast<unsigned char *>(";
-    writeDeclaredSlot(touched->buffer, s.instances.iterationOf(v));
+    writeDeclaredSlot(*touched, s.instances.iterationOf(v));
     os << ')';
   }
 
@@ -744,7 +745,7 @@ private:
     uint32_t k = s.instances.stageOf(v);
     for (const program::Access &a : s.pipeline.stages[k].accesses)
       if (a.write) {
-        writeDeclaredSlot(a.buffer, s.instances.iterationOf(v));
+        writeDeclaredSlot(a, s.instances.iterationOf(v));
         return;
       }
     os << "b.device[" << copyIndex[k] << ']';
@@ -787,12 +788,12 @@ private:
         read = &a;
     }
     if (written)
-      writeDeclaredSlot(written->buffer, it);
+      writeDeclaredSlot(*written, it);
     else
       os << dst << c << ']';
     os << ", ";
     if (read)
-      writeDeclaredSlot(read->buffer, it);
+      writeDeclaredSlot(*read, it);
     else
       os << src << c << ']';
     os << ", k" << stageId(k) << "Bytes, " << kind;

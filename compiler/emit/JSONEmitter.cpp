@@ -190,7 +190,7 @@ private:
             if (a.write == write) {
               const program::Buffer &b = p.buffers[a.buffer];
               out << (first ? "" : ",") << "{\"buffer\":\"" << b.name
-                  << "\",\"slot\":" << Decimal(it % b.slots) << '}';
+                  << "\",\"slot\":" << Decimal(a.slot(it, b.slots)) << '}';
               first = false;
             }
           out << ']';

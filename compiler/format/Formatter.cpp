@@ -159,8 +159,14 @@ private:
     for (const ast::Access &a : s.accesses) {
       access += access.empty() ? "" : " ";
       access += a.write ? "writes(" : "reads(";
-      for (size_t i = 0; i < a.buffers.size(); ++i)
+      for (size_t i = 0; i < a.buffers.size(); ++i) {
         access += (llvm::Twine(i ? ", " : "") + a.buffers[i].text).str();
+        if (const ast::Qualifier *q = a.qualifierOf(i)) {
+          access += q->text.str();
+          if (q->distance)
+            access += "(" + std::to_string(q->distance->value) + ")";
+        }
+      }
       access += ")";
     }
     std::string deps;

@@ -127,14 +127,30 @@ ast::BufferDecl ASTBuilder::buildBufferDecl(PipeParser::BufferDeclContext *c) {
   return b;
 }
 
-/// access : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;
+/// access : (READS | WRITES) LPAREN accessItem (COMMA accessItem)* RPAREN ;
+/// accessItem : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 ast::Access ASTBuilder::buildAccess(PipeParser::AccessContext *c) {
   Children kids(c);
   ast::Access a;
   a.range = rangeOf(c);
   a.write = kids.token(PipeParser::WRITES) != nullptr;
-  for (auto *n : kids.rules<PipeParser::NameContext>(PipeParser::RuleName))
+  for (auto *item : kids.rules<PipeParser::AccessItemContext>(PipeParser::RuleAccessItem)) {
+    Children parts(item);
+    auto *n = parts.rule<PipeParser::NameContext>(PipeParser::RuleName);
+    if (!n)
+      continue; // recovery debris
     a.buffers.push_back(buildName(n));
+    if (antlr4::Token *q = parts.token(PipeParser::QUALIFIER)) {
+      ast::Qualifier qualifier;
+      qualifier.text = ctx.textOf(q);
+      if (antlr4::Token *distance = parts.token(PipeParser::INT))
+        qualifier.distance = intOf(ctx, distance);
+      a.qualifiers.resize(a.buffers.size());
+      a.qualifiers.back() = qualifier;
+    }
+  }
+  if (!a.qualifiers.empty())
+    a.qualifiers.resize(a.buffers.size());
   return a;
 }
 

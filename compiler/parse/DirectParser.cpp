@@ -273,7 +273,22 @@ bool DirectParser::access(std::vector<ast::Access> &into) {
     if (!n)
       return false;
     a.buffers.push_back(nameOf(ctx, n));
+    // accessItem : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
+    if (antlr4::Token *q = accept(PipeParser::QUALIFIER)) {
+      ast::Qualifier qualifier;
+      qualifier.text = ctx.textOf(q);
+      if (accept(PipeParser::LPAREN)) {
+        antlr4::Token *distance = accept(PipeParser::INT);
+        if (!distance || !accept(PipeParser::RPAREN))
+          return false;
+        qualifier.distance = intOf(ctx, distance);
+      }
+      a.qualifiers.resize(a.buffers.size());
+      a.qualifiers.back() = qualifier;
+    }
   } while (accept(PipeParser::COMMA));
+  if (!a.qualifiers.empty())
+    a.qualifiers.resize(a.buffers.size());
   antlr4::Token *close = accept(PipeParser::RPAREN);
   if (!close)
     return false;

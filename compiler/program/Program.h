@@ -67,6 +67,13 @@ struct Access {
   uint32_t buffer = 0; ///< index into Pipeline::buffers
   bool write = false;
   llvm::SMRange range;
+  /// A read of `@prev(K)`: the slot iteration i - K wrote (0: this
+  /// iteration's slot).
+  uint32_t distance = 0;
+  /// The ring slot an instance of iteration `it` touches, of `slots`.
+  uint32_t slot(uint32_t it, uint32_t slots) const {
+    return uint32_t((uint64_t(it) + uint64_t(slots) * distance - distance) % slots);
+  }
 };
 
 constexpr int32_t kNoStream = -1;

@@ -38,7 +38,7 @@ Writers writersOf(const program::Pipeline &p) {
         for (const program::Access &a : p.stages[k].accesses) {
           if (a.write != write)
             continue;
-          uint64_t key = (uint64_t(a.buffer) << 32) | (it % p.buffers[a.buffer].slots);
+          uint64_t key = (uint64_t(a.buffer) << 32) | a.slot(it, p.buffers[a.buffer].slots);
           if (write) {
             last[key] = {k, it};
           } else {

@@ -149,7 +149,7 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
       for (const program::Access &a : st.accesses) {
         if (a.write != write)
           continue;
-        Slot &slot = slots[slotBase[a.buffer] + it % p.buffers[a.buffer].slots];
+        Slot &slot = slots[slotBase[a.buffer] + a.slot(it, p.buffers[a.buffer].slots)];
         bool ordered = check(v, a.buffer, slot, true, write);
         if (write)
           ordered &= check(v, a.buffer, slot, false, true);

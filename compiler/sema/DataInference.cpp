@@ -16,9 +16,13 @@ void pipec::inferDataDependencies(Pipeline &out) {
   for (uint32_t b = 0; b < out.buffers.size(); ++b) {
     const uint32_t n = out.buffers[b].slots;
     std::vector<uint8_t> reads(m, 0), writes(m, 0);
+    // Reads of `@prev(K)`, by stage: (stage, K).
+    std::vector<std::pair<uint32_t, uint32_t>> earlier;
     for (uint32_t k = 0; k < m; ++k)
       for (const Access &a : out.stages[k].accesses)
-        if (a.buffer == b)
+        if (a.buffer == b && a.distance)
+          earlier.push_back({k, a.distance});
+        else if (a.buffer == b)
           (a.write ? writes : reads)[k] = 1;
     int64_t lastWriter = -1;
     for (uint32_t k = 0; k < m; ++k)
@@ -67,6 +71,20 @@ void pipec::inferDataDependencies(Pipeline &out) {
       }
       if (reads[k])
         readersSince.push_back(k);
+    }
+    // A read of `@prev(K)` in iteration i reads slot (i - K) mod n (K < n):
+    // what the last writer of iteration i - K left there (distance K), and
+    // the first writer of iteration i - K + n, the next to write it, waits
+    // for the read (distance n - K). This iteration's writes go elsewhere.
+    int64_t firstWriter = -1;
+    for (uint32_t k = 0; k < m && firstWriter < 0; ++k)
+      if (writes[k])
+        firstWriter = k;
+    for (auto [k, distance] : earlier) {
+      if (lastWriter < 0)
+        continue; // it reads what the buffer held before the pipeline
+      add(k, static_cast<uint32_t>(lastWriter), distance);
+      add(static_cast<uint32_t>(firstWriter), k, n - distance);
     }
   }
 }

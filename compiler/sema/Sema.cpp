@@ -315,13 +315,54 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
     for (const ast::Access &a : s.accesses) {
       if (a.write != write)
         continue;
-      for (const ast::Name &name : a.buffers) {
+      for (size_t item = 0; item < a.buffers.size(); ++item) {
+        const ast::Name &name = a.buffers[item];
         auto it = buffers.find(name.text);
         if (it == buffers.end()) {
           reportUnknown(name, "buffer", p.buffers);
           continue;
         }
         const Buffer &b = out.buffers[it->second];
+        bufferUsed[it->second] = true;
+        // `x@prev(K)`: the slot iteration i - K wrote.
+        uint32_t distance = 0;
+        if (const ast::Qualifier *q = a.qualifierOf(item)) {
+          if (q->text != "@prev") {
+            diags.error(q->range(),
+                        formatv("unknown qualifier '{0}'; the only one is '@prev'", q->text));
+            continue;
+          }
+          if (write) {
+            diags.error(q->range(), formatv("a stage writes this iteration's slot of '{0}'; "
+                                            "'@prev' is for reading an earlier one",
+                                            name.text));
+            continue;
+          }
+          const uint64_t k = q->distance ? q->distance->value : 1;
+          if (k < 1 || k > kMaxIterations) {
+            diags.error(q->distance ? q->distance->range : q->range(),
+                        formatv("'@prev(k)' must have k between 1 and {0}", kMaxIterations));
+            continue;
+          }
+          if (k >= b.slots) {
+            diags
+                .error(q->range(),
+                       formatv("reading '{0}@prev({1})' needs a ring of more than {1} "
+                               "slot{2}: '{0}' has {3}, and iteration i's write would "
+                               "take the slot of iteration i - {1}",
+                               name.text, k, k == 1 ? "" : "s", b.slots))
+                .attachNote(b.range, formatv("declare it 'buffer {0}[{1}] ...'", b.name,
+                                             k + 1));
+            continue;
+          }
+          distance = static_cast<uint32_t>(k);
+          if (distance >= out.iterations)
+            diags.warning(q->range(),
+                          formatv("'{0}@prev({1})' reads only what '{0}' held before the "
+                                  "pipeline, in a pipeline with {2} iteration{3}",
+                                  name.text, distance, out.iterations,
+                                  out.iterations == 1 ? "" : "s"));
+        }
         bufferUsed[it->second] = true;
         if (const char *why = wrongPlace(into, b, write)) {
           diags
@@ -336,10 +377,11 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
         }
         const Access *first = nullptr;
         for (const Access &seen : into.accesses)
-          if (seen.buffer == it->second && seen.write == write && !first)
+          if (seen.buffer == it->second && seen.write == write &&
+              seen.distance == distance && !first)
             first = &seen;
         if (!first) {
-          into.accesses.push_back({it->second, write, name.range()});
+          into.accesses.push_back({it->second, write, name.range(), distance});
           continue;
         }
         diags

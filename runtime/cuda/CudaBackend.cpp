@@ -123,7 +123,8 @@ CopyArgs copyArgs(const Schedule &s, Resources &res, uint32_t v) {
   const uint32_t it = s.instances.iterationOf(v);
   bool readSet = false, writeSet = false;
   for (const program::Access &a : st.accesses) {
-    void *slot = res.declared(s.pipeline, a.buffer, it % s.pipeline.buffers[a.buffer].slots);
+    void *slot =
+        res.declared(s.pipeline, a.buffer, a.slot(it, s.pipeline.buffers[a.buffer].slots));
     if (a.write && !writeSet)
       c.dst = slot, writeSet = true;
     else if (!a.write && !readSet)
@@ -144,7 +145,7 @@ MemsetArgs memsetArgs(const Schedule &s, Resources &res, uint32_t v) {
   const uint32_t it = s.instances.iterationOf(v);
   for (const program::Access &a : s.pipeline.stages[k].accesses)
     if (a.write) {
-      m.dst = res.declared(s.pipeline, a.buffer, it % s.pipeline.buffers[a.buffer].slots);
+      m.dst = res.declared(s.pipeline, a.buffer, a.slot(it, s.pipeline.buffers[a.buffer].slots));
       break;
     }
   return m;
@@ -463,7 +464,7 @@ private:
       for (const program::Access &a : st.accesses)
         if (!res.touch[v] || a.write)
           res.touch[v] = static_cast<unsigned char *>(
-              res.declared(p, a.buffer, it % p.buffers[a.buffer].slots));
+              res.declared(p, a.buffer, a.slot(it, p.buffers[a.buffer].slots)));
     }
     res.hostWork.assign(n, HostWork{});
     res.tags.resize(n);

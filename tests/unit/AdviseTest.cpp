@@ -64,7 +64,7 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
   }
   // Which write each read sees: scan back in program order.
   struct Touch {
-    uint32_t stage, it, buffer;
+    uint32_t stage, it, buffer, slot;
     bool write;
   };
   auto touches = [](const program::Pipeline &x) {
@@ -74,7 +74,7 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
         for (bool write : {false, true})
           for (const program::Access &a : x.stages[k].accesses)
             if (a.write == write)
-              out.push_back({k, it, a.buffer, write});
+              out.push_back({k, it, a.buffer, a.slot(it, x.buffers[a.buffer].slots), write});
     return out;
   };
   auto writers = [&](const program::Pipeline &x) {
@@ -84,9 +84,8 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
       if (t[i].write)
         continue;
       std::pair<int64_t, int64_t> w{-1, -1};
-      uint32_t slots = x.buffers[t[i].buffer].slots;
       for (size_t j = i; j-- > 0;)
-        if (t[j].write && t[j].buffer == t[i].buffer && t[j].it % slots == t[i].it % slots) {
+        if (t[j].write && t[j].buffer == t[i].buffer && t[j].slot == t[i].slot) {
           w = {t[j].stage, t[j].it};
           break;
         }
@@ -101,8 +100,7 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
   for (size_t i = 0; i < t.size(); ++i)
     for (size_t j = i + 1; j < t.size(); ++j) {
       const Touch &x = t[i], &y = t[j];
-      uint32_t slots = q.buffers[x.buffer].slots;
-      if (x.buffer != y.buffer || x.it % slots != y.it % slots || (!x.write && !y.write))
+      if (x.buffer != y.buffer || x.slot != y.slot || (!x.write && !y.write))
         continue;
       uint32_t u = ai.idOf(x.stage, x.it), v = ai.idOf(y.stage, y.it);
       if (u != v && !reach[u][v] && !reach[v][u])

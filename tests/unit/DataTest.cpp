@@ -36,7 +36,7 @@ std::vector<Touch> programOrder(const program::Pipeline &p) {
       for (bool write : {false, true})
         for (const program::Access &a : p.stages[k].accesses)
           if (a.write == write)
-            out.push_back({it, k, a.buffer, it % p.buffers[a.buffer].slots, write});
+            out.push_back({it, k, a.buffer, a.slot(it, p.buffers[a.buffer].slots), write});
   return out;
 }
 

@@ -89,8 +89,11 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
     t += "  sync declared;\n";
   for (uint32_t s = 0; s < streams; ++s)
     t += "  stream s" + std::to_string(s) + ";\n";
-  for (uint32_t b = 0; b < buffers; ++b)
-    t += "  buffer b" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) + "] 1MB;\n";
+  std::vector<uint32_t> slots;
+  for (uint32_t b = 0; b < buffers; ++b) {
+    slots.push_back(1 + rng() % 3);
+    t += "  buffer b" + std::to_string(b) + "[" + std::to_string(slots.back()) + "] 1MB;\n";
+  }
   for (uint32_t b = 0; b < hostBuffers; ++b)
     t += "  buffer h" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) +
          "] 1MB host;\n";
@@ -113,6 +116,10 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
       t += stream + " kernel " + std::to_string(1 + rng() % 9) + "us";
       reads = some("b", buffers);
       writes = some("b", buffers);
+      // A ring read K iterations back (K below its slots).
+      if (uint32_t b = rng() % buffers; slots[b] > 1 && rng() % 3 == 0)
+        reads.insert("b" + std::to_string(b) + "@prev(" +
+                     std::to_string(1 + rng() % (slots[b] - 1)) + ")");
       break;
     case 1:
       t += " cpu " + std::to_string(1 + rng() % 9) + "us";
