@@ -118,7 +118,14 @@ private:
     }
     for (unsigned a = 0, n = rng() % 3; a < n; ++a) {
       append(out, {pick({"reads", "writes"}), "("});
-      list(out, [&] { out.push_back(name()); });
+      list(out, [&] {
+        out.push_back(name());
+        if (rng() % 4 == 0) { // a ring read K back (or debris)
+          out.push_back(pick({"@prev", "@next"}));
+          if (rng() % 2)
+            append(out, {"(", integer(), ")"});
+        }
+      });
       out.push_back(")");
     }
     if (rng() % 2) {
@@ -215,9 +222,15 @@ public:
             put(*a.amount);
         }
         for (const ast::Access &a : x.accesses) {
-          put("access").put(a.write).put(a.range);
-          for (const ast::Name &b : a.buffers)
-            put("", b);
+          put("access").put(a.write).put(a.range).put(int(a.qualifiers.size()));
+          for (size_t i = 0; i < a.buffers.size(); ++i) {
+            put("", a.buffers[i]);
+            if (const ast::Qualifier *q = a.qualifierOf(i)) {
+              put("qualifier", *q);
+              if (q->distance)
+                put(*q->distance);
+            }
+          }
         }
         for (const ast::Dep &d : x.deps) {
           put("dep", d.stage).put(d.range);
