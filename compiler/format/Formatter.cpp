@@ -28,41 +28,15 @@ public:
     if (file.version) {
       // The version line first (after any comment above it), then a
       // blank line.
-      const size_t at = offset(file.versionRange.Start);
-      bool wrote = false;
-      for (; nextComment < file.comments.size() &&
-             offset(file.comments[nextComment].Start) < at;
-           ++nextComment) {
-        if (wrote && blankBetween(cursor, offset(file.comments[nextComment].Start)))
-          out += '\n';
-        out += commentText(nextComment) + '\n';
-        cursor = offset(file.comments[nextComment].End);
-        wrote = true;
-      }
-      if (wrote && blankBetween(cursor, at))
-        out += '\n';
+      commentsBefore(offset(file.versionRange.Start), cursor);
       out += "version " + std::to_string(file.version->value) + ";\n";
       cursor = offset(file.versionRange.End);
     }
     for (size_t i = 0; i < file.pipelines.size(); ++i) {
       const ast::Pipeline &p = file.pipelines[i];
-      const size_t start = offset(p.range.Start);
       if (i > 0 || file.version)
         out += '\n'; // one blank line between pipelines, and after the version
-      // Comments before the pipeline, at the top level.
-      bool wrote = false;
-      for (; nextComment < file.comments.size() &&
-             offset(file.comments[nextComment].Start) < start;
-           ++nextComment) {
-        size_t at = offset(file.comments[nextComment].Start);
-        if (wrote && blankBetween(cursor, at))
-          out += '\n';
-        out += commentText(nextComment) + '\n';
-        cursor = offset(file.comments[nextComment].End);
-        wrote = true;
-      }
-      if (wrote && blankBetween(cursor, start))
-        out += '\n';
+      commentsBefore(offset(p.range.Start), cursor);
       pipeline(p);
       cursor = offset(p.range.End);
     }
@@ -78,6 +52,24 @@ public:
   }
 
 private:
+  /// The top-level comments before offset `start`, as they were grouped
+  /// (a blank line kept where the source had one, and before `start`).
+  void commentsBefore(size_t start, size_t &cursor) {
+    bool wrote = false;
+    for (; nextComment < file.comments.size() &&
+           offset(file.comments[nextComment].Start) < start;
+         ++nextComment) {
+      size_t at = offset(file.comments[nextComment].Start);
+      if (wrote && blankBetween(cursor, at))
+        out += '\n';
+      out += commentText(nextComment) + '\n';
+      cursor = offset(file.comments[nextComment].End);
+      wrote = true;
+    }
+    if (wrote && blankBetween(cursor, start))
+      out += '\n';
+  }
+
   size_t offset(llvm::SMLoc loc) const {
     return static_cast<size_t>(loc.getPointer() - source.data());
   }

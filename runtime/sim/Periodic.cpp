@@ -29,6 +29,24 @@ bool repeats(const std::vector<Op> &list, const std::vector<uint32_t> &bound, ui
   return true;
 }
 
+/// The longest run of blocks among 1 .. blocks - 1 that each repeat the
+/// one before (`repeats(b)`), as [first, end); empty when there is none.
+template <typename Repeats>
+std::pair<uint32_t, uint32_t> longestRun(uint32_t blocks, Repeats repeats) {
+  uint32_t bestFirst = 0, bestEnd = 0, runFirst = 1;
+  for (uint32_t b = 1; b < blocks; ++b) {
+    if (!repeats(b)) {
+      runFirst = b + 1;
+      continue;
+    }
+    if (b + 1 - runFirst > bestEnd - bestFirst) {
+      bestFirst = runFirst;
+      bestEnd = b + 1;
+    }
+  }
+  return {bestFirst, bestEnd};
+}
+
 } // namespace
 
 Periodicity sim::findPeriodicity(const Schedule &s, const std::vector<Op> &list,
@@ -50,22 +68,13 @@ Periodicity sim::findPeriodicity(const Schedule &s, const std::vector<Op> &list,
           op.instance / instances < blocks)
         start[op.instance / instances] = o;
     }
-    // The longest run of blocks that each repeat the one before.
-    uint32_t bestFirst = 0, bestEnd = 0, runFirst = 1;
-    for (uint32_t b = 1; b < blocks; ++b) {
+    auto [bestFirst, bestEnd] = longestRun(blocks, [&](uint32_t b) {
       const uint64_t ops = start[b] - start[b - 1];
       bool same = start[b + 1] - start[b] == ops && ops > 0;
       for (uint64_t o = start[b]; same && o < start[b + 1]; ++o)
         same = repeats(list, bound, o, ops, static_cast<uint32_t>(instances));
-      if (!same) {
-        runFirst = b + 1;
-        continue;
-      }
-      if (b + 1 - runFirst > bestEnd - bestFirst) {
-        bestFirst = runFirst;
-        bestEnd = b + 1;
-      }
-    }
+      return same;
+    });
     if (bestEnd - bestFirst < kMinBlocks)
       continue;
     Periodicity p;
@@ -106,20 +115,12 @@ Periodicity sim::findGraphPeriodicity(const Schedule &s, const CSR &successors,
     const uint64_t instances = uint64_t(m) * perIteration;
     if (blocks < kMinBlocks + 2 || instances > kNone)
       break;
-    uint32_t bestFirst = 0, bestEnd = 0, runFirst = 1;
-    for (uint32_t b = 1; b < blocks; ++b) {
+    auto [bestFirst, bestEnd] = longestRun(blocks, [&](uint32_t b) {
       bool repeat = true;
       for (uint64_t v = b * instances; repeat && v < (b + 1) * instances; ++v)
         repeat = same(v, instances);
-      if (!repeat) {
-        runFirst = b + 1;
-        continue;
-      }
-      if (b + 1 - runFirst > bestEnd - bestFirst) {
-        bestFirst = runFirst;
-        bestEnd = b + 1;
-      }
-    }
+      return repeat;
+    });
     if (bestEnd - bestFirst < kMinBlocks)
       continue;
     Periodicity p;
