@@ -945,8 +945,12 @@ private:
                             : lowest - blockStart(b) >= period.instances;
     if (behind || !signature(sig, b)) {
       // Not at this block's start (several passed at once), or too much
-      // to write down: no comparison across it.
+      // to write down: no comparison across it, and nothing logged until
+      // the next block that starts here.
       lastBlock = kNone;
+      settled = 0;
+      logging = false;
+      assigned.clear();
       if (!behind)
         stopExtrapolating();
       return;
