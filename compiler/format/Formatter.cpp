@@ -200,8 +200,11 @@ private:
                        {Line::Stage, stageColumns(s), "", ""}});
     // Stable: an item added by an edit (compiler/format/Edit) sits at the
     // place of the one it follows.
-    std::stable_sort(items.begin(), items.end(),
-                     [](const Item &a, const Item &b) { return a.start < b.start; });
+    // (Most files list their kinds of items in order already: a generated
+    // or imported one of a million stages is then not sorted at all.)
+    auto before = [](const Item &a, const Item &b) { return a.start < b.start; };
+    if (!std::is_sorted(items.begin(), items.end(), before))
+      std::stable_sort(items.begin(), items.end(), before);
 
     std::vector<Line> lines;
     size_t cursor = offset(p.range.Start); // after the "{" line, roughly
