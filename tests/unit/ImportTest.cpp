@@ -110,6 +110,9 @@ TEST_CASE("import: bad input is an error, never a crash") {
 
 #include <map>
 #include <random>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <set>
 
 namespace {
@@ -472,4 +475,22 @@ TEST_CASE("import: the fast event reader reads what llvm::json reads, on random 
   // Both kinds of outcome were exercised.
   CHECK(agreedOk > 500);
   CHECK(agreedError > 100);
+}
+
+TEST_CASE("import: times are written as printf's %.3f writes them") {
+  // writePipe formats with std::to_chars (fixed, 3 decimals), which rounds
+  // the binary value exactly as glibc's printf does: the files stay the
+  // same bytes. Random times of every magnitude, and halves at the edge.
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> unit(0, 1);
+  size_t differ = 0;
+  for (int i = 0; i < 200000; ++i) {
+    double us = i % 4 == 0 ? double(rng() % 100000) / 2000 + 0.0005 // ties in decimal
+                           : unit(rng) * std::pow(10.0, double(rng() % 12) - 3);
+    char a[64], b[64];
+    auto end = std::to_chars(a, a + sizeof a, us, std::chars_format::fixed, 3).ptr;
+    std::snprintf(b, sizeof b, "%.3f", us);
+    differ += std::string(a, end) != b;
+  }
+  CHECK(differ == 0);
 }
