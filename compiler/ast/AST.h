@@ -107,6 +107,20 @@ struct Dep {
   Name stage;
   std::unique_ptr<Qualifier> qualifier; ///< null when there is none
   llvm::SMRange range;
+
+  Dep() = default;
+  Dep(Dep &&) = default;
+  Dep &operator=(Dep &&) = default;
+  /// A deep copy (the qualifier too): a file copies as a value (Edit).
+  Dep(const Dep &o)
+      : stage(o.stage), qualifier(o.qualifier ? std::make_unique<Qualifier>(*o.qualifier)
+                                              : nullptr),
+        range(o.range) {}
+  Dep &operator=(const Dep &o) {
+    if (this != &o)
+      *this = Dep(o);
+    return *this;
+  }
 };
 
 /// `reads(a, b@prev(2))` or `writes(c)` on a stage.

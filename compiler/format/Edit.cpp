@@ -17,39 +17,6 @@ llvm::Error fail(const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
 }
 
-/// A deep copy of one pipeline (a dependency's qualifier is held out of line).
-ast::Pipeline clone(const ast::Pipeline &p) {
-  ast::Pipeline q;
-  q.name = p.name;
-  q.settings = p.settings;
-  q.streams = p.streams;
-  q.buffers = p.buffers;
-  q.range = p.range;
-  q.hasSyntaxErrors = p.hasSyntaxErrors;
-  q.stages.reserve(p.stages.size());
-  for (const ast::StageDecl &s : p.stages) {
-    ast::StageDecl t;
-    t.name = s.name;
-    t.stream = s.stream;
-    t.kind = s.kind;
-    t.kindRange = s.kindRange;
-    t.direction = s.direction;
-    t.amount = s.amount;
-    t.attrs = s.attrs;
-    t.accesses = s.accesses;
-    t.range = s.range;
-    for (const ast::Dep &d : s.deps) {
-      ast::Dep e;
-      e.stage = d.stage;
-      e.range = d.range;
-      if (d.qualifier)
-        e.qualifier = std::make_unique<ast::Qualifier>(*d.qualifier);
-      t.deps.push_back(std::move(e));
-    }
-    q.stages.push_back(std::move(t));
-  }
-  return q;
-}
 
 ast::Priority priorityOf(llvm::StringRef text) {
   ast::Priority p;
@@ -75,14 +42,7 @@ llvm::Expected<std::string> pipec::applyEdits(const ast::File &file, llvm::Strin
     text.push_back(s);
     return ast::Name{text.back()};
   };
-  ast::File copy;
-  copy.path = file.path;
-  copy.start = file.start;
-  copy.comments = file.comments;
-  copy.version = file.version; // what its words mean stays with the file
-  copy.versionRange = file.versionRange;
-  for (const ast::Pipeline &p : file.pipelines)
-    copy.pipelines.push_back(clone(p));
+  ast::File copy = file; // all of it: comments, version, every pipeline
   ast::Pipeline *target = nullptr;
   for (ast::Pipeline &p : copy.pipelines)
     if (p.name.text == pipeline)

@@ -8,6 +8,7 @@
 
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
+#include "ProgramOrder.h"
 #include "SlowHappensBefore.h"
 
 #include "compiler/format/Edit.h"
@@ -63,22 +64,8 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
     prev = v;
   }
   // Which write each read sees: scan back in program order.
-  struct Touch {
-    uint32_t stage, it, buffer, slot;
-    bool write;
-  };
-  auto touches = [](const program::Pipeline &x) {
-    std::vector<Touch> out;
-    for (uint32_t it = 0; it < x.iterations; ++it)
-      for (uint32_t k = 0; k < x.stages.size(); ++k)
-        for (bool write : {false, true})
-          for (const program::Access &a : x.stages[k].accesses)
-            if (a.write == write)
-              out.push_back({k, it, a.buffer, a.slot(it, x.buffers[a.buffer].slots), write});
-    return out;
-  };
   auto writers = [&](const program::Pipeline &x) {
-    std::vector<Touch> t = touches(x);
+    std::vector<test::Touch> t = test::programOrder(x);
     std::vector<std::pair<int64_t, int64_t>> out;
     for (size_t i = 0; i < t.size(); ++i) {
       if (t[i].write)
@@ -86,7 +73,7 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
       std::pair<int64_t, int64_t> w{-1, -1};
       for (size_t j = i; j-- > 0;)
         if (t[j].write && t[j].buffer == t[i].buffer && t[j].slot == t[i].slot) {
-          w = {t[j].stage, t[j].it};
+          w = {t[j].stage, t[j].iteration};
           break;
         }
       out.push_back(w);
@@ -96,13 +83,13 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
   if (writers(p) != writers(q))
     return "a read sees another write";
   // No race in `after`: every two accesses of one slot, one a write, ordered.
-  std::vector<Touch> t = touches(q);
+  std::vector<test::Touch> t = test::programOrder(q);
   for (size_t i = 0; i < t.size(); ++i)
     for (size_t j = i + 1; j < t.size(); ++j) {
-      const Touch &x = t[i], &y = t[j];
+      const test::Touch &x = t[i], &y = t[j];
       if (x.buffer != y.buffer || x.slot != y.slot || (!x.write && !y.write))
         continue;
-      uint32_t u = ai.idOf(x.stage, x.it), v = ai.idOf(y.stage, y.it);
+      uint32_t u = ai.idOf(x.stage, x.iteration), v = ai.idOf(y.stage, y.iteration);
       if (u != v && !reach[u][v] && !reach[v][u])
         return "race";
     }

@@ -6,6 +6,7 @@
 
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
+#include "ProgramOrder.h"
 #include "SlowHappensBefore.h"
 
 #include "compiler/schedule/Races.h"
@@ -19,26 +20,10 @@
 
 using namespace pipec;
 using pipec::test::FrontendRun;
+using pipec::test::programOrder;
+using pipec::test::Touch;
 
 namespace {
-
-/// One access of the unrolled program, in program order (iteration, then
-/// declaration order of the stage, reads before writes).
-struct Touch {
-  uint32_t iteration, stage, buffer, slot;
-  bool write;
-};
-
-std::vector<Touch> programOrder(const program::Pipeline &p) {
-  std::vector<Touch> out;
-  for (uint32_t it = 0; it < p.iterations; ++it)
-    for (uint32_t k = 0; k < p.stages.size(); ++k)
-      for (bool write : {false, true})
-        for (const program::Access &a : p.stages[k].accesses)
-          if (a.write == write)
-            out.push_back({it, k, a.buffer, a.slot(it, p.buffers[a.buffer].slots), write});
-  return out;
-}
 
 /// The contract, literally and slowly: for each access, a read follows the
 /// latest write of its slot before it in program order; a write follows the
