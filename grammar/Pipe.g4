@@ -1,5 +1,6 @@
 // The .pipe language (LANGUAGE.md, version 3: data, the host thread; state), with
-// an optional first line naming the version a file was written for.
+// an optional first line naming the version a file was written for, and
+// constants (`let`) with arithmetic wherever a number goes.
 //
 // ANTLR generates only the lexer and the parser from this file; the AST is built by
 // hand-written functions in compiler/parse/ASTBuilder.cpp, one per parser rule.
@@ -13,11 +14,12 @@ grammar Pipe;
 file       : versionDecl? pipeline* EOF ;
 versionDecl : VERSION INT SEMI ;
 pipeline   : PIPELINE name LBRACE item* RBRACE ;
-item       : setting | streamDecl | bufferDecl | stageDecl ;
-setting    : ITERATIONS INT SEMI
+item       : setting | streamDecl | bufferDecl | stageDecl | letDecl ;
+letDecl    : LET IDENT ASSIGN amount SEMI ;
+setting    : ITERATIONS expr SEMI
            | SYNC (INFERRED | DECLARED) SEMI
            ;
-bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? STATE? SEMI ;
+bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount HOST? STATE? SEMI ;
 streamDecl : STREAM name (PRIORITY priority)? SEMI ;
 priority   : HIGH | NORMAL | LOW | MINUS? INT ;
 stageDecl  : STAGE name (ON name)? work attrs? access* deps? SEMI ;
@@ -30,15 +32,22 @@ work       : KERNEL amount
 access     : (READS | WRITES) LPAREN accessItem (COMMA accessItem)* RPAREN ;
 accessItem : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 direction  : H2D | D2H | D2D ;
-amount     : QUANTITY | INT | DECIMAL ;
+// A number, a constant or arithmetic over them, maybe followed by a unit
+// (`2*L us`); a unit written right after a number (`12us`) is one token.
+amount     : expr IDENT? ;
+expr       : expr (STAR | SLASH) expr
+           | expr (PLUS | MINUS) expr
+           | LPAREN expr RPAREN
+           | QUANTITY | INT | DECIMAL | IDENT
+           ;
 attrs      : LBRACK attr (COMMA attr)* RBRACK ;
-attr       : name (ASSIGN (INT | QUANTITY))? ;
+attr       : name (ASSIGN amount)? ;
 deps       : DEPENDS_ON LPAREN dep (COMMA dep)* RPAREN ;
 dep        : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 
 // Contextual keywords are ordinary names wherever a name is expected.
 name       : IDENT | KERNEL | COPY | HOST | MEMSET | CPU | H2D | D2H | D2D | HIGH | NORMAL
-           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES | STATE | VERSION ;
+           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES | STATE | VERSION | LET ;
 
 // ---------------------------------------------------------------------------
 // Lexer rules.
@@ -73,6 +82,7 @@ READS      : 'reads' ;
 WRITES     : 'writes' ;
 STATE      : 'state' ;
 VERSION    : 'version' ;
+LET        : 'let' ;
 
 // '@prev'; any other word after '@' is diagnosed by the AST builder.
 QUALIFIER  : '@' [A-Za-z_] [A-Za-z0-9_]* ;
@@ -92,6 +102,9 @@ SEMI       : ';' ;
 COMMA      : ',' ;
 ASSIGN     : '=' ;
 MINUS      : '-' ;
+PLUS       : '+' ;
+STAR       : '*' ;
+SLASH      : '/' ;
 
 WS            : [ \t\r\n\f\u000B]+ -> skip ;
 LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;

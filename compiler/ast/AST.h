@@ -42,11 +42,44 @@ struct Name {
   }
 };
 
-/// An integer literal. Values that overflow saturate at UINT64_MAX; sema
-/// reports them against the allowed range.
+/// Arithmetic over numbers and constants, as written: `T*4096*2B`, `2*L us`,
+/// `(A + B) / 2`. Held only where a number is more than one literal: most
+/// amounts are one token and keep no expression. The nodes lie flat, each
+/// child before its parent and the root last; an expression never changes
+/// once built, and copies of an AST share it.
+struct ExprNode {
+  enum Kind : uint8_t {
+    Number,   ///< `12`, `2.5`, `48KiB`: `number` and `unit` as in Amount
+    Constant, ///< a `let` constant: `number` holds its name
+    Add,      ///< lhs + rhs
+    Sub,      ///< lhs - rhs
+    Mul,      ///< lhs * rhs
+    Div,      ///< lhs / rhs
+    Parens,   ///< ( lhs )
+    WithUnit, ///< lhs followed by the unit `unit`: `2*L us`
+  } kind = Number;
+  uint32_t lhs = 0, rhs = 0; ///< indexes of the children in Expr::nodes
+  llvm::StringRef number;    ///< into the source buffer
+  llvm::StringRef unit;      ///< into the source buffer; may be empty
+  llvm::SMRange range;       ///< the whole subexpression
+};
+
+struct Expr {
+  std::vector<ExprNode> nodes;
+  const ExprNode &root() const { return nodes.back(); }
+};
+
+/// `e` as pipec fmt writes it: `*` and `/` tight, `+` and `-` spaced, the
+/// parentheses and units as written (`(A + B)*2KiB`, `2*L us`).
+void print(const Expr &e, llvm::raw_ostream &os);
+
+/// An integer literal (or, with `expr`, an expression sema evaluates to
+/// one). Values that overflow saturate at UINT64_MAX; sema reports them
+/// against the allowed range.
 struct IntLit {
   uint64_t value = 0;
   llvm::SMRange range;
+  std::shared_ptr<const Expr> expr; ///< set when more than one literal
 };
 
 /// `iterations N;` or `sync inferred|declared;`
@@ -74,12 +107,18 @@ struct StreamDecl {
 
 
 /// A number as written, with the unit that follows it (empty if none):
-/// `12us` is {"12", "us"}, `0.5` is {"0.5", ""}.
+/// `12us` is {"12", "us"}, `0.5` is {"0.5", ""}. Anything more (constants,
+/// arithmetic, a unit after a space) is `expr`, and number and unit are
+/// empty.
 struct Amount {
   llvm::StringRef number; ///< into the source buffer, as `unit`, which
   llvm::StringRef unit;   ///< follows it there
+  std::shared_ptr<const Expr> expr;
+  bool empty() const { return number.empty() && !expr; }
   /// The amount's bytes; none for an amount missing from the source.
   llvm::SMRange range() const {
+    if (expr)
+      return expr->root().range;
     if (number.empty() && unit.empty())
       return {};
     return {llvm::SMLoc::getFromPointer(number.begin()),
@@ -160,8 +199,17 @@ struct BufferDecl {
   llvm::SMRange range;
 };
 
+/// `let NAME = AMOUNT;`: a constant of the pipeline, for the amounts and
+/// counts declared after it.
+struct LetDecl {
+  Name name;
+  Amount value;
+  llvm::SMRange range;
+};
+
 struct Pipeline {
   Name name;
+  std::vector<LetDecl> constants;
   std::vector<Setting> settings;
   std::vector<StreamDecl> streams;
   std::vector<BufferDecl> buffers;
@@ -182,6 +230,9 @@ struct File {
   /// Every comment, in source order (for `pipec fmt`).
   std::vector<llvm::SMRange> comments;
 };
+
+/// An amount as pipec fmt writes it: `12us`, or its expression.
+void print(const Amount &a, llvm::raw_ostream &os);
 
 /// The indented dump behind `pipec compile --emit=ast`: one node per line,
 /// children indented, each with `@file:line:col`.

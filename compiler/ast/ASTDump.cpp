@@ -75,8 +75,15 @@ private:
                          if (s.kind == Setting::Sync)
                            os << "Sync " << (s.syncDeclared ? "declared" : "inferred");
                          else
-                           os << "Iterations " << s.iterations.value;
+                           os << "Iterations " << count(s.iterations);
                          loc(s.range);
+                       }});
+    for (const LetDecl &l : p.constants)
+      items.push_back({l.range.Start.getPointer(), [&] {
+                         indent(2);
+                         os << "Let '" << l.name.text << "' = ";
+                         print(l.value, os);
+                         loc(l.name.range());
                        }});
     for (const StreamDecl &s : p.streams)
       items.push_back({s.range.Start.getPointer(), [&] { dumpStream(s); }});
@@ -85,8 +92,9 @@ private:
                          indent(2);
                          os << "Buffer '" << b.name.text << "'";
                          if (b.slots)
-                           os << " slots=" << b.slots->value;
-                         os << ' ' << b.size.number << b.size.unit;
+                           os << " slots=" << count(*b.slots);
+                         os << ' ';
+                         print(b.size, os);
                          if (b.host)
                            os << " host";
                          if (b.state)
@@ -133,16 +141,20 @@ private:
     os << ' ' << spelling(s.kind);
     if (s.kind == StageKind::Copy)
       os << ' ' << spelling(s.direction);
-    if (!s.amount.number.empty())
-      os << ' ' << s.amount.number << s.amount.unit;
+    if (!s.amount.empty()) {
+      os << ' ';
+      print(s.amount, os);
+    }
     loc(s.name.range());
     for (const Attr &a : s.attrs) {
       indent(3);
       os << "Attr '" << a.name.text << "'";
       if (a.value)
         os << " = " << a.value->value;
-      if (a.amount)
-        os << " = " << a.amount->number << a.amount->unit;
+      if (a.amount) {
+        os << " = ";
+        print(*a.amount, os);
+      }
       loc(a.name.range());
     }
     for (const Access &a : s.accesses)
@@ -166,6 +178,16 @@ private:
         os << '(' << d.qualifier->distance->value << ')';
       loc(d.stage.range());
     }
+  }
+
+  /// A count's value, or its expression as written.
+  std::string count(const IntLit &n) {
+    if (!n.expr)
+      return std::to_string(n.value);
+    std::string text;
+    llvm::raw_string_ostream out(text);
+    print(*n.expr, out);
+    return out.str();
   }
 
   const File &file;

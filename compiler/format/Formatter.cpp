@@ -3,6 +3,7 @@
 #include "compiler/format/Formatter.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 
@@ -99,6 +100,22 @@ private:
     return text;
   }
 
+  /// An amount or a count as written, in fmt's spacing.
+  static std::string amountText(const ast::Amount &a) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    ast::print(a, os);
+    return os.str();
+  }
+  static std::string countText(const ast::IntLit &n) {
+    if (!n.expr)
+      return std::to_string(n.value);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    ast::print(*n.expr, os);
+    return os.str();
+  }
+
   /// Each item's text, by kind.
   static std::vector<std::string> streamColumns(const ast::StreamDecl &s) {
     std::string priority;
@@ -124,8 +141,8 @@ private:
   static std::vector<std::string> bufferColumns(const ast::BufferDecl &b) {
     std::string name = b.name.text.str();
     if (b.slots)
-      name += "[" + std::to_string(b.slots->value) + "]";
-    return {name, (llvm::Twine(b.size.number) + b.size.unit).str(), b.host ? "host" : "",
+      name += "[" + countText(*b.slots) + "]";
+    return {name, amountText(b.size), b.host ? "host" : "",
             b.state ? "state" : ""};
   }
 
@@ -134,8 +151,8 @@ private:
     std::string work = spelling(s.kind);
     if (s.kind == StageKind::Copy)
       work += std::string(" ") + spelling(s.direction);
-    if (!s.amount.number.empty())
-      work += (llvm::Twine(" ") + s.amount.number + s.amount.unit).str();
+    if (!s.amount.empty())
+      work += " " + amountText(s.amount);
     std::string attrs;
     for (const ast::Attr &a : s.attrs) {
       attrs += attrs.empty() ? "[" : ", ";
@@ -143,7 +160,7 @@ private:
       if (a.value)
         attrs += "=" + std::to_string(a.value->value);
       if (a.amount)
-        attrs += (llvm::Twine("=") + a.amount->number + a.amount->unit).str();
+        attrs += "=" + amountText(*a.amount);
     }
     if (!attrs.empty())
       attrs += "]";
@@ -187,7 +204,13 @@ private:
                         s.kind == ast::Setting::Sync
                             ? std::string(s.syncDeclared ? "sync declared;"
                                                          : "sync inferred;")
-                            : "iterations " + std::to_string(s.iterations.value) + ";",
+                            : "iterations " + countText(s.iterations) + ";",
+                        ""}});
+    for (const ast::LetDecl &l : p.constants)
+      items.push_back({offset(l.range.Start), offset(l.range.End),
+                       {Line::Setting, {},
+                        (llvm::Twine("let ") + l.name.text + " = " + amountText(l.value) + ";")
+                            .str(),
                         ""}});
     for (const ast::BufferDecl &b : p.buffers)
       items.push_back({offset(b.range.Start), offset(b.range.End),

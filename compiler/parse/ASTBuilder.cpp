@@ -18,7 +18,7 @@
 using namespace pipec;
 using namespace pipec::parse;
 
-namespace {
+namespace pipec::parse {
 
 /// The children of one parse-tree node: its tokens (error-recovery debris
 /// too, as the generated accessors count it) and its rules' contexts.
@@ -74,7 +74,7 @@ private:
   llvm::SmallVector<Entry, 16> all;
 };
 
-} // namespace
+} // namespace pipec::parse
 
 llvm::SMRange ASTBuilder::rangeOf(antlr4::ParserRuleContext *c) const {
   if (!c)
@@ -82,7 +82,7 @@ llvm::SMRange ASTBuilder::rangeOf(antlr4::ParserRuleContext *c) const {
   return ctx.rangeOf(c->getStart(), c->getStop());
 }
 
-/// item : setting | streamDecl | bufferDecl | stageDecl ;
+/// item : setting | streamDecl | bufferDecl | stageDecl | letDecl ;
 void ASTBuilder::buildItem(PipeParser::ItemContext *c, ast::Pipeline &into) {
   if (!c)
     return;
@@ -95,9 +95,23 @@ void ASTBuilder::buildItem(PipeParser::ItemContext *c, ast::Pipeline &into) {
     into.buffers.push_back(buildBufferDecl(buffer));
   else if (auto *stage = kids.rule<PipeParser::StageDeclContext>(PipeParser::RuleStageDecl))
     into.stages.push_back(buildStageDecl(stage));
+  else if (auto *let = kids.rule<PipeParser::LetDeclContext>(PipeParser::RuleLetDecl))
+    into.constants.push_back(buildLetDecl(let));
 }
 
-/// setting : ITERATIONS INT SEMI | SYNC (INFERRED | DECLARED) SEMI ;
+/// letDecl : LET IDENT ASSIGN amount SEMI ;
+ast::LetDecl ASTBuilder::buildLetDecl(PipeParser::LetDeclContext *c) {
+  Children kids(c);
+  ast::LetDecl l;
+  l.range = rangeOf(c);
+  if (antlr4::Token *name = kids.token(PipeParser::IDENT))
+    l.name = nameOf(ctx, name);
+  if (auto *amount = kids.rule<PipeParser::AmountContext>(PipeParser::RuleAmount))
+    l.value = buildAmount(amount);
+  return l;
+}
+
+/// setting : ITERATIONS expr SEMI | SYNC (INFERRED | DECLARED) SEMI ;
 ast::Setting ASTBuilder::buildSetting(PipeParser::SettingContext *c) {
   Children kids(c);
   ast::Setting s;
@@ -107,19 +121,26 @@ ast::Setting ASTBuilder::buildSetting(PipeParser::SettingContext *c) {
     s.syncDeclared = kids.token(PipeParser::DECLARED) != nullptr;
     return s;
   }
-  s.iterations = intOf(ctx, kids.token(PipeParser::INT));
+  if (auto *count = kids.rule<PipeParser::ExprContext>(PipeParser::RuleExpr)) {
+    ExprBuilder b;
+    buildExpr(count, b);
+    s.iterations = b.count();
+  }
   return s;
 }
 
-/// bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? SEMI ;
+/// bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount HOST? STATE? SEMI ;
 ast::BufferDecl ASTBuilder::buildBufferDecl(PipeParser::BufferDeclContext *c) {
   Children kids(c);
   ast::BufferDecl b;
   b.range = rangeOf(c);
   if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
     b.name = buildName(name);
-  if (antlr4::Token *slots = kids.token(PipeParser::INT))
-    b.slots = intOf(ctx, slots);
+  if (auto *slots = kids.rule<PipeParser::ExprContext>(PipeParser::RuleExpr)) {
+    ExprBuilder e;
+    buildExpr(slots, e);
+    b.slots = e.count();
+  }
   if (auto *amount = kids.rule<PipeParser::AmountContext>(PipeParser::RuleAmount))
     b.size = buildAmount(amount);
   b.host = kids.token(PipeParser::HOST) != nullptr;
@@ -242,9 +263,62 @@ CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
   return CopyDirection::H2D;
 }
 
-/// amount : QUANTITY | INT | DECIMAL ;
+/// amount : expr IDENT? ;
 ast::Amount ASTBuilder::buildAmount(PipeParser::AmountContext *c) {
-  return amountOf(ctx, c->getStart());
+  Children kids(c);
+  ExprBuilder b;
+  buildAmountExpr(kids, b);
+  return b.amount();
+}
+
+void ASTBuilder::buildAmountExpr(const Children &kids, ExprBuilder &b) {
+  auto *e = kids.rule<PipeParser::ExprContext>(PipeParser::RuleExpr);
+  uint32_t root = e ? buildExpr(e, b) : b.number(ctx, nullptr);
+  if (antlr4::Token *unit = kids.token(PipeParser::IDENT))
+    b.withUnit(ctx, root, unit);
+}
+
+/// expr : expr (STAR | SLASH) expr | expr (PLUS | MINUS) expr
+///      | LPAREN expr RPAREN | QUANTITY | INT | DECIMAL | IDENT ;
+/// Binary operators nest to the left (`a+b+c` is `(a+b)+c`): the left spine
+/// is walked in a loop, so that a long chain does not recurse as deep.
+uint32_t ASTBuilder::buildExpr(PipeParser::ExprContext *c, ExprBuilder &b) {
+  llvm::SmallVector<PipeParser::ExprContext *, 8> spine;
+  for (;;) {
+    auto operands = Children(c).rules<PipeParser::ExprContext>(PipeParser::RuleExpr);
+    if (operands.size() != 2)
+      break;
+    spine.push_back(c);
+    c = operands[0];
+  }
+  uint32_t value;
+  {
+    Children kids(c);
+    auto *inner = kids.rule<PipeParser::ExprContext>(PipeParser::RuleExpr);
+    antlr4::Token *open = kids.token(PipeParser::LPAREN);
+    if (open && inner) {
+      uint32_t in = buildExpr(inner, b);
+      antlr4::Token *close = kids.token(PipeParser::RPAREN);
+      value = b.parens(ctx, open, in, close ? close : c->getStop());
+    } else if (inner) {
+      value = buildExpr(inner, b); // recovery debris: an operator without its right side
+    } else if (antlr4::Token *name = kids.token(PipeParser::IDENT)) {
+      value = b.constant(ctx, name);
+    } else {
+      value = b.number(ctx, c->getStart());
+    }
+  }
+  for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
+    Children kids(*it);
+    auto operands = kids.rules<PipeParser::ExprContext>(PipeParser::RuleExpr);
+    size_t op = kids.token(PipeParser::STAR)    ? PipeParser::STAR
+                : kids.token(PipeParser::SLASH) ? PipeParser::SLASH
+                : kids.token(PipeParser::PLUS)  ? PipeParser::PLUS
+                                                : PipeParser::MINUS;
+    uint32_t rhs = buildExpr(operands[1], b);
+    value = b.binary(op, value, rhs);
+  }
+  return value;
 }
 
 /// attrs : LBRACK attr (COMMA attr)* RBRACK ;
@@ -255,17 +329,18 @@ std::vector<ast::Attr> ASTBuilder::buildAttrs(PipeParser::AttrsContext *c) {
   return attrs;
 }
 
-/// attr : name (ASSIGN (INT | QUANTITY))? ;
+/// attr : name (ASSIGN amount)? ;
 ast::Attr ASTBuilder::buildAttr(PipeParser::AttrContext *c) {
   Children kids(c);
   ast::Attr a;
   a.range = rangeOf(c);
   if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
     a.name = buildName(name);
-  if (antlr4::Token *value = kids.token(PipeParser::INT))
-    a.value = intOf(ctx, value);
-  if (antlr4::Token *amount = kids.token(PipeParser::QUANTITY))
-    a.amount = amountOf(ctx, amount);
+  if (auto *amount = kids.rule<PipeParser::AmountContext>(PipeParser::RuleAmount)) {
+    ExprBuilder b;
+    buildAmountExpr(Children(amount), b);
+    b.attrValue(a);
+  }
   return a;
 }
 

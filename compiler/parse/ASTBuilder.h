@@ -15,6 +15,9 @@
 
 namespace pipec::parse {
 
+class Children;
+class ExprBuilder;
+
 class ASTBuilder {
 public:
   explicit ASTBuilder(ParseContext &ctx) : ctx(ctx) {}
@@ -30,6 +33,9 @@ private:
   void buildWork(PipeParser::WorkContext *c, ast::StageDecl &into);
   CopyDirection buildDirection(PipeParser::DirectionContext *c);
   ast::Amount buildAmount(PipeParser::AmountContext *c);
+  void buildAmountExpr(const Children &kids, ExprBuilder &b);
+  uint32_t buildExpr(PipeParser::ExprContext *c, ExprBuilder &b);
+  ast::LetDecl buildLetDecl(PipeParser::LetDeclContext *c);
   ast::BufferDecl buildBufferDecl(PipeParser::BufferDeclContext *c);
   ast::Access buildAccess(PipeParser::AccessContext *c);
   std::vector<ast::Attr> buildAttrs(PipeParser::AttrsContext *c);

@@ -15,12 +15,20 @@
 using namespace pipec;
 using namespace pipec::parse;
 
+static bool isLiteral(size_t t) {
+  return t == PipeParser::QUANTITY || t == PipeParser::INT || t == PipeParser::DECIMAL;
+}
+
 template <typename Wanted> antlr4::Token *DirectParser::acceptIf(Wanted wanted) {
   antlr4::Token *tok = tokens.peek();
   if (!wanted(tok->getType()))
     return nullptr;
   tokens.advance();
   return tok;
+}
+
+bool DirectParser::startsExpr(size_t type) {
+  return isLiteral(type) || type == PipeParser::IDENT || type == PipeParser::LPAREN;
 }
 
 antlr4::Token *DirectParser::accept(size_t type) {
@@ -30,12 +38,72 @@ antlr4::Token *DirectParser::accept(size_t type) {
 /// name : IDENT | KERNEL | COPY | ... (Tokens.h: isNameToken)
 antlr4::Token *DirectParser::name() { return acceptIf(isNameToken); }
 
-/// amount : QUANTITY | INT | DECIMAL ;
-antlr4::Token *DirectParser::amount() {
-  return acceptIf([](size_t t) {
-    return t == PipeParser::QUANTITY || t == PipeParser::INT ||
-           t == PipeParser::DECIMAL;
-  });
+/// amount : expr IDENT? ;
+bool DirectParser::amount(ExprBuilder &b) {
+  uint32_t root;
+  if (!expr(b, root))
+    return false;
+  if (antlr4::Token *unit = accept(PipeParser::IDENT))
+    b.withUnit(ctx, root, unit);
+  return true;
+}
+
+/// expr : expr (STAR | SLASH) expr | expr (PLUS | MINUS) expr
+///      | LPAREN expr RPAREN | QUANTITY | INT | DECIMAL | IDENT ;
+/// As ANTLR reads the left-recursive rule: `*` and `/` bind tighter than
+/// `+` and `-`, and each nests to the left.
+bool DirectParser::expr(ExprBuilder &b, uint32_t &out) {
+  if (!product(b, out))
+    return false;
+  while (next() == PipeParser::PLUS || next() == PipeParser::MINUS) {
+    size_t op = next();
+    tokens.advance();
+    uint32_t rhs;
+    if (!product(b, rhs))
+      return false;
+    out = b.binary(op, out, rhs);
+  }
+  return true;
+}
+
+bool DirectParser::product(ExprBuilder &b, uint32_t &out) {
+  if (!primary(b, out))
+    return false;
+  while (next() == PipeParser::STAR || next() == PipeParser::SLASH) {
+    size_t op = next();
+    tokens.advance();
+    uint32_t rhs;
+    if (!primary(b, rhs))
+      return false;
+    out = b.binary(op, out, rhs);
+  }
+  return true;
+}
+
+bool DirectParser::primary(ExprBuilder &b, uint32_t &out) {
+  if (antlr4::Token *literal = acceptIf(isLiteral)) {
+    out = b.number(ctx, literal);
+    return true;
+  }
+  if (antlr4::Token *name = accept(PipeParser::IDENT)) {
+    out = b.constant(ctx, name);
+    return true;
+  }
+  antlr4::Token *open = accept(PipeParser::LPAREN);
+  // Deep nesting is left to the generated parser, which reports it.
+  if (!open || depth >= kMaxDepth)
+    return false;
+  ++depth;
+  uint32_t inner;
+  bool ok = expr(b, inner);
+  --depth;
+  if (!ok)
+    return false;
+  antlr4::Token *close = accept(PipeParser::RPAREN);
+  if (!close)
+    return false;
+  out = b.parens(ctx, open, inner, close);
+  return true;
 }
 
 bool DirectParser::endAtSemi(antlr4::Token *first, llvm::SMRange &range) {
@@ -46,7 +114,7 @@ bool DirectParser::endAtSemi(antlr4::Token *first, llvm::SMRange &range) {
   return true;
 }
 
-/// item : setting | streamDecl | bufferDecl | stageDecl ;
+/// item : setting | streamDecl | bufferDecl | stageDecl | letDecl ;
 bool DirectParser::parseItem(ast::Pipeline &into) {
   const size_t start = tokens.index();
   bool matched = false;
@@ -64,6 +132,9 @@ bool DirectParser::parseItem(ast::Pipeline &into) {
   case PipeParser::SYNC:
     matched = setting(into);
     break;
+  case PipeParser::LET:
+    matched = letDecl(into);
+    break;
   default:
     break;
   }
@@ -72,15 +143,35 @@ bool DirectParser::parseItem(ast::Pipeline &into) {
   return matched;
 }
 
-/// setting : ITERATIONS INT SEMI | SYNC (INFERRED | DECLARED) SEMI ;
+/// letDecl : LET IDENT ASSIGN amount SEMI ;
+bool DirectParser::letDecl(ast::Pipeline &into) {
+  ast::LetDecl l;
+  antlr4::Token *first = tokens.peek();
+  tokens.advance(); // LET
+  antlr4::Token *n = accept(PipeParser::IDENT);
+  if (!n || !accept(PipeParser::ASSIGN))
+    return false;
+  l.name = nameOf(ctx, n);
+  ExprBuilder value;
+  if (!amount(value))
+    return false;
+  l.value = value.amount();
+  if (!endAtSemi(first, l.range))
+    return false;
+  into.constants.push_back(std::move(l));
+  return true;
+}
+
+/// setting : ITERATIONS expr SEMI | SYNC (INFERRED | DECLARED) SEMI ;
 bool DirectParser::setting(ast::Pipeline &into) {
   ast::Setting s;
   antlr4::Token *first = tokens.peek();
   if (accept(PipeParser::ITERATIONS)) {
-    antlr4::Token *count = accept(PipeParser::INT);
-    if (!count)
+    ExprBuilder count;
+    uint32_t root;
+    if (!expr(count, root))
       return false;
-    s.iterations = intOf(ctx, count);
+    s.iterations = count.count();
   } else {
     tokens.advance(); // SYNC
     s.kind = ast::Setting::Sync;
@@ -133,7 +224,7 @@ bool DirectParser::priority(ast::Priority &into) {
   return true;
 }
 
-/// bufferDecl : BUFFER name (LBRACK INT RBRACK)? amount HOST? SEMI ;
+/// bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount HOST? STATE? SEMI ;
 bool DirectParser::bufferDecl(ast::Pipeline &into) {
   ast::BufferDecl b;
   antlr4::Token *first = tokens.peek();
@@ -143,15 +234,16 @@ bool DirectParser::bufferDecl(ast::Pipeline &into) {
     return false;
   b.name = nameOf(ctx, n);
   if (accept(PipeParser::LBRACK)) {
-    antlr4::Token *slots = accept(PipeParser::INT);
-    if (!slots || !accept(PipeParser::RBRACK))
+    ExprBuilder slots;
+    uint32_t root;
+    if (!expr(slots, root) || !accept(PipeParser::RBRACK))
       return false;
-    b.slots = intOf(ctx, slots);
+    b.slots = slots.count();
   }
-  antlr4::Token *size = amount();
-  if (!size)
+  ExprBuilder size;
+  if (!amount(size))
     return false;
-  b.size = amountOf(ctx, size);
+  b.size = size.amount();
   b.host = accept(PipeParser::HOST) != nullptr;
   b.state = accept(PipeParser::STATE) != nullptr;
   if (!endAtSemi(first, b.range))
@@ -225,19 +317,23 @@ bool DirectParser::work(ast::StageDecl &into) {
       into.direction = CopyDirection::D2D;
     else
       return false;
-    if (antlr4::Token *size = amount())
-      into.amount = amountOf(ctx, size);
+    if (startsExpr(next())) {
+      ExprBuilder size;
+      if (!amount(size))
+        return false;
+      into.amount = size.amount();
+    }
     return true;
   }
-  antlr4::Token *size = amount();
-  if (!size)
+  ExprBuilder size;
+  if (!amount(size))
     return false;
-  into.amount = amountOf(ctx, size);
+  into.amount = size.amount();
   return true;
 }
 
 /// attrs : LBRACK attr (COMMA attr)* RBRACK ;
-/// attr : name (ASSIGN (INT | QUANTITY))? ;
+/// attr : name (ASSIGN amount)? ;
 bool DirectParser::attrs(std::vector<ast::Attr> &into) {
   tokens.advance(); // LBRACK
   do {
@@ -247,12 +343,10 @@ bool DirectParser::attrs(std::vector<ast::Attr> &into) {
       return false;
     a.name = nameOf(ctx, n);
     if (accept(PipeParser::ASSIGN)) {
-      if (antlr4::Token *value = accept(PipeParser::INT))
-        a.value = intOf(ctx, value);
-      else if (antlr4::Token *size = accept(PipeParser::QUANTITY))
-        a.amount = amountOf(ctx, size);
-      else
+      ExprBuilder value;
+      if (!amount(value))
         return false;
+      value.attrValue(a);
     }
     a.range = ctx.rangeOf(n, tokens.previous());
     into.push_back(a);

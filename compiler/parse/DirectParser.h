@@ -20,6 +20,7 @@
 #define PIPEC_PARSE_DIRECTPARSER_H
 
 #include "compiler/ast/AST.h"
+#include "compiler/parse/Literals.h"
 #include "compiler/parse/ParseContext.h"
 #include "compiler/parse/TokenWindow.h"
 
@@ -38,6 +39,7 @@ public:
 
 private:
   bool setting(ast::Pipeline &into);
+  bool letDecl(ast::Pipeline &into);
   bool streamDecl(ast::Pipeline &into);
   bool priority(ast::Priority &into);
   bool bufferDecl(ast::Pipeline &into);
@@ -52,13 +54,21 @@ private:
   antlr4::Token *accept(size_t type);
   template <typename Wanted> antlr4::Token *acceptIf(Wanted wanted);
   antlr4::Token *name();
-  antlr4::Token *amount();
+  bool amount(ExprBuilder &b);
+  /// expr, by precedence: sums of products of primaries.
+  bool expr(ExprBuilder &b, uint32_t &out);
+  bool product(ExprBuilder &b, uint32_t &out);
+  bool primary(ExprBuilder &b, uint32_t &out);
+  static bool startsExpr(size_t type);
   /// The declaration's closing ';': its range runs from `first` to it.
   bool endAtSemi(antlr4::Token *first, llvm::SMRange &range);
   size_t next() { return tokens.peek()->getType(); }
 
   const ParseContext &ctx;
   TokenWindow &tokens;
+  /// Parentheses open in the expression being parsed.
+  unsigned depth = 0;
+  static constexpr unsigned kMaxDepth = 64;
 };
 
 } // namespace pipec::parse

@@ -176,7 +176,7 @@ private:
       size_t t = type(1);
       if (t == PipeParser::STREAM || t == PipeParser::STAGE ||
           t == PipeParser::ITERATIONS || t == PipeParser::BUFFER ||
-          t == PipeParser::SYNC) {
+          t == PipeParser::SYNC || t == PipeParser::LET) {
         item(p);
         continue;
       }
@@ -187,13 +187,13 @@ private:
       }
       p.range = tokens.index() > 0 ? spanFrom(keyword, tokens.LT(-1)) : keyword;
       error(tokens.LT(1),
-            "expected 'stream', 'buffer', 'stage', 'iterations', 'sync' or '}'");
+            "expected 'stream', 'buffer', 'stage', 'let', 'iterations', 'sync' or '}'");
       if (t == antlr4::Token::EOF || t == PipeParser::PIPELINE)
         break;
       tokens.consume();
       skipTo({PipeParser::STREAM, PipeParser::STAGE, PipeParser::ITERATIONS,
-              PipeParser::BUFFER, PipeParser::SYNC, PipeParser::RBRACE,
-              PipeParser::PIPELINE});
+              PipeParser::BUFFER, PipeParser::SYNC, PipeParser::LET,
+              PipeParser::RBRACE, PipeParser::PIPELINE});
       if (type(1) == PipeParser::PIPELINE)
         break;
     }
@@ -222,7 +222,7 @@ private:
     return tree;
   }
 
-  /// item : setting | streamDecl | bufferDecl | stageDecl ;
+  /// item : setting | streamDecl | bufferDecl | stageDecl | letDecl ;
   void item(ast::Pipeline &into) {
     if (!directItems || !direct.parseItem(into))
       generatedItem(into);

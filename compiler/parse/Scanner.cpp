@@ -63,6 +63,7 @@ constexpr Keyword kKeywords[] = {
     {"writes", PipeLexer::WRITES},
     {"state", PipeLexer::STATE},
     {"version", PipeLexer::VERSION},
+    {"let", PipeLexer::LET},
 };
 constexpr size_t kLongestKeyword = 10; // "depends_on", "iterations"
 
@@ -190,7 +191,10 @@ std::unique_ptr<antlr4::Token> Scanner::nextToken() {
   case ',': type = PipeLexer::COMMA; break;
   case '=': type = PipeLexer::ASSIGN; break;
   case '-': type = PipeLexer::MINUS; break;
+  case '+': type = PipeLexer::PLUS; break;
+  case '*': type = PipeLexer::STAR; break;
   case '/':
+    type = PipeLexer::SLASH;
     if (at(start + 1) == '/') {
       // LINE_COMMENT : '//' ~[\r\n]* -> channel(HIDDEN) ;
       end = start + 2;

@@ -25,6 +25,7 @@ ParserRuleContext *roleContext(ParserRuleContext *rule) {
   while (rule && rule->parent &&
          (rule->getRuleIndex() == PipeParser::RuleName ||
           rule->getRuleIndex() == PipeParser::RuleAmount ||
+          rule->getRuleIndex() == PipeParser::RuleExpr ||
           rule->getRuleIndex() == PipeParser::RuleDep ||
           rule->getRuleIndex() == PipeParser::RuleAttr))
     rule = dynamic_cast<ParserRuleContext *>(rule->parent);
@@ -53,6 +54,8 @@ std::string nameRole(ParserRuleContext *rule) {
     return "buffer name";
   case PipeParser::RuleAttrs:
     return "attribute name";
+  case PipeParser::RuleLetDecl:
+    return "constant name";
   default:
     return "a name";
   }
@@ -61,8 +64,19 @@ std::string nameRole(ParserRuleContext *rule) {
 /// What an amount must be where the rule expects one.
 std::string amountRole(ParserRuleContext *rule) {
   ParserRuleContext *role = roleContext(rule);
-  if (rule && rule->getRuleIndex() == PipeParser::RuleAttr)
-    return "an integer or a size";
+  for (antlr4::tree::ParseTree *r = rule; r && r != role; r = r->parent)
+    if (auto *c = dynamic_cast<ParserRuleContext *>(r);
+        c && c->getRuleIndex() == PipeParser::RuleAttr)
+      return "an integer or a size";
+  // Where the expression is no amount of its own: a count.
+  const bool count = rule && rule->getRuleIndex() == PipeParser::RuleExpr && role &&
+                     rule->parent == role;
+  if (role && role->getRuleIndex() == PipeParser::RuleSetting)
+    return "an integer";
+  if (role && role->getRuleIndex() == PipeParser::RuleBufferDecl)
+    return count ? "an integer" : "a size";
+  if (role && role->getRuleIndex() == PipeParser::RuleLetDecl)
+    return "a number, a time or a size";
   if (role && role->getRuleIndex() == PipeParser::RuleWork) {
     auto *work = static_cast<PipeParser::WorkContext *>(role);
     if (work->COPY())
@@ -86,6 +100,12 @@ std::string describeExpected(Parser *parser, ParserRuleContext *rule) {
   bool names = expected.contains(size_t(PipeParser::IDENT));
   bool amount = expected.contains(size_t(PipeParser::QUANTITY));
   bool integer = expected.contains(size_t(PipeParser::INT));
+  // An identifier where an amount starts is a constant, and one after an
+  // amount (where its operators may follow) a unit: neither is a name to
+  // ask for, and neither are the operators.
+  const bool afterAmount = expected.contains(size_t(PipeParser::STAR));
+  if (amount || afterAmount)
+    names = false;
   std::vector<std::string> items;
   if (names)
     items.push_back(nameRole(rule));
@@ -99,6 +119,13 @@ std::string describeExpected(Parser *parser, ParserRuleContext *rule) {
                    type == PipeParser::DECIMAL))
       continue;
     if (type == PipeParser::MINUS && integer)
+      continue;
+    if ((amount || afterAmount) &&
+        (type == PipeParser::IDENT || type == PipeParser::LPAREN ||
+         type == PipeParser::PLUS || type == PipeParser::MINUS ||
+         type == PipeParser::STAR || type == PipeParser::SLASH))
+      continue;
+    if (type == PipeParser::IDENT && !names)
       continue;
     if (type == PipeParser::INT)
       items.push_back("an integer");
@@ -136,14 +163,6 @@ const char *declarationName(ParserRuleContext *rule) {
   default:
     return nullptr;
   }
-}
-
-bool isUnitWord(const std::string &text) {
-  for (const char *unit :
-       {"ns", "us", "ms", "s", "B", "KB", "MB", "GB", "KiB", "MiB", "GiB"})
-    if (text == unit)
-      return true;
-  return false;
 }
 
 /// Shortens a token's text for a message.
@@ -259,13 +278,6 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
     msg = "expected " + what + " at end of file";
     if (afterPrevious.isValid())
       range = {afterPrevious, afterPrevious};
-  } else if (previous &&
-             (previous->getType() == PipeParser::INT ||
-              previous->getType() == PipeParser::DECIMAL) &&
-             isUnitWord(offending->getText())) {
-    // `12 us`: the unit must follow the number directly.
-    msg = "expected the unit right after the number, with no space: write '" +
-          previous->getText() + offending->getText() + "'";
   } else {
     msg = "expected " + what;
     if (previous)

@@ -2,6 +2,8 @@
 
 #include "compiler/parse/TokenSource.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include "compiler/parse/SourceText.h"
 
 #include "llvm/Support/Format.h"
@@ -79,6 +81,32 @@ std::unique_ptr<antlr4::Token> FilteringTokenSource::nextToken() {
     case PipeLexer::LINE_COMMENT:
       ctx.comments.push_back(ctx.rangeOf(tok.get()));
       continue;
+    case PipeLexer::LPAREN:
+      // The parsers recurse per parenthesis: a file of them must not
+      // exhaust the stack. Past the limit they are reported and dropped.
+      if (++parens > kMaxParens) {
+        if (parens == kMaxParens + 1) {
+          ctx.diags.error(ctx.rangeOf(tok.get()),
+                          llvm::formatv("parentheses nested more than {0} deep",
+                                        kMaxParens)
+                              .str());
+          ctx.stopIfNeeded();
+        }
+        continue;
+      }
+      return tok;
+    case PipeLexer::RPAREN:
+      if (parens > kMaxParens) {
+        --parens;
+        continue; // the partner of a dropped '('
+      }
+      parens -= parens > 0;
+      return tok;
+    case PipeLexer::SEMI:
+    case PipeLexer::LBRACE:
+    case PipeLexer::RBRACE:
+      parens = 0;
+      return tok;
     default:
       return tok;
     }

@@ -40,6 +40,9 @@ private:
   antlr4::TokenSource &lexer;
   ParseContext &ctx;
   std::unique_ptr<antlr4::Token> pending;
+  /// '(' open since the last ';', '{' or '}'.
+  unsigned parens = 0;
+  static constexpr unsigned kMaxParens = 64;
 };
 
 } // namespace pipec::parse

@@ -28,6 +28,7 @@ inline bool isNameToken(size_t type) {
   case PipeParser::WRITES:
   case PipeParser::STATE:
   case PipeParser::VERSION:
+  case PipeParser::LET:
     return true;
   default:
     return false;

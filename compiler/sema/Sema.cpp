@@ -4,6 +4,7 @@
 
 #include "compiler/program/TimeFormat.h"
 
+#include "compiler/sema/Constants.h"
 #include "compiler/sema/Cycles.h"
 #include "compiler/sema/Suggest.h"
 #include "compiler/sema/Units.h"
@@ -14,6 +15,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 using namespace pipec;
@@ -72,6 +74,14 @@ private:
   void reportUnknown(const ast::Name &name, const char *what,
                      const std::vector<Decl> &decls);
 
+  /// The source text of `range`, for a message.
+  static llvm::StringRef sourceText(llvm::SMRange range) {
+    if (!range.isValid())
+      return "";
+    return {range.Start.getPointer(),
+            size_t(range.End.getPointer() - range.Start.getPointer())};
+  }
+
   /// A name longer than kMaxNameLength is an error (true).
   bool tooLong(const ast::Name &name) {
     if (name.text.size() <= kMaxNameLength)
@@ -84,6 +94,8 @@ private:
 
   const DeviceProfile &profile;
   SemaOptions options;
+  /// The constants of the pipeline being checked.
+  sema::Constants *constants = nullptr;
   /// The file's `version N;`: what its words mean, and which it may use.
   unsigned version = kNewestVersion;
   std::string versionWords = "version " + std::to_string(kNewestVersion);
@@ -201,12 +213,15 @@ uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
     }
     first = &s;
     where = s.iterations.range;
-    if (s.iterations.value < 1 || s.iterations.value > kMaxIterations)
+    std::optional<uint64_t> count = constants->countOf(s.iterations, "iterations");
+    if (!count)
+      continue;
+    if (*count < 1 || *count > kMaxIterations)
       diags.error(s.iterations.range,
                   formatv("iterations must be between 1 and {0}",
                           kMaxIterations));
     else
-      iterations = static_cast<uint32_t>(s.iterations.value);
+      iterations = static_cast<uint32_t>(*count);
   }
   return iterations;
 }
@@ -248,21 +263,26 @@ void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
     buffer.range = b.name.range();
     buffer.host = b.host;
     buffer.state = buffer.stateDeclared = b.state;
-    if (b.state && b.slots && b.slots->value != 1)
+    std::optional<uint64_t> slots;
+    if (b.slots)
+      slots = constants->countOf(*b.slots, "a ring's slots");
+    if (b.state && slots && *slots != 1)
       diags.error(b.slots->range,
                   formatv("buffer '{0}' is state: it holds one value carried from "
                           "iteration to iteration, in one slot",
                           b.name.text));
-    if (b.slots) {
-      if (b.slots->value < 1 || b.slots->value > kMaxSlots)
+    if (slots) {
+      if (*slots < 1 || *slots > kMaxSlots)
         diags.error(b.slots->range, formatv("a ring's slots must be between 1 "
                                             "and {0}",
                                             kMaxSlots));
       else
-        buffer.slots = static_cast<uint32_t>(b.slots->value);
+        buffer.slots = static_cast<uint32_t>(*slots);
     }
-    sema::Quantity q = sema::parseQuantity(b.size.number, b.size.unit);
-    if (q.kind != sema::Quantity::Size || q.fractionalBytes || q.bytes == 0) {
+    sema::Quantity q = constants->quantityOf(b.size);
+    if (q.kind == sema::Quantity::Invalid) {
+      // reported
+    } else if (q.kind != sema::Quantity::Size || q.fractionalBytes || q.bytes == 0) {
       diags.error(b.size.range(),
                   formatv("'buffer' expects a size ({0}) of at least 1B",
                           sema::sizeUnitList()));
@@ -392,7 +412,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
     }
   if (into.kind != StageKind::Copy)
     return;
-  if (s.amount.number.empty()) {
+  if (s.amount.empty()) {
     // No quantity: the size of the buffer it writes.
     const Access *written = nullptr;
     for (const Access &a : into.accesses)
@@ -499,15 +519,22 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
                    sema::timeUnitList());
   };
   const ast::Amount &a = s.amount;
-  sema::Quantity q = sema::parseQuantity(a.number, a.unit);
+  sema::Quantity q = constants->quantityOf(a);
   switch (q.kind) {
+  case sema::Quantity::Invalid:
+    return;
   case sema::Quantity::UnknownUnit:
     diags.error(a.range(), formatv("unknown unit '{0}'; {1}", a.unit, expects()));
     return;
   case sema::Quantity::Bare:
-    diags.error(a.range(), formatv("{0}, not a bare number; write the unit "
-                                 "right after it, as in '{1}us'",
-                                 expects(), a.number));
+    if (a.expr)
+      diags.error(a.range(), formatv("{0}, not a plain number; give it a unit, as in "
+                                     "'2*L us', or use a constant that has one",
+                                     expects()));
+    else
+      diags.error(a.range(), formatv("{0}, not a bare number; write the unit "
+                                     "right after it, as in '{1}us'",
+                                     expects(), a.number));
     return;
   case sema::Quantity::Size:
     if (!isCopy) {
@@ -595,13 +622,23 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       checkIssue(a, into);
       continue;
     }
+    std::optional<uint64_t> given;
+    llvm::SMRange at;
     if (a.amount) {
-      diags.error(a.amount->range(),
-                  formatv("attribute '{0}' takes a whole number, not '{1}{2}'",
-                          name, a.amount->number, a.amount->unit));
-      continue;
-    }
-    if (!a.value) {
+      at = a.amount->range();
+      sema::Quantity q = constants->quantityOf(*a.amount);
+      if (q.kind == sema::Quantity::Invalid)
+        continue;
+      if (q.kind != sema::Quantity::Bare || std::round(q.number) != q.number) {
+        diags.error(at, formatv("attribute '{0}' takes a whole number, not '{1}'", name,
+                                sourceText(at)));
+        continue;
+      }
+      given = q.number < 1e19 ? static_cast<uint64_t>(q.number) : UINT64_MAX;
+    } else if (a.value) {
+      at = a.value->range;
+      given = a.value->value;
+    } else {
       diags.error(a.name.range(),
                   formatv("attribute '{0}' needs a value, as in '{0}={1}'", name,
                           name == "blocks" ? 132 : 256));
@@ -610,12 +647,11 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     uint64_t max = name == "blocks"    ? kMaxBlocks
                    : name == "threads" ? kMaxThreads
                                        : kMaxRegisters;
-    if (a.value->value < 1 || a.value->value > max) {
-      diags.error(a.value->range,
-                  formatv("{0} must be between 1 and {1}", name, max));
+    if (*given < 1 || *given > max) {
+      diags.error(at, formatv("{0} must be between 1 and {1}", name, max));
       continue;
     }
-    uint32_t value = static_cast<uint32_t>(a.value->value);
+    uint32_t value = static_cast<uint32_t>(*given);
     (name == "blocks" ? into.blocks : name == "threads" ? into.threads : into.regs) =
         value;
   }
@@ -670,11 +706,13 @@ void Sema::checkIssue(const ast::Attr &a, Stage &into) {
                         sema::timeUnitList()));
     return;
   }
-  sema::Quantity q = sema::parseQuantity(a.amount->number, a.amount->unit);
+  sema::Quantity q = constants->quantityOf(*a.amount);
+  if (q.kind == sema::Quantity::Invalid)
+    return;
   if (q.kind != sema::Quantity::Time) {
     diags.error(a.amount->range(),
-                formatv("attribute 'issue' expects a time ({0}), not '{1}{2}'",
-                        sema::timeUnitList(), a.amount->number, a.amount->unit));
+                formatv("attribute 'issue' expects a time ({0}), not '{1}'",
+                        sema::timeUnitList(), sourceText(a.amount->range())));
     return;
   }
   if (q.tooLarge) {
@@ -693,7 +731,14 @@ void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
     range = a.value->range;
   } else if (a.amount) {
     range = a.amount->range();
-    sema::Quantity q = sema::parseQuantity(a.amount->number, a.amount->unit);
+    sema::Quantity q = constants->quantityOf(*a.amount);
+    if (q.kind == sema::Quantity::Invalid)
+      return;
+    if (q.kind == sema::Quantity::Bare && q.number >= 0 && std::round(q.number) == q.number) {
+      q.kind = sema::Quantity::Size; // a number of bytes
+      q.tooLarge = q.number > double(sema::kMaxBytes);
+      q.bytes = q.tooLarge ? sema::kMaxBytes : static_cast<uint64_t>(q.number);
+    }
     if (q.kind != sema::Quantity::Size || q.fractionalBytes) {
       diags.error(range, formatv("attribute 'smem' expects a size ({0}) or a "
                                  "number of bytes",
@@ -806,7 +851,7 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
       streamUsed[it->second] = true;
     }
   }
-  if (!s.amount.number.empty() || s.kind != StageKind::Copy)
+  if (!s.amount.empty() || s.kind != StageKind::Copy)
     checkWork(s, into);
   else
     into.kind = s.kind, into.direction = s.direction;
@@ -875,6 +920,9 @@ void Sema::checkCycles(const Pipeline &out) {
 std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
                                             ast::Pipeline *release) {
   unsigned errorsBefore = diags.errorCount();
+  sema::Constants pipelineConstants(diags);
+  constants = &pipelineConstants;
+  pipelineConstants.declare(p.constants);
   Pipeline out;
   out.name = p.name.text;
   out.range = p.name.range();
@@ -948,6 +996,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
     if (!bufferUsed[i])
       diags.warning(out.buffers[i].range,
                     formatv("unused buffer '{0}'", out.buffers[i].name));
+  pipelineConstants.warnUnused();
 
   if (diags.errorCount() == errorsBefore)
     markState(out);

@@ -12,6 +12,15 @@ using namespace pipec::sema;
 const char *pipec::sema::timeUnitList() { return "ns, us, ms, s"; }
 const char *pipec::sema::sizeUnitList() { return "B, KB, MB, GB, KiB, MiB, GiB"; }
 
+UnitScale pipec::sema::unitScale(llvm::StringRef unit) {
+  Quantity q = parseQuantity("1", unit);
+  if (q.kind == Quantity::Time)
+    return {true, q.micros};
+  if (q.kind == Quantity::Size)
+    return {false, double(q.bytes)};
+  return {};
+}
+
 Quantity pipec::sema::parseQuantity(llvm::StringRef number, llvm::StringRef unit) {
   Quantity q;
   double timeScale = llvm::StringSwitch<double>(unit)
@@ -31,6 +40,7 @@ Quantity pipec::sema::parseQuantity(llvm::StringRef number, llvm::StringRef unit
                            .Default(0);
   if (unit.empty()) {
     q.kind = Quantity::Bare;
+    q.number = std::strtod(std::string(number).c_str(), nullptr);
     return q;
   }
   if (timeScale != 0) {

@@ -18,7 +18,9 @@ struct Quantity {
     Size,        ///< bytes holds the value
     Bare,        ///< a number without a unit
     UnknownUnit, ///< a unit that is neither a time nor a size
+    Invalid,     ///< an expression whose error is already reported
   } kind = Bare;
+  double number = 0; ///< for Bare
   double micros = 0;
   uint64_t bytes = 0;
   bool tooLarge = false;        ///< beyond kMaxTimeUs / kMaxBytes
@@ -27,6 +29,13 @@ struct Quantity {
 
 /// `number` is `[0-9]+(\.[0-9]+)?`; `unit` is what followed it, maybe empty.
 Quantity parseQuantity(llvm::StringRef number, llvm::StringRef unit);
+
+/// A unit's scale: microseconds per unit for a time, bytes for a size.
+struct UnitScale {
+  bool time = false;
+  double scale = 0; ///< 0 for a word that is no unit
+};
+UnitScale unitScale(llvm::StringRef unit);
 
 /// "ns, us, ms, s" and "B, KB, MB, GB, KiB, MiB, GiB", for messages.
 const char *timeUnitList();

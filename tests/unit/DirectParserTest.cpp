@@ -30,9 +30,16 @@ public:
 
   std::vector<std::string> item() {
     std::vector<std::string> out;
-    switch (rng() % 6) {
+    switch (rng() % 7) {
     case 0:
-      out = {"iterations", integer(), ";"};
+      out = {"iterations"};
+      count(out);
+      out.push_back(";");
+      break;
+    case 5:
+      append(out, {"let", pick({"N", "T", "let", "4"}), "="});
+      amount(out);
+      out.push_back(";");
       break;
     case 1:
       out = {"sync", pick({"inferred", "declared"}), ";"};
@@ -56,9 +63,12 @@ public:
       break;
     case 3:
       out = {"buffer", name()};
-      if (rng() % 2)
-        append(out, {"[", integer(), "]"});
-      out.push_back(amount());
+      if (rng() % 2) {
+        out.push_back("[");
+        count(out);
+        out.push_back("]");
+      }
+      amount(out);
       if (rng() % 2)
         out.push_back("host");
       out.push_back(";");
@@ -75,7 +85,8 @@ public:
         "pipeline", "stream", "stage", "on", "depends_on", "priority",
         "iterations", "buffer", "kernel", "copy", "host", "memset", "h2d",
         "reads", "writes", "high", "sync", "declared", "x", "@prev", "4us",
-        "7", "2.5", "{", "}", "(", ")", "[", "]", ";", ",", "=", "-"};
+        "7", "2.5", "{", "}", "(", ")", "[", "]", ";", ",", "=", "-", "+", "*",
+        "/", "let", "us"};
     size_t at = rng() % tokens.size();
     switch (rng() % 3) {
     case 0:
@@ -100,10 +111,11 @@ private:
     case 0:
       append(out, {"copy", pick({"h2d", "d2h", "d2d"})});
       if (rng() % 2)
-        out.push_back(amount());
+        amount(out);
       break;
     default:
-      append(out, {pick({"kernel", "host", "memset"}), amount()});
+      out.push_back(pick({"kernel", "host", "memset"}));
+      amount(out);
     }
     if (rng() % 3 == 0) {
       out.push_back("[");
@@ -111,8 +123,13 @@ private:
         if (k)
           out.push_back(",");
         out.push_back(name());
-        if (rng() % 2)
-          append(out, {"=", rng() % 2 ? integer() : "48KiB"});
+        if (rng() % 2) {
+          out.push_back("=");
+          if (rng() % 2)
+            out.push_back(integer());
+          else
+            amount(out);
+        }
       }
       out.push_back("]");
     }
@@ -168,7 +185,34 @@ private:
   std::string integer() {
     return pick({"0", "3", "18446744073709551615", "99999999999999999999"});
   }
-  std::string amount() { return pick({"4us", "1.5ms", "12", "2.5", "48KiB"}); }
+  /// A literal, mostly; else arithmetic over literals and constants, with
+  /// parentheses and a unit after it.
+  void amount(std::vector<std::string> &out) {
+    expr(out, 0);
+    if (rng() % 6 == 0)
+      out.push_back(pick({"us", "KiB", "xs"}));
+  }
+  void count(std::vector<std::string> &out) {
+    if (rng() % 3)
+      out.push_back(integer());
+    else
+      expr(out, 0);
+  }
+  void expr(std::vector<std::string> &out, unsigned depth) {
+    if (rng() % 3 || depth > 3) {
+      out.push_back(pick({"4us", "1.5ms", "12", "2.5", "48KiB", "N", "T"}));
+      return;
+    }
+    if (rng() % 4 == 0) {
+      out.push_back("(");
+      expr(out, depth + 1);
+      out.push_back(")");
+      return;
+    }
+    expr(out, depth + 1);
+    out.push_back(pick({"+", "-", "*", "/"}));
+    expr(out, depth + 1);
+  }
 };
 
 /// How many items the DirectParser alone takes, in a row, from the start of
@@ -199,6 +243,8 @@ public:
   std::string of(const ast::File &file) {
     for (const ast::Pipeline &p : file.pipelines) {
       put("pipeline", p.name).put(p.range).put(p.hasSyntaxErrors);
+      for (const ast::LetDecl &x : p.constants)
+        put("let", x.name).put(x.value).put(x.range);
       for (const ast::Setting &x : p.settings)
         put("setting").put(x.kind).put(x.iterations).put(x.syncDeclared).put(x.range);
       for (const ast::StreamDecl &x : p.streams)
@@ -255,8 +301,20 @@ private:
   Spelling &put(int64_t v) { out += ' ' + std::to_string(v); return *this; }
   Spelling &put(int v) { return put(int64_t(v)); }
   Spelling &put(bool v) { return put(int64_t(v)); }
-  Spelling &put(const ast::IntLit &v) { return put(v.value).put(v.range); }
-  Spelling &put(const ast::Amount &a) { return put(a.number).put(a.unit).put(a.range()); }
+  Spelling &put(const ast::IntLit &v) {
+    put(v.value).put(v.range);
+    return v.expr ? put(*v.expr) : *this;
+  }
+  Spelling &put(const ast::Amount &a) {
+    put(a.number).put(a.unit).put(a.range());
+    return a.expr ? put(*a.expr) : *this;
+  }
+  Spelling &put(const ast::Expr &e) {
+    for (const ast::ExprNode &n : e.nodes)
+      put("node").put(int(n.kind)).put(uint64_t(n.lhs)).put(uint64_t(n.rhs))
+          .put(n.number).put(n.unit).put(n.range);
+    return *this;
+  }
   Spelling &put(llvm::SMRange r) {
     if (!r.Start.isValid())
       return put("<none>");

@@ -118,7 +118,7 @@ TEST_CASE("parser: freeing passed tokens changes nothing it reports") {
       "buffer x 1MB;", "stage c on t kernel 3us reads x;", "iterations 3;",
       "(((((", ";", "stage", "kernel", "10 us", "depends_on", "@",
       "/* c */", "// l\n", "\n", "stage d on s copy h2d 1MB;", "sync x;",
-      "stage e kernel ((( 4us;", "stream ;;;", "12", "x", "stage y on s kernel",
+      "stage e kernel ))) 4us;", "stream ;;;", "12", "x", "stage y on s kernel",
       "stream u", "stage z on", "buffer"};
   std::mt19937 rng(11);
   for (int round = 0; round < 1000; ++round) {
@@ -139,13 +139,13 @@ TEST_CASE("parser: freeing tokens keeps quiet-until-boundary across items") {
   // that ';' is freed before the second item is parsed, and the second
   // item's error must still be reported.
   for (const char *text :
-       {"pipeline p {\n stage e kernel ((( 4us;\n stage ;\n}\n",
+       {"pipeline p {\n stage e kernel ))) 4us;\n stage ;\n}\n",
         "pipeline p {\n stage e kernel (((\n stage f kernel ))) 1us;\n stage ;\n}\n",
         "pipeline p {\n stream ;\n stream t;\n stage ;\n}\n"}) {
     INFO(text);
     std::string kept = parseFreeing(text, SIZE_MAX);
     CHECK(parseFreeing(text, 1) == kept);
   }
-  CHECK(parseFreeing("pipeline p {\n stage e kernel ((( 4us;\n stage ;\n}\n", 1)
+  CHECK(parseFreeing("pipeline p {\n stage e kernel ))) 4us;\n stage ;\n}\n", 1)
             .find("3:8 expected stage name after 'stage'") != std::string::npos);
 }
