@@ -47,11 +47,17 @@ cl::opt<std::string> htmlPath(
 cl::opt<bool> showTimeline("timeline", cl::desc("Draw the streams' timeline in text"),
                            cl::sub(runCommand()), cl::cat(category()));
 
+// `--compare=B.pipe`, or `--compare A.pipe B.pipe`: the value only after
+// '=', so that the two-file form reads its files in the order written.
 cl::opt<std::string> compareWith(
     "compare",
-    cl::desc("Run this other .pipe file too, and print the two side by side with the "
-             "difference per figure"),
-    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
+    cl::desc("Run this other .pipe file too (--compare=B.pipe, or --compare A.pipe "
+             "B.pipe), and print the two side by side with the difference per figure"),
+    cl::value_desc("path"), cl::ValueOptional, cl::sub(runCommand()), cl::cat(category()));
+
+cl::opt<std::string> secondInput(cl::Positional, cl::Optional,
+                                 cl::desc("[<B.pipe>] (with --compare)"),
+                                 cl::sub(runCommand()), cl::cat(category()));
 
 cl::opt<std::string> compareProfile(
     "compare-profile",
@@ -122,6 +128,21 @@ int tool::runRun() {
     return UsageError;
   }
   const bool timeline = showTimeline || timelineWidth.getNumOccurrences();
+  if (compareWith.getNumOccurrences() && compareWith.empty()) {
+    // `--compare A.pipe B.pipe`: the second file is B.
+    if (secondInput.empty()) {
+      toolError("--compare needs a second file: --compare A.pipe B.pipe, or "
+                "A.pipe --compare=B.pipe");
+      return UsageError;
+    }
+    compareWith = std::string(secondInput);
+  } else if (!secondInput.empty()) {
+    toolError(compareWith.empty()
+                  ? "run takes one file; to compare two, write --compare A.pipe B.pipe"
+                  : "two files to compare with: give --compare=B.pipe or a second file, "
+                    "not both");
+    return UsageError;
+  }
   const bool comparing = !compareWith.empty() || !compareProfile.empty();
   if (comparing && (jsonOutput || timeline || !tracePath.empty() || !htmlPath.empty())) {
     toolError("--compare prints a table of the two runs: leave out --json, --timeline, "
