@@ -12,6 +12,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,8 +79,48 @@ struct Access {
 
 constexpr int32_t kNoStream = -1;
 
+/// The iterations a stage runs in: every one (the default), or those that
+/// `[first]`, `[last]` and `[every=K]` name (any of them: iteration 0, the
+/// last, and 0, K, 2K, ...).
+struct RunCondition {
+  bool first = false, last = false;
+  uint32_t every = 0; ///< 0: no `every=`
+
+  bool always() const { return !first && !last && every == 0; }
+  bool runsIn(uint32_t iteration, uint32_t iterations) const {
+    return always() || (first && iteration == 0) ||
+           (last && iteration + 1 == iterations) ||
+           (every != 0 && iteration % every == 0);
+  }
+  /// The latest iteration at or before `iteration` it runs in; none (-1)
+  /// when it has not run yet.
+  int64_t latestRun(int64_t iteration, uint32_t iterations) const {
+    if (iteration < 0)
+      return -1;
+    if (always())
+      return iteration;
+    int64_t best = -1;
+    if (first)
+      best = 0;
+    if (every != 0)
+      best = std::max<int64_t>(best, iteration - iteration % every);
+    if (last && iteration + 1 >= int64_t(iterations))
+      best = int64_t(iterations) - 1;
+    return best;
+  }
+  /// At most how many iterations lie between an iteration and the stage's
+  /// latest run at or before it, and between two of its runs: what a
+  /// dependency on it, or stream order past it, may reach back over.
+  uint32_t spacing(uint32_t iterations) const {
+    if (always())
+      return 1;
+    return every ? std::min(every, iterations) : iterations;
+  }
+};
+
 struct Stage {
   std::string name;
+  RunCondition runs; ///< `[first]`, `[last]`, `[every=K]`
   int32_t stream = kNoStream; ///< index into Pipeline::streams, or kNoStream
   StageKind kind = StageKind::Kernel;
   CopyDirection direction = CopyDirection::H2D;

@@ -58,10 +58,6 @@ Instances::Instances(const program::Pipeline &pipeline)
 
   // Per position: (distance, position) of each dependency, farthest first,
   // so that each instance's targets come out ascending.
-  struct Target {
-    uint32_t distance, position;
-    int32_t buffer; ///< -1 declared, else inferred from this buffer
-  };
   std::vector<std::vector<Target>> targetsOf(perIteration);
   size_t perIterationEdges = 0;
   for (uint32_t pos = 0; pos < perIteration; ++pos) {
@@ -86,6 +82,16 @@ Instances::Instances(const program::Pipeline &pipeline)
               row.end());
     perIterationEdges += row.size();
   }
+  for (const program::Stage &st : pipeline.stages)
+    conditional |= !st.runs.always();
+  if (conditional) {
+    unrollConditional(targetsOf);
+    return;
+  }
+  // Every predecessor lies within k + 1 iterations' worth of instances, for
+  // the farthest @prev(k) (and the previous instance on a stream, or the
+  // last cpu stage before it, within one iteration's worth).
+  reachBound = (std::max<size_t>(1, farthest) + 1) * size_t(perIteration);
   const size_t total = size();
   depGraph.begin.reserve(total + 1);
   depGraph.targets.reserve(perIterationEdges * pipeline.iterations);
@@ -103,6 +109,95 @@ Instances::Instances(const program::Pipeline &pipeline)
       depGraph.begin.push_back(depGraph.targets.size());
     }
   }
+}
+
+void Instances::unrollConditional(const std::vector<std::vector<Target>> &targetsOf) {
+  const program::Pipeline &p = *source;
+  const uint32_t iterations = p.iterations;
+  const size_t stages = p.stages.size();
+  runIds.assign(stages, {});
+  runIterations.assign(stages, {});
+  // The iterations each conditional stage runs in, ascending.
+  uint32_t spacing = 1;
+  for (uint32_t k = 0; k < stages; ++k) {
+    const program::RunCondition &runs = p.stages[k].runs;
+    spacing = std::max(spacing, runs.spacing(iterations));
+    if (runs.always())
+      continue;
+    std::vector<uint32_t> &its = runIterations[k];
+    if (runs.first || runs.every)
+      its.push_back(0);
+    if (runs.every)
+      for (uint64_t it = runs.every; it < iterations; it += runs.every)
+        its.push_back(static_cast<uint32_t>(it));
+    if (runs.last && (its.empty() || its.back() != iterations - 1))
+      its.push_back(iterations - 1);
+  }
+  // The latest instance of `stage` in iteration `t` or before; -1: none.
+  auto latest = [&](uint32_t stage, int64_t t) -> int64_t {
+    if (t < 0)
+      return -1;
+    const std::vector<uint32_t> &ids = runIds[stage];
+    if (p.stages[stage].runs.always())
+      return int64_t(ids[size_t(t)]);
+    const std::vector<uint32_t> &its = runIterations[stage];
+    size_t i = std::upper_bound(its.begin(), its.begin() + ids.size(), uint32_t(t)) -
+               its.begin();
+    return i == 0 ? -1 : int64_t(ids[i - 1]);
+  };
+  std::vector<std::pair<uint32_t, int32_t>> row; // (target, buffer)
+  size_t depReach = 0;
+  std::vector<size_t> iterationStart;
+  iterationStart.reserve(iterations + 1);
+  for (uint32_t it = 0; it < iterations; ++it) {
+    iterationStart.push_back(idStage.size());
+    for (uint32_t pos = 0; pos < perIteration; ++pos) {
+      const uint32_t stage = stageOrder[pos];
+      if (!runsIn(stage, it))
+        continue;
+      const uint32_t id = static_cast<uint32_t>(idStage.size());
+      row.clear();
+      for (const Target &t : targetsOf[pos]) {
+        int64_t u = latest(stageOrder[t.position], int64_t(it) - int64_t(t.distance));
+        if (u >= 0)
+          row.push_back({static_cast<uint32_t>(u), t.buffer});
+      }
+      // Two dependencies may name one instance (A and A@prev both meaning
+      // A's one run): ascending, once, a declared edge first.
+      std::sort(row.begin(), row.end());
+      row.erase(std::unique(row.begin(), row.end(),
+                            [](const auto &a, const auto &b) { return a.first == b.first; }),
+                row.end());
+      for (auto [u, buffer] : row) {
+        depGraph.targets.push_back(u);
+        if (anyInferred)
+          edgeBuffer.push_back(buffer);
+        depReach = std::max<size_t>(depReach, id - u);
+      }
+      depGraph.begin.push_back(depGraph.targets.size());
+      idStage.push_back(stage);
+      idIteration.push_back(it);
+      runIds[stage].push_back(id);
+    }
+  }
+  iterationStart.push_back(idStage.size());
+  // Stream order and the host thread reach back over at most `spacing`
+  // iterations (between two runs of a stage, or to the stage's first).
+  size_t chainReach = 0;
+  for (uint32_t it = 0; it < iterations; ++it)
+    chainReach = std::max(chainReach,
+                          iterationStart[std::min<size_t>(iterations, size_t(it) + spacing + 1)] -
+                              iterationStart[it]);
+  reachBound = std::max({depReach, chainReach, size_t(1)});
+}
+
+uint32_t Instances::idOf(uint32_t stage, uint32_t iteration) const {
+  if (!conditional)
+    return iteration * perIteration + positionOf[stage];
+  if (source->stages[stage].runs.always())
+    return runIds[stage][iteration];
+  const std::vector<uint32_t> &its = runIterations[stage];
+  return runIds[stage][size_t(std::lower_bound(its.begin(), its.end(), iteration) - its.begin())];
 }
 
 void Instances::writeName(llvm::raw_ostream &os, uint32_t id) const {

@@ -2,10 +2,16 @@
 //
 // Instance ids are positions in issue order: iteration by iteration, and
 // within an iteration the topological order that prefers declaration order
-// (LANGUAGE.md, "Issue order"). Instance `id` is stage
-// `stageOrder[id % stagesPerIteration]` of iteration `id / stagesPerIteration`.
+// (LANGUAGE.md, "Issue order"). When every stage runs in every iteration,
+// instance `id` is stage `stageOrder[id % stagesPerIteration]` of iteration
+// `id / stagesPerIteration`. When some run only in some iterations
+// (`[first]`, `[last]`, `[every=K]`), an iteration has only the instances
+// of the stages that run in it, and each instance's stage and iteration are
+// looked up instead.
 // Declared dependencies are kept in CSR form: the predecessors of instance v
-// are depTargets[depBegin[v] .. depBegin[v+1]), each smaller than v.
+// are depTargets[depBegin[v] .. depBegin[v+1]), each smaller than v. A
+// dependency on a stage that does not run in the iteration it names is on
+// its latest instance before (none if it has not run yet).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_SCHEDULE_INSTANCES_H
@@ -46,16 +52,32 @@ public:
   explicit Instances(const program::Pipeline &pipeline);
 
   const program::Pipeline &pipeline() const { return *source; }
+  /// The stages of the pipeline: the instances of an iteration where every
+  /// stage runs.
   uint32_t stagesPerIteration() const { return perIteration; }
   uint32_t iterations() const { return source->iterations; }
-  size_t size() const { return size_t(perIteration) * source->iterations; }
-
-  uint32_t stageOf(uint32_t id) const { return stageOrder[id % perIteration]; }
-  uint32_t iterationOf(uint32_t id) const { return id / perIteration; }
-  /// The instance of stage `stage` in iteration `iteration`.
-  uint32_t idOf(uint32_t stage, uint32_t iteration) const {
-    return iteration * perIteration + positionOf[stage];
+  size_t size() const {
+    return conditional ? idStage.size() : size_t(perIteration) * source->iterations;
   }
+  /// Whether some stage runs only in some iterations.
+  bool hasConditionalStages() const { return conditional; }
+
+  uint32_t stageOf(uint32_t id) const {
+    return conditional ? idStage[id] : stageOrder[id % perIteration];
+  }
+  uint32_t iterationOf(uint32_t id) const {
+    return conditional ? idIteration[id] : id / perIteration;
+  }
+  /// Whether stage `stage` has an instance in iteration `iteration`.
+  bool runsIn(uint32_t stage, uint32_t iteration) const {
+    return source->stages[stage].runs.runsIn(iteration, source->iterations);
+  }
+  /// The instance of stage `stage` in iteration `iteration` (runsIn).
+  uint32_t idOf(uint32_t stage, uint32_t iteration) const;
+  /// No predecessor -- a dependency, the previous instance on a stream or
+  /// the last cpu stage before -- lies more than this many instances
+  /// before its successor: the window the vector clocks keep.
+  size_t reach() const { return reachBound; }
   const program::Stage &stage(uint32_t id) const {
     return source->stages[stageOf(id)];
   }
@@ -77,8 +99,22 @@ public:
   }
 
 private:
+  /// A dependency of the stage at a position: `distance` iterations back,
+  /// on the stage at `position`.
+  struct Target {
+    uint32_t distance, position;
+    int32_t buffer; ///< -1 declared, else inferred from this buffer
+  };
+  void unrollConditional(const std::vector<std::vector<Target>> &targetsOf);
+
   const program::Pipeline *source;
   uint32_t perIteration;
+  bool conditional = false;
+  size_t reachBound = 0;
+  /// With conditional stages: each instance's stage and iteration, and
+  /// each stage's instances in order with the iterations they are in.
+  std::vector<uint32_t> idStage, idIteration;
+  std::vector<std::vector<uint32_t>> runIds, runIterations;
   std::vector<uint32_t> stageOrder; ///< position -> stage
   std::vector<uint32_t> positionOf; ///< stage -> position
   uint32_t farthest = 0;

@@ -103,8 +103,8 @@ std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
   // (streams, then the host thread) for a window of instances.
   const size_t n = ai.size();
   const uint32_t chains = after.hostChain() + 1;
-  const size_t window = std::min(
-      n, size_t(std::max({1u, ai.maxDistance(), bi.maxDistance()}) + 2) * ai.stagesPerIteration());
+  const size_t window =
+      std::min(n, std::max(ai.reach(), bi.reach()) + ai.stagesPerIteration());
   std::vector<uint32_t> clocks(window * chains, 0), seq(n, 0), count(chains, 0),
       lastOn(chains, kNone);
   auto row = [&](uint32_t v) { return &clocks[size_t(v % window) * chains]; };

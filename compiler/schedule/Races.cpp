@@ -71,8 +71,7 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
   // Vector clocks over streams, for a window of instances: clock[v][c] is
   // one more than the position, on stream c, of v's latest ancestor there
   // (v itself included). Predecessors lie within the window.
-  const size_t window = std::min(
-      n, (size_t(std::max(1u, inst.maxDistance())) + 1) * inst.stagesPerIteration());
+  const size_t window = std::min(n, inst.reach());
   std::vector<uint32_t> clocks(window * streams, 0);
   std::vector<uint32_t> seq(n), lastOn(streams, kNone), count(streams, 0);
   auto row = [&](uint32_t v) { return &clocks[size_t(v % window) * streams]; };

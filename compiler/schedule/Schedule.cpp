@@ -94,11 +94,11 @@ Schedule::Schedule(const program::Pipeline &pipeline,
     uint32_t stream = streamPlan.streamOfStage[instances.stageOf(v)];
     instanceStream[v] = stream == kHostStream ? streams : stream;
   }
-  // Every predecessor lies within k + 1 iterations' worth of instances, for
-  // the farthest @prev(k) (and the previous instance on a stream, or the
-  // last cpu stage before it, within one iteration's worth).
-  size_t window = (std::max<size_t>(1, instances.maxDistance()) + 1) *
-                  size_t(instances.stagesPerIteration());
+  // Every predecessor lies within the instances' reach: k + 1 iterations'
+  // worth for the farthest @prev(k) (and the previous instance on a stream,
+  // or the last cpu stage before it, within one iteration's worth), more
+  // past the iterations a conditional stage skips.
+  size_t window = instances.reach();
   if (!hostStages) {
     reduction = transitiveReduction(instances.deps(), instanceStream, streams, window);
   } else {
@@ -327,8 +327,8 @@ void pipec::planSegments(Schedule &s) {
     local.begin.push_back(local.targets.size());
     chainOf.push_back(s.streamOf(v));
   }
-  // The previous instance of a stream lies within one iteration's worth.
-  window = std::max<size_t>(window, s.instances.stagesPerIteration()) + 1;
+  // The previous instance of a stream lies within the instances' reach.
+  window = std::max<size_t>(window, s.instances.reach()) + 1;
   Reduction r = transitiveReduction(local, chainOf, s.hostChain(), window);
   s.graphKept = CSR();
   s.graphKept.begin.reserve(n + 1);

@@ -2,8 +2,71 @@
 
 #include "compiler/sema/Sema.h"
 
+#include <algorithm>
+
 using namespace pipec;
 using namespace pipec::program;
+
+/// A buffer some stage accesses only in some iterations (a buffer of one
+/// slot: Sema rejects rings). A dependency on such a stage is on its latest
+/// instance, and every instance of a stage is ordered after the one before
+/// (one stream, or the host thread): so a read depends on the writers since
+/// the last write of a stage that runs in every iteration (that one too),
+/// and a write on those and on the readers since. A write that may not run
+/// hides nothing before it.
+template <typename Add>
+static void inferWithConditionalStages(const Pipeline &out, const std::vector<uint8_t> &reads,
+                                       const std::vector<uint8_t> &writes, uint32_t n,
+                                       Add add) {
+  const uint32_t m = static_cast<uint32_t>(out.stages.size());
+  auto always = [&](uint32_t k) { return out.stages[k].runs.always(); };
+  // What an iteration leaves for the next: from its last write by a stage
+  // that always runs, else everything (the writes may all have been skipped).
+  int64_t lastAlways = -1;
+  for (uint32_t k = 0; k < m; ++k)
+    if (writes[k] && always(k))
+      lastAlways = k;
+  std::vector<std::pair<uint32_t, uint32_t>> writers, readers; // (stage, distance)
+  for (uint32_t k = 0; k < m; ++k) {
+    if (writes[k] && int64_t(k) >= lastAlways)
+      writers.push_back({k, n});
+    if (reads[k] && int64_t(k) > lastAlways)
+      readers.push_back({k, n});
+  }
+  // A stage that runs only in the first iteration has nothing before it.
+  auto onlyFirst = [&](uint32_t k) {
+    const RunCondition &r = out.stages[k].runs;
+    return r.first && !r.last && r.every == 0;
+  };
+  auto depend = [&](uint32_t k, const std::vector<std::pair<uint32_t, uint32_t>> &on) {
+    for (auto [u, d] : on)
+      if (!(d > 0 && onlyFirst(k)))
+        add(k, u, d);
+  };
+  // This iteration's access of a stage stands for the earlier ones: its
+  // instances are in order.
+  auto push = [](std::vector<std::pair<uint32_t, uint32_t>> &list, uint32_t k) {
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [k](const auto &e) { return e.first == k; }),
+               list.end());
+    list.push_back({k, 0});
+  };
+  for (uint32_t k = 0; k < m; ++k) {
+    if (reads[k])
+      depend(k, writers);
+    if (writes[k]) {
+      depend(k, writers);
+      depend(k, readers);
+      if (always(k)) {
+        writers.clear();
+        readers.clear();
+      }
+      push(writers, k);
+    }
+    if (reads[k])
+      push(readers, k);
+  }
+}
 
 /// `sync inferred`: the dependencies the data needs (LANGUAGE.md, version 2).
 /// Program order is declaration order, iteration after iteration; the slot
@@ -41,6 +104,13 @@ void pipec::inferDataDependencies(Pipeline &out) {
       d.inferredFrom = static_cast<int32_t>(b);
       out.stages[k].deps.push_back(d);
     };
+    bool conditional = false;
+    for (uint32_t k = 0; k < m; ++k)
+      conditional |= (reads[k] || writes[k]) && !out.stages[k].runs.always();
+    if (conditional) {
+      inferWithConditionalStages(out, reads, writes, n, add);
+      continue;
+    }
     int64_t writerBefore = -1; // the last writer declared before k
     std::vector<uint32_t> readersSince; // readers after writerBefore
     std::vector<uint32_t> readersAfterLast; // readers after lastWriter

@@ -62,6 +62,7 @@ private:
   void checkWaves(const ast::StageDecl &s, Stage &into);
   void checkSharedMemory(const ast::Attr &a, Stage &into);
   void checkIssue(const ast::Attr &a, Stage &into);
+  void checkRunCondition(const ast::Attr &a, Stage &into);
   void checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
                  const llvm::StringMap<uint32_t> &stages,
                  const ast::Pipeline &p, Stage &into);
@@ -571,13 +572,15 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
   for (const ast::Attr &a : s.attrs) {
     llvm::StringRef name = a.name.text;
     bool known = name == "blocks" || name == "threads" || name == "smem" ||
-                 name == "regs" || name == "dynamic" || name == "issue";
+                 name == "regs" || name == "dynamic" || name == "issue" || name == "first" ||
+                 name == "last" || name == "every";
     if (!known) {
-      std::vector<llvm::StringRef> valid = {"dynamic", "issue"};
+      std::vector<llvm::StringRef> valid = {"dynamic", "issue", "first", "last", "every"};
       if (isKernel)
-        valid = {"blocks", "threads", "smem", "regs", "dynamic", "issue"};
+        valid = {"blocks", "threads", "smem", "regs", "dynamic", "issue",
+                 "first",  "last",    "every"};
       if (isCpu)
-        valid = {};
+        valid = {"first", "last", "every"};
       std::optional<size_t> near = sema::suggestName(name, valid);
       diags.error(a.name.range(),
                   near ? formatv("unknown attribute '{0}'; did you mean '{1}'?",
@@ -586,7 +589,17 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                        : formatv("unknown attribute '{0}'", name).str());
       continue;
     }
-    // A cpu stage is neither a launch nor a graph node: no attribute.
+    if (name == "first" || name == "last" || name == "every") {
+      auto [it, inserted] = seen.try_emplace(name, &a);
+      if (!inserted) {
+        diags.error(a.name.range(), formatv("redefinition of attribute '{0}'", name))
+            .attachNote(it->second->name.range(), kPrevious);
+        continue;
+      }
+      checkRunCondition(a, into);
+      continue;
+    }
+    // A cpu stage is neither a launch nor a graph node: no other attribute.
     if (isCpu) {
       diags.error(a.name.range(),
                   formatv("unknown attribute '{0}' for a cpu stage; a cpu stage is "
@@ -695,6 +708,40 @@ void Sema::checkWaves(const ast::StageDecl &s, Stage &into) {
                           "(version 1 read it as one block's: write 'version 1;' first if "
                           "the file means that)",
                           into.name, formatTime(into.durationUs), waves, formatTime(wave)));
+}
+
+/// `[first]`, `[last]`, `[every=K]`: the iterations the stage runs in.
+void Sema::checkRunCondition(const ast::Attr &a, Stage &into) {
+  const llvm::StringRef name = a.name.text;
+  if (name != "every") {
+    if (a.value || a.amount) {
+      diags.error(a.value ? a.value->range : a.amount->range(),
+                  formatv("attribute '{0}' takes no value", name));
+      return;
+    }
+    (name == "first" ? into.runs.first : into.runs.last) = true;
+    return;
+  }
+  std::optional<uint64_t> k;
+  llvm::SMRange at = a.name.range();
+  if (a.value) {
+    k = a.value->value;
+    at = a.value->range;
+  } else if (a.amount) {
+    at = a.amount->range();
+    sema::Quantity q = constants->quantityOf(*a.amount);
+    if (q.kind == sema::Quantity::Invalid)
+      return;
+    if (q.kind == sema::Quantity::Bare && std::round(q.number) == q.number)
+      k = q.number < 1e19 ? static_cast<uint64_t>(q.number) : UINT64_MAX;
+  }
+  if (!k || *k < 1 || *k > kMaxIterations) {
+    diags.error(at, formatv("attribute 'every' takes a whole number of iterations from 1 to "
+                            "{0}, as in 'every=5'",
+                            kMaxIterations));
+    return;
+  }
+  into.runs.every = static_cast<uint32_t>(*k);
 }
 
 /// `issue=30us`: the host's dispatch time before each launch.
@@ -857,6 +904,21 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
     into.kind = s.kind, into.direction = s.direction;
   checkAttrs(s, into);
   checkAccesses(s, out, buffers, p, bufferUsed, into);
+  if (!into.runs.always())
+    for (const Access &a : into.accesses) {
+      const Buffer &b = out.buffers[a.buffer];
+      if (b.slots > 1)
+        diags
+            .error(a.range,
+                   formatv("stage '{0}' runs only in some iterations and cannot access "
+                           "ring '{1}' ({2} slots): the slot an access touches follows "
+                           "the iteration, and which write a read sees would depend on "
+                           "the iterations the stage skips",
+                           into.name, b.name, b.slots))
+            .attachNote(b.range, formatv("'{0}' is declared here; a stage that runs in "
+                                         "some iterations may use buffers of one slot",
+                                         b.name));
+    }
   checkDeps(s, self, out.iterations, stages, p, into);
 }
 
@@ -1053,11 +1115,12 @@ void Sema::checkSize(const Pipeline &out, llvm::SMRange iterationsAt) {
                         stages, iterations, instances, kMaxStageInstances));
     return;
   }
-  uint64_t edges = 0, distance = 0;
+  uint64_t edges = 0, distance = 0, spacing = 1;
   const Dependency *farthest = nullptr;
   bool unpinned = false;
   for (const Stage &st : out.stages) {
     unpinned |= program::unpinned(st);
+    spacing = std::max<uint64_t>(spacing, st.runs.spacing(out.iterations));
     for (const Dependency &d : st.deps) {
       if (d.distance < iterations)
         edges += iterations - d.distance;
@@ -1073,18 +1136,23 @@ void Sema::checkSize(const Pipeline &out, llvm::SMRange iterationsAt) {
     return;
   }
   // The reduction and the race check keep a vector clock over the streams
-  // for each instance a dependency can reach back over.
+  // for each instance a dependency can reach back over: @prev's distance,
+  // and past the iterations a conditional stage skips.
   const uint64_t streams = out.streams.size() + (unpinned ? options.automaticStreams : 0);
-  const uint64_t window = std::min(instances, (std::max<uint64_t>(1, distance) + 1) * stages);
+  const uint64_t reach = std::max<uint64_t>(1, distance) + spacing;
+  const uint64_t window = std::min(instances, reach * stages);
   if (window * std::max<uint64_t>(1, streams) > kMaxClockEntries) {
     llvm::SMRange at = farthest && farthest->range.isValid() ? farthest->range : iterationsAt;
     diags.error(at, formatv("this pipeline needs {0} vector-clock entries ({1} instances "
                             "a dependency can reach back over, {2} stages x {3} "
                             "iterations, times {4} streams); the limit is {5}: a "
-                            "shorter @prev distance, fewer stages or fewer streams",
+                            "shorter @prev distance, fewer stages or fewer streams{6}",
                             window * streams, window, stages,
-                            std::min<uint64_t>(iterations, std::max<uint64_t>(1, distance) + 1),
-                            streams, kMaxClockEntries));
+                            std::min<uint64_t>(iterations, reach), streams,
+                            kMaxClockEntries,
+                            spacing > 1 ? " (a stage that skips iterations reaches back "
+                                          "over the iterations it skips)"
+                                        : ""));
     return;
   }
   fileInstances += instances;

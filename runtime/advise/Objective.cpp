@@ -62,14 +62,17 @@ std::vector<double> runtime::stageLatencies(const Schedule &s, uint32_t stage,
                                             const std::vector<double> &start,
                                             const std::vector<double> &end) {
   const Instances &inst = s.instances;
-  const uint32_t per = inst.stagesPerIteration();
-  std::vector<double> out;
-  for (uint32_t it = 0; it < inst.iterations(); ++it) {
-    double first = std::numeric_limits<double>::infinity();
-    for (uint32_t v = it * per; v < (it + 1) * per; ++v)
-      first = std::min(first, start[v]);
-    out.push_back(end[inst.idOf(stage, it)] - first);
+  // Each iteration's first start; the iterations STAGE does not run in
+  // (`[every=K]`, `[first]`, `[last]`) have no latency.
+  std::vector<double> first(inst.iterations(), std::numeric_limits<double>::infinity());
+  for (uint32_t v = 0; v < inst.size(); ++v) {
+    double &f = first[inst.iterationOf(v)];
+    f = std::min(f, start[v]);
   }
+  std::vector<double> out;
+  for (uint32_t it = 0; it < inst.iterations(); ++it)
+    if (inst.runsIn(stage, it))
+      out.push_back(end[inst.idOf(stage, it)] - first[it]);
   return out;
 }
 

@@ -54,7 +54,8 @@ constexpr size_t kMaxDagNodes = 400;
 void dag(const Schedule &s, llvm::raw_ostream &os) {
   size_t n = s.instances.size();
   const size_t perIteration = s.instances.stagesPerIteration();
-  if (n > kMaxDagNodes && perIteration <= kMaxDagNodes) {
+  if (n > kMaxDagNodes && perIteration <= kMaxDagNodes &&
+      !s.instances.hasConditionalStages()) {
     os << formatv("<p class=\"note\">One iteration of {0} is drawn ({1} of {2} "
                   "nodes): every iteration has the same graph; the edges from the "
                   "iteration before are left out.</p>\n",

@@ -53,7 +53,10 @@ Periodicity sim::findPeriodicity(const Schedule &s, const std::vector<Op> &list,
                                  const std::vector<uint32_t> &bound) {
   const uint32_t perIteration = s.instances.stagesPerIteration();
   const uint32_t iterations = s.instances.iterations();
-  if (iterations < 16 || perIteration == 0 || list.empty())
+  // Blocks are whole iterations of equal instances: with conditional
+  // stages they are not (the replay is simulated whole).
+  if (iterations < 16 || perIteration == 0 || list.empty() ||
+      s.instances.hasConditionalStages())
     return {};
   for (uint32_t m = 1; m <= 4; ++m) {
     const uint32_t blocks = iterations / m;
@@ -96,7 +99,7 @@ Periodicity sim::findGraphPeriodicity(const Schedule &s, const CSR &successors,
                                       const std::vector<uint32_t> &indegree) {
   const uint32_t perIteration = s.instances.stagesPerIteration();
   const uint32_t iterations = s.instances.iterations();
-  if (iterations < 16 || perIteration == 0)
+  if (iterations < 16 || perIteration == 0 || s.instances.hasConditionalStages())
     return {};
   auto same = [&](uint64_t v, uint64_t shift) {
     const uint64_t u = v - shift;

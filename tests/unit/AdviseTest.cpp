@@ -110,8 +110,10 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
   for (int trial = 0; trial < 160; ++trial) {
     // Streams and kernels (with cpu stages and issue= half the time), or
     // buffers, rings and @prev(k).
-    std::string text = trial % 3 == 2 ? test::randomData(rng, trial % 2, trial % 4 == 1)
-                                      : test::randomWorkload(rng, trial % 2 == 1);
+    // A fifth with stages that skip iterations.
+    const bool skips = trial % 5 == 4;
+    std::string text = trial % 3 == 2 ? test::randomData(rng, trial % 2, trial % 4 == 1, skips)
+                                      : test::randomWorkload(rng, trial % 2 == 1, skips);
     FrontendRun front(text);
     if (front.errors)
       continue;
@@ -177,8 +179,9 @@ TEST_CASE("meaning: the fast check answers as the slow one on random changes") {
   std::mt19937 rng(128);
   size_t same = 0, changed = 0;
   for (int trial = 0; trial < 400; ++trial) {
-    std::string text = trial % 2 ? test::randomData(rng, trial % 4 == 1, trial % 3 == 0)
-                                 : test::randomWorkload(rng, trial % 4 == 0);
+    const bool skips = trial % 5 == 4;
+    std::string text = trial % 2 ? test::randomData(rng, trial % 4 == 1, trial % 3 == 0, skips)
+                                 : test::randomWorkload(rng, trial % 4 == 0, skips);
     FrontendRun front(text);
     if (front.errors)
       continue;
@@ -270,7 +273,7 @@ TEST_CASE("gap: the causes sum to the run minus its bound, the rest never negati
   std::mt19937 rng(29);
   size_t explained = 0;
   for (int trial = 0; trial < 120; ++trial) {
-    std::string text = test::randomWorkload(rng, trial % 2 == 1);
+    std::string text = test::randomWorkload(rng, trial % 2 == 1, trial % 5 == 4);
     FrontendRun front(text);
     if (front.errors)
       continue;

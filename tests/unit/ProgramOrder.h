@@ -2,8 +2,8 @@
 //
 // For the slow, obvious checks of the data rules (tests/unit/DataTest.cpp,
 // AdviseTest.cpp): every access of every instance, iteration after
-// iteration, stages in declaration order, reads before writes, each with
-// the ring slot it touches.
+// iteration, stages in declaration order (those that run in the iteration),
+// reads before writes, each with the ring slot it touches.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_TESTS_PROGRAMORDER_H
@@ -26,6 +26,7 @@ inline std::vector<Touch> programOrder(const program::Pipeline &p) {
   for (uint32_t it = 0; it < p.iterations; ++it)
     for (uint32_t k = 0; k < p.stages.size(); ++k)
       for (bool write : {false, true})
+        if (p.stages[k].runs.runsIn(it, p.iterations))
         for (const program::Access &a : p.stages[k].accesses)
           if (a.write == write)
             out.push_back({it, k, a.buffer, a.slot(it, p.buffers[a.buffer].slots), write});

@@ -24,9 +24,18 @@ inline std::string dependsOnClause(const std::vector<std::string> &deps) {
 /// host stages, priorities, iterations, @prev. With `hostThread`, also `cpu`
 /// stages (whose dependencies on device stages are host synchronisations)
 /// and `issue=` dispatch on launches.
-inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false) {
+/// What goes inside `[...]` for a stage that runs only in some iterations.
+inline const char *randomRunWords(std::mt19937 &rng) {
+  static const char *const kinds[] = {"first",   "last",       "every=2",      "every=3",
+                                      "every=4", "first, last", "every=2, last"};
+  return kinds[rng() % 7];
+}
+
+/// With `conditional`, some stages run only in some iterations.
+inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false,
+                                  bool conditional = false) {
   uint32_t t = 1 + rng() % 10, streams = 1 + rng() % 5;
-  uint32_t iterations = 1 + rng() % 3;
+  uint32_t iterations = 1 + rng() % (conditional ? 7 : 3);
   std::string text = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
   const char *priorities[] = {"", " priority high", " priority low", " priority -2"};
   for (uint32_t s = 0; s < streams; ++s)
@@ -35,6 +44,8 @@ inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false) {
     text += "  stage X" + std::to_string(i);
     if (hostThread && rng() % 4 == 0) {
       text += " cpu " + std::to_string(rng() % 80) + "us";
+      if (conditional && rng() % 3 == 0)
+        text += std::string(" [") + randomRunWords(rng) + "]";
     } else {
     if (rng() % 4)
       text += " on s" + std::to_string(rng() % streams);
@@ -60,9 +71,14 @@ inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false) {
         text += ", regs=" + std::to_string(16 + rng() % 48);
       if (hostThread && rng() % 3 == 0)
         text += ", issue=" + std::to_string(rng() % 40) + "us";
+      if (conditional && rng() % 3 == 0)
+        text += std::string(", ") + randomRunWords(rng);
       text += "]";
+      break;
     }
     }
+    if (conditional && text.back() != ']' && rng() % 3 == 0)
+      text += std::string(" [") + randomRunWords(rng) + "]";
     }
     std::vector<std::string> deps;
     for (uint32_t j = 0; j < i; ++j)
@@ -80,10 +96,19 @@ inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false) {
 /// order, some @prev(k)). With `host`, host buffers too, and cpu stages on
 /// the host thread: a stage is a kernel (device buffers), a cpu stage (host
 /// buffers) or a copy between the two.
-inline std::string randomData(std::mt19937 &rng, bool declared, bool host = false) {
+/// `[first]`, `[last]`, `[every=K]` or a mix, for a stage that runs only in
+/// some iterations.
+inline std::string randomRunCondition(std::mt19937 &rng) {
+  return std::string(" [") + randomRunWords(rng) + "]";
+}
+
+/// `conditional`: some stages run only in some iterations; every buffer
+/// is then of one slot (rings are for stages that run in every iteration).
+inline std::string randomData(std::mt19937 &rng, bool declared, bool host = false,
+                              bool conditional = false) {
   uint32_t stages = 1 + rng() % 7, buffers = 1 + rng() % 3, streams = 1 + rng() % 3;
   uint32_t hostBuffers = host ? 1 + rng() % 2 : 0;
-  uint32_t iterations = 1 + rng() % 5;
+  uint32_t iterations = 1 + rng() % (conditional ? 8 : 5);
   std::string t = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
   if (declared)
     t += "  sync declared;\n";
@@ -91,11 +116,11 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
     t += "  stream s" + std::to_string(s) + ";\n";
   std::vector<uint32_t> slots;
   for (uint32_t b = 0; b < buffers; ++b) {
-    slots.push_back(1 + rng() % 3);
+    slots.push_back(conditional ? 1 : 1 + rng() % 3);
     t += "  buffer b" + std::to_string(b) + "[" + std::to_string(slots.back()) + "] 1MB;\n";
   }
   for (uint32_t b = 0; b < hostBuffers; ++b)
-    t += "  buffer h" + std::to_string(b) + "[" + std::to_string(1 + rng() % 3) +
+    t += "  buffer h" + std::to_string(b) + "[" + std::to_string(conditional ? 1 : 1 + rng() % 3) +
          "] 1MB host;\n";
   auto some = [&](const char *prefix, uint32_t count) {
     std::set<std::string> out;
@@ -148,6 +173,8 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
       }
       return out + ")";
     };
+    if (conditional && rng() % 2)
+      t += randomRunCondition(rng);
     t += list("reads", reads) + list("writes", writes);
     std::string deps;
     for (uint32_t j = 0; j < stages; ++j) {

@@ -42,10 +42,11 @@ std::set<Edge> dependenciesAndStreamOrder(const Schedule &s) {
 }
 
 /// A random program: T stages on S streams (some unpinned), random
-/// same-iteration edges that respect a random hidden order, some @prev.
-std::string randomProgram(std::mt19937 &rng, bool allowAuto) {
+/// same-iteration edges that respect a random hidden order, some @prev;
+/// with `conditional`, some stages run only in some iterations.
+std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditional = false) {
   uint32_t t = 1 + rng() % 9, streams = 1 + rng() % 4;
-  uint32_t iterations = 1 + rng() % 3;
+  uint32_t iterations = 1 + rng() % (conditional ? 7 : 3);
   std::vector<uint32_t> rank(t);
   for (uint32_t i = 0; i < t; ++i)
     rank[i] = i;
@@ -58,6 +59,8 @@ std::string randomProgram(std::mt19937 &rng, bool allowAuto) {
     if (!allowAuto || rng() % 3)
       text += " on s" + std::to_string(rng() % streams);
     text += " kernel " + std::to_string(1 + rng() % 20) + "us";
+    if (conditional && rng() % 3 == 0)
+      text += test::randomRunCondition(rng);
     std::vector<std::string> deps;
     for (uint32_t j = 0; j < t; ++j) {
       if (rank[j] < rank[i] && rng() % 3 == 0)
@@ -328,6 +331,66 @@ TEST_CASE("schedule: exhaustive search finds no fewer waits") {
     CHECK(s.waits == exhaustiveFewestWaits(s));
   }
   CHECK(tried >= 100);
+}
+
+TEST_CASE("schedule: stages that skip iterations, against the slow reduction") {
+  // A dependency on a stage that skips the iteration it names is on its
+  // latest instance before: the instances' edges against that rule, slowly,
+  // then everything the stream lowering must satisfy.
+  std::mt19937 rng(17);
+  size_t conditional = 0, far = 0;
+  for (int round = 0; round < 1500; ++round) {
+    FrontendRun run(randomProgram(rng, /*allowAuto=*/round % 2 == 1, /*conditional=*/true));
+    REQUIRE(run.errors == 0);
+    Schedule s = compile(run);
+    const Instances &inst = s.instances;
+    const program::Pipeline &p = s.pipeline;
+    conditional += inst.hasConditionalStages();
+    // Instances: exactly those of the stages that run, in issue order.
+    std::vector<std::pair<uint32_t, uint32_t>> want, got; // (iteration, stage)
+    for (uint32_t it = 0; it < p.iterations; ++it)
+      for (uint32_t stage : inst.order())
+        if (p.stages[stage].runs.runsIn(it, p.iterations))
+          want.push_back({it, stage});
+    for (uint32_t v = 0; v < inst.size(); ++v) {
+      got.push_back({inst.iterationOf(v), inst.stageOf(v)});
+      CHECK(inst.idOf(inst.stageOf(v), inst.iterationOf(v)) == v);
+    }
+    REQUIRE(got == want);
+    // Each dependency: the latest instance of its stage at or before the
+    // iteration it names, found by scanning back.
+    size_t reach = 0;
+    std::map<uint32_t, uint32_t> lastOnStream;
+    for (uint32_t v = 0; v < inst.size(); ++v) {
+      std::set<uint32_t> expected;
+      for (const program::Dependency &d : inst.stage(v).deps)
+        for (int64_t t = int64_t(inst.iterationOf(v)) - d.distance; t >= 0; --t)
+          if (p.stages[d.stage].runs.runsIn(uint32_t(t), p.iterations)) {
+            expected.insert(inst.idOf(d.stage, uint32_t(t)));
+            break;
+          }
+      llvm::ArrayRef<uint32_t> row = inst.deps().row(v);
+      CHECK(std::set<uint32_t>(row.begin(), row.end()) == expected);
+      CHECK(std::is_sorted(row.begin(), row.end()));
+      CHECK(row.size() == expected.size());
+      for (uint32_t u : row)
+        reach = std::max<size_t>(reach, v - u);
+      auto it = lastOnStream.find(s.streamOf(v));
+      if (it != lastOnStream.end())
+        reach = std::max<size_t>(reach, v - it->second);
+      lastOnStream[s.streamOf(v)] = v;
+    }
+    CHECK(reach <= inst.reach());
+    far += reach > inst.stagesPerIteration();
+    checkStreamLowering(s);
+    // The graph lowering too: its edges are the reduction.
+    Schedule g = compile(run, LoweringChoice::Graph);
+    auto edges = g.graphEdges();
+    CHECK(std::set<Edge>(edges.begin(), edges.end()) ==
+          slowReduction(g.instances.size(), dependenciesAndStreamOrder(g)));
+  }
+  CHECK(conditional > 700);
+  CHECK(far > 100);
 }
 
 TEST_CASE("schedule: the graph lowering's edges are the reduction") {
