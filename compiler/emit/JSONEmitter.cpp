@@ -8,6 +8,7 @@
 #include "compiler/emit/Emitters.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "compiler/support/Chunks.h"
 #include "compiler/support/Decimal.h"
 
 #include "llvm/Support/JSON.h"
@@ -173,7 +174,8 @@ private:
         std::any_of(p.stages.begin(), p.stages.end(),
                     [](const program::Stage &st) { return !st.accesses.empty(); });
     out << '[';
-    for (uint32_t v = 0; v < inst.size(); ++v) {
+    writeInChunks(inst.size(), out, [&](size_t from, size_t to, llvm::raw_ostream &out) {
+    for (uint32_t v = uint32_t(from); v < to; ++v) {
       const uint32_t k = inst.stageOf(v), it = inst.iterationOf(v);
       out << (v ? ",{\"id\":" : "{\"id\":") << Decimal(v) << head[k];
       if (indexed)
@@ -223,6 +225,7 @@ private:
         }
       out << "]}";
     }
+    });
     out << ']';
   }
 
@@ -234,11 +237,11 @@ private:
       wait.push_back("{\"op\":\"wait\",\"stream\":\"" + st.name + "\",\"event\":");
     }
     out << '[';
-    bool first = true;
-    for (const Op &op : list) {
-      if (!first)
+    writeInChunks(list.size(), out, [&](size_t from, size_t to, llvm::raw_ostream &out) {
+    for (size_t i = from; i < to; ++i) {
+      const Op &op = list[i];
+      if (i)
         out << ',';
-      first = false;
       switch (op.kind) {
       case Op::Launch:
         out << launch[op.stream] << Decimal(op.instance) << '}';
@@ -264,6 +267,7 @@ private:
         break;
       }
     }
+    });
     out << ']';
   }
 

@@ -32,8 +32,11 @@ class raw_ostream;
 namespace pipec {
 
 /// Compressed sparse rows: the neighbours of v are targets[begin[v]..begin[v+1]).
+/// Offsets are 32-bit: a pipeline's edges, with stream order and host order
+/// added, stay far below 2^32 (Sema.h's limits); at 10^7 instances that
+/// halves the largest arrays.
 struct CSR {
-  std::vector<uint64_t> begin{0};
+  std::vector<uint32_t> begin{0};
   std::vector<uint32_t> targets;
 
   size_t rows() const { return begin.size() - 1; }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <queue>
+#include <thread>
 
 using namespace pipec;
 
@@ -160,10 +161,21 @@ Schedule::Schedule(const program::Pipeline &pipeline,
   }
   times.reduction = watch.lap();
 
-  planEvents(*this);
+  // The analysis reads the reduction and the segments, not the host's
+  // calls: on a large schedule it runs beside planEvents, on a second
+  // thread (and takes the events' density once they are planned).
   planSegments(*this);
+  std::thread beside;
+  if (n >= kParallelFrom && std::thread::hardware_concurrency() > 1)
+    beside = std::thread([&] { analysis = analyze(*this, profile); });
+  planEvents(*this);
   times.events = watch.lap();
-  analysis = analyze(*this, profile);
+  if (beside.joinable()) {
+    beside.join();
+    analysis.eventDensity = n ? double(records) / double(n) : 0;
+  } else {
+    analysis = analyze(*this, profile);
+  }
   if (options.graphCost)
     analysis.graphAdvice = options.graphCost->advise(*this, options.replays);
   times.analysis = watch.lap();

@@ -78,6 +78,12 @@ constexpr uint32_t kMaxEventNumber = (1u << 24) - 1;
 /// segmentOf of a `cpu` stage: it is in no graph.
 constexpr uint32_t kNoSegment = UINT32_MAX;
 
+/// From this many instances, the parts of building a schedule that can run
+/// beside each other do, on a second thread: the analysis beside the event
+/// plan, and the graph verdict's two lowerings. Below it a thread costs
+/// more than it saves. Either way the results are the same.
+constexpr size_t kParallelFrom = size_t(1) << 16;
+
 /// Wall time of each phase of building a schedule, in seconds.
 struct PhaseTimes {
   double unroll = 0, streams = 0, reduction = 0, events = 0, analysis = 0;

@@ -24,6 +24,10 @@ constexpr size_t kMaxStreams = 256;
 /// Dependencies between stage instances after unrolling, per pipeline and
 /// per file: each costs bytes in every pass (about 20 in all).
 constexpr uint64_t kMaxInstanceEdges = 30'000'000;
+/// A CSR's 32-bit offsets (compiler/schedule/Instances.h) hold any graph of
+/// a pipeline: its dependencies plus an edge or two per instance.
+static_assert(kMaxInstanceEdges + 3 * kMaxStageInstances < (uint64_t(1) << 32),
+              "CSR offsets fit 32 bits");
 /// Stage instances in one file, all pipelines together: every schedule of
 /// a file is kept until its output is written.
 constexpr uint64_t kMaxFileInstances = kMaxStageInstances;

@@ -3,6 +3,8 @@
 #include "runtime/cost/GraphCost.h"
 
 #include <algorithm>
+#include <optional>
+#include <thread>
 #include <cmath>
 
 using namespace pipec;
@@ -43,8 +45,20 @@ GraphAdvice SimGraphCost::advise(const Schedule &s, unsigned replays) const {
   // Only the timings are compared: no timeline is kept (at 10^7 instances,
   // 160 MB a lowering).
   options.timeline = false;
+  // The two runs share nothing but the schedule, which they only read: on
+  // a large one, the graph lowering is simulated on a second thread.
+  std::optional<llvm::Expected<LoweringRun>> graphRun;
+  std::thread second;
+  if (s.instances.size() >= kParallelFrom && std::thread::hardware_concurrency() > 1)
+    second = std::thread([&, other = makeSimBackend(profile)] {
+      graphRun.emplace(other->run(s, Lowering::Graph, options));
+    });
   llvm::Expected<LoweringRun> streams = model->run(s, Lowering::Streams, options);
-  llvm::Expected<LoweringRun> graph = model->run(s, Lowering::Graph, options);
+  if (second.joinable())
+    second.join();
+  else
+    graphRun.emplace(model->run(s, Lowering::Graph, options));
+  llvm::Expected<LoweringRun> graph = std::move(*graphRun);
   if (!streams || !graph) {
     // The model does not fail; should it, the advice says so.
     llvm::consumeError(streams.takeError());

@@ -6,6 +6,8 @@
 #include "SlowReduction.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "runtime/Backend.h"
+#include "runtime/cost/GraphCost.h"
 
 #include <doctest/doctest.h>
 
@@ -448,4 +450,55 @@ TEST_CASE("schedule: issue order is the smallest ready stage first, as a slow se
     }
     CHECK(issueOrder(p) == slow);
   }
+}
+
+TEST_CASE("schedule: a large schedule's analysis and graph verdict, made on two threads, "
+          "equal those made one after another") {
+  // Past kParallelFrom instances the analysis runs beside the event plan
+  // and the verdict's two lowerings beside each other: the same figures.
+  std::string text = "pipeline big {\n  iterations " +
+                     std::to_string(kParallelFrom / 3 + 3) +
+                     ";\n  stream a; stream b;\n  buffer h 1MB host;\n"
+                     "  stage A on a kernel 3us [blocks=264];\n"
+                     "  stage B on b kernel 2us depends_on(A);\n"
+                     "  stage C cpu 1us [every=7] writes(h);\n"
+                     "  stage D on a copy h2d 1KB reads(h) depends_on(B@prev);\n}\n";
+  FrontendRun run(text);
+  REQUIRE(run.errors == 0);
+  DeviceProfile profile;
+  runtime::SimGraphCost cost(profile);
+  ScheduleOptions options;
+  options.graphCost = &cost;
+  Schedule s(run.program.pipelines.at(0), profile, options);
+  REQUIRE(s.instances.size() >= kParallelFrom);
+  Analysis again = analyze(s, profile);
+  CHECK(again.criticalPath == s.analysis.criticalPath);
+  CHECK(again.criticalPathUs == s.analysis.criticalPathUs);
+  CHECK(again.lowerBoundUs == s.analysis.lowerBoundUs);
+  CHECK(again.sequentialUs == s.analysis.sequentialUs);
+  CHECK(again.eventDensity == s.analysis.eventDensity);
+  CHECK(again.crossStreamDependencies == s.analysis.crossStreamDependencies);
+  CHECK(again.redundantDependencies == s.analysis.redundantDependencies);
+  REQUIRE(again.bounds.size() == s.analysis.bounds.size());
+  for (size_t i = 0; i < again.bounds.size(); ++i)
+    CHECK(again.bounds[i].us == s.analysis.bounds[i].us);
+  // The verdict, one lowering after the other.
+  auto model = runtime::makeSimBackend(profile);
+  runtime::RunOptions o;
+  o.replays = options.replays;
+  o.recordHost = false;
+  o.extrapolate = true;
+  o.timeline = false;
+  auto streams = model->run(s, Lowering::Streams, o);
+  auto graph = model->run(s, Lowering::Graph, o);
+  REQUIRE(static_cast<bool>(streams));
+  REQUIRE(static_cast<bool>(graph));
+  GraphAdvice one = runtime::compareLowerings(*streams, *graph, options.replays);
+  const GraphAdvice &two = s.analysis.graphAdvice;
+  CHECK(two.evaluated);
+  CHECK(one.streamsReplayUs == two.streamsReplayUs);
+  CHECK(one.graphReplayUs == two.graphReplayUs);
+  CHECK(one.oneTimeUs == two.oneTimeUs);
+  CHECK(one.breakEvenReplays == two.breakEvenReplays);
+  CHECK(one.suitable == two.suitable);
 }
