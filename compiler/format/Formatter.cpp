@@ -3,6 +3,8 @@
 #include "compiler/format/Formatter.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -11,12 +13,14 @@ using namespace pipec;
 
 namespace {
 
-/// One line of output inside a pipeline, before alignment.
+/// One line of output inside a pipeline, before alignment. Its text is
+/// slices of the source or of the formatter's arena: a file of a million
+/// stages makes no string per column.
 struct Line {
   enum Kind { Setting, Stream, Buffer, Stage, Comment, Blank } kind;
-  std::vector<std::string> columns; ///< Stream/Stage: the aligned columns
-  std::string text;                 ///< Setting, Comment: the whole line
-  std::string trailing;             ///< a comment after the item, same line
+  uint32_t firstCell = 0, cells = 0; ///< Stream/Stage/Buffer: the aligned columns
+  llvm::StringRef text;              ///< Setting, Comment: the whole line
+  llvm::StringRef trailing;          ///< a comment after the item, same line
 };
 
 class Formatter {
@@ -46,7 +50,8 @@ public:
       size_t at = offset(file.comments[nextComment].Start);
       if (!out.empty() && blankBetween(cursor, at))
         out += '\n';
-      out += commentText(nextComment) + '\n';
+      out += commentText(nextComment);
+      out += '\n';
       cursor = offset(file.comments[nextComment].End);
     }
     return out;
@@ -63,7 +68,8 @@ private:
       size_t at = offset(file.comments[nextComment].Start);
       if (wrote && blankBetween(cursor, at))
         out += '\n';
-      out += commentText(nextComment) + '\n';
+      out += commentText(nextComment);
+      out += '\n';
       cursor = offset(file.comments[nextComment].End);
       wrote = true;
     }
@@ -91,33 +97,53 @@ private:
     return source.slice(a, b).find('\n') == llvm::StringRef::npos;
   }
 
-  std::string commentText(size_t i) const {
+  llvm::StringRef commentText(size_t i) const {
     const llvm::SMRange &r = file.comments[i];
-    std::string text = source.slice(offset(r.Start), offset(r.End)).str();
+    llvm::StringRef text = source.slice(offset(r.Start), offset(r.End));
     // Line comments lose trailing spaces (and a CR of a CRLF file).
-    if (llvm::StringRef(text).startswith("//"))
-      text = llvm::StringRef(text).rtrim(" \t\r\f\v").str();
+    if (text.startswith("//"))
+      text = text.rtrim(" \t\r\f\v");
     return text;
   }
 
-  /// An amount or a count as written, in fmt's spacing.
-  static std::string amountText(const ast::Amount &a) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
+  /// An amount or a count as written, in fmt's spacing, added to `to`.
+  static void addAmount(std::string &to, const ast::Amount &a) {
+    if (!a.expr) {
+      to.append(a.number.data(), a.number.size());
+      to.append(a.unit.data(), a.unit.size());
+      return;
+    }
+    llvm::raw_string_ostream os(to);
     ast::print(a, os);
-    return os.str();
+    os.flush();
+  }
+  static void addCount(std::string &to, const ast::IntLit &n) {
+    if (!n.expr) {
+      to += std::to_string(n.value);
+      return;
+    }
+    llvm::raw_string_ostream os(to);
+    ast::print(*n.expr, os);
+    os.flush();
   }
   static std::string countText(const ast::IntLit &n) {
-    if (!n.expr)
-      return std::to_string(n.value);
     std::string text;
-    llvm::raw_string_ostream os(text);
-    ast::print(*n.expr, os);
-    return os.str();
+    addCount(text, n);
+    return text;
   }
 
-  /// Each item's text, by kind.
-  static std::vector<std::string> streamColumns(const ast::StreamDecl &s) {
+  /// `text` kept in the arena.
+  llvm::StringRef keep(const std::string &text) { return saver.save(text); }
+  /// A line of aligned columns, each kept (or a slice of the source).
+  Line cellsLine(Line::Kind kind, std::initializer_list<llvm::StringRef> columns) {
+    Line line{kind, static_cast<uint32_t>(cells.size()), static_cast<uint32_t>(columns.size()),
+              {}, {}};
+    cells.insert(cells.end(), columns.begin(), columns.end());
+    return line;
+  }
+
+  /// Each item's line, by kind.
+  Line streamLine(const ast::StreamDecl &s) {
     std::string priority;
     switch (s.priority.kind) {
     case ast::PriorityKind::Default:
@@ -135,35 +161,52 @@ private:
       priority = "priority " + std::to_string(s.priority.raw);
       break;
     }
-    return {s.name.text.str(), priority};
+    return cellsLine(Line::Stream, {s.name.text, keep(priority)});
   }
 
-  static std::vector<std::string> bufferColumns(const ast::BufferDecl &b) {
-    std::string name = b.name.text.str();
+  Line bufferLine(const ast::BufferDecl &b) {
+    llvm::StringRef name = b.name.text;
     if (b.slots)
-      name += "[" + countText(*b.slots) + "]";
-    return {name, amountText(b.size), b.host ? "host" : "",
-            b.state ? "state" : ""};
+      name = keep(name.str() + "[" + countText(*b.slots) + "]");
+    scratch.clear();
+    addAmount(scratch, b.size);
+    return cellsLine(Line::Buffer, {name, keep(scratch), b.host ? "host" : "",
+                                    b.state ? "state" : ""});
   }
 
-  static std::vector<std::string> stageColumns(const ast::StageDecl &s) {
-    std::string on = s.stream ? (llvm::Twine("on ") + s.stream->text).str() : "";
-    std::string work = spelling(s.kind);
-    if (s.kind == StageKind::Copy)
-      work += std::string(" ") + spelling(s.direction);
-    if (!s.amount.empty())
-      work += " " + amountText(s.amount);
-    std::string attrs;
+  Line stageLine(const ast::StageDecl &s) {
+    llvm::StringRef on;
+    if (s.stream) {
+      scratch.assign("on ");
+      scratch.append(s.stream->text.data(), s.stream->text.size());
+      on = keep(scratch);
+    }
+    std::string &work = scratch;
+    work.assign(spelling(s.kind));
+    if (s.kind == StageKind::Copy) {
+      work += ' ';
+      work += spelling(s.direction);
+    }
+    if (!s.amount.empty()) {
+      work += ' ';
+      addAmount(work, s.amount);
+    }
+    llvm::StringRef workText = keep(work);
+    std::string &attrs = scratch;
+    attrs.clear();
     for (const ast::Attr &a : s.attrs) {
       attrs += attrs.empty() ? "[" : ", ";
-      attrs += a.name.text;
+      attrs.append(a.name.text.data(), a.name.text.size());
       if (a.value)
         attrs += "=" + std::to_string(a.value->value);
-      if (a.amount)
-        attrs += "=" + amountText(*a.amount);
+      if (a.amount) {
+        attrs += '=';
+        addAmount(attrs, *a.amount);
+      }
     }
     if (!attrs.empty())
       attrs += "]";
+    llvm::StringRef attrsText = keep(attrs);
     std::string access;
     for (const ast::Access &a : s.accesses) {
       access += access.empty() ? "" : " ";
@@ -187,7 +230,8 @@ private:
     }
     if (!deps.empty())
       deps += ")";
-    return {s.name.text.str(), on, work, attrs, access, deps};
+    return cellsLine(Line::Stage,
+                     {s.name.text, on, workText, attrsText, keep(access), keep(deps)});
   }
 
   void pipeline(const ast::Pipeline &p) {
@@ -198,29 +242,27 @@ private:
       Line line;
     };
     std::vector<Item> items;
+    auto textLine = [&](const std::string &text) {
+      return Line{Line::Setting, 0, 0, keep(text), {}};
+    };
     for (const ast::Setting &s : p.settings)
       items.push_back({offset(s.range.Start), offset(s.range.End),
-                       {Line::Setting, {},
-                        s.kind == ast::Setting::Sync
-                            ? std::string(s.syncDeclared ? "sync declared;"
-                                                         : "sync inferred;")
-                            : "iterations " + countText(s.iterations) + ";",
-                        ""}});
-    for (const ast::LetDecl &l : p.constants)
-      items.push_back({offset(l.range.Start), offset(l.range.End),
-                       {Line::Setting, {},
-                        (llvm::Twine("let ") + l.name.text + " = " + amountText(l.value) + ";")
-                            .str(),
-                        ""}});
+                       textLine(s.kind == ast::Setting::Sync
+                                    ? std::string(s.syncDeclared ? "sync declared;"
+                                                                 : "sync inferred;")
+                                    : "iterations " + countText(s.iterations) + ";")});
+    for (const ast::LetDecl &l : p.constants) {
+      std::string text = "let " + l.name.text.str() + " = ";
+      addAmount(text, l.value);
+      items.push_back({offset(l.range.Start), offset(l.range.End), textLine(text + ";")});
+    }
     for (const ast::BufferDecl &b : p.buffers)
-      items.push_back({offset(b.range.Start), offset(b.range.End),
-                       {Line::Buffer, bufferColumns(b), "", ""}});
+      items.push_back({offset(b.range.Start), offset(b.range.End), bufferLine(b)});
     for (const ast::StreamDecl &s : p.streams)
-      items.push_back({offset(s.range.Start), offset(s.range.End),
-                       {Line::Stream, streamColumns(s), "", ""}});
+      items.push_back({offset(s.range.Start), offset(s.range.End), streamLine(s)});
+    items.reserve(items.size() + p.stages.size());
     for (const ast::StageDecl &s : p.stages)
-      items.push_back({offset(s.range.Start), offset(s.range.End),
-                       {Line::Stage, stageColumns(s), "", ""}});
+      items.push_back({offset(s.range.Start), offset(s.range.End), stageLine(s)});
     // Stable: an item added by an edit (compiler/format/Edit) sits at the
     // place of the one it follows.
     // (Most files list their kinds of items in order already: a generated
@@ -230,11 +272,12 @@ private:
       std::stable_sort(items.begin(), items.end(), before);
 
     std::vector<Line> lines;
+    lines.reserve(items.size());
     size_t cursor = offset(p.range.Start); // after the "{" line, roughly
     size_t bodyStart = cursor;
     const size_t end = offset(p.range.End);
     auto comment = [&](size_t i) {
-      lines.push_back({Line::Comment, {}, commentText(i), ""});
+      lines.push_back({Line::Comment, 0, 0, commentText(i), {}});
     };
     for (const Item &item : items) {
       // Comments before this item (and any inside it, moved before it).
@@ -244,7 +287,7 @@ private:
         size_t at = offset(file.comments[nextComment].Start);
         if (!lines.empty() && lines.back().kind != Line::Blank &&
             blankBetween(cursor, at))
-          lines.push_back({Line::Blank, {}, "", ""});
+          lines.push_back({Line::Blank, 0, 0, {}, {}});
         // A comment right after the previous item, on its line, trails it.
         if (!lines.empty() && cursor != bodyStart &&
             lines.back().kind != Line::Comment && lines.back().kind != Line::Blank &&
@@ -258,7 +301,7 @@ private:
       }
       if (!lines.empty() && lines.back().kind != Line::Blank &&
           blankBetween(cursor, item.start))
-        lines.push_back({Line::Blank, {}, "", ""});
+        lines.push_back({Line::Blank, 0, 0, {}, {}});
       lines.push_back(item.line);
       cursor = item.end;
     }
@@ -274,7 +317,7 @@ private:
       } else {
         if (!lines.empty() && lines.back().kind != Line::Blank &&
             blankBetween(cursor, at))
-          lines.push_back({Line::Blank, {}, "", ""});
+          lines.push_back({Line::Blank, 0, 0, {}, {}});
         comment(nextComment);
       }
       cursor = offset(file.comments[nextComment].End);
@@ -292,10 +335,14 @@ private:
       const Line &line = lines[i];
       if (line.kind != Line::Stream && line.kind != Line::Stage &&
           line.kind != Line::Buffer) {
-        if (line.kind != Line::Blank)
-          out += "  " + line.text;
-        if (!line.trailing.empty())
-          out += " " + line.trailing;
+        if (line.kind != Line::Blank) {
+          out += "  ";
+          out += line.text;
+        }
+        if (!line.trailing.empty()) {
+          out += ' ';
+          out += line.trailing;
+        }
         out += '\n';
         ++i;
         continue;
@@ -303,29 +350,34 @@ private:
       size_t j = i;
       while (j < lines.size() && lines[j].kind == line.kind)
         ++j;
-      std::vector<size_t> width(line.columns.size(), 0);
+      std::vector<size_t> width(line.cells, 0);
       for (size_t k = i; k < j; ++k)
         for (size_t c = 0; c < width.size(); ++c)
-          width[c] = std::max(width[c], lines[k].columns[c].size());
+          width[c] = std::max(width[c], cells[lines[k].firstCell + c].size());
+      const char *keyword = line.kind == Line::Stream   ? "stream"
+                            : line.kind == Line::Buffer ? "buffer"
+                                                        : "stage";
       for (size_t k = i; k < j; ++k) {
-        std::string text = line.kind == Line::Stream   ? "stream"
-                           : line.kind == Line::Buffer ? "buffer"
-                                                       : "stage";
-        const std::vector<std::string> &cols = lines[k].columns;
-        std::string pending; // padding, written only if more follows
-        for (size_t c = 0; c < cols.size(); ++c) {
+        out += "  ";
+        out += keyword;
+        size_t pending = 0; // padding, written only if more follows
+        for (size_t c = 0; c < width.size(); ++c) {
           if (width[c] == 0)
             continue; // a column no line of the run uses
-          if (!cols[c].empty()) {
-            text += pending + " " + cols[c];
-            pending = std::string(width[c] - cols[c].size(), ' ');
+          llvm::StringRef cell = cells[lines[k].firstCell + c];
+          if (!cell.empty()) {
+            out.append(pending + 1, ' ');
+            out += cell;
+            pending = width[c] - cell.size();
           } else {
-            pending += std::string(width[c] + 1, ' ');
+            pending += width[c] + 1;
           }
         }
-        out += "  " + text + ";";
-        if (!lines[k].trailing.empty())
-          out += " " + lines[k].trailing;
+        out += ';';
+        if (!lines[k].trailing.empty()) {
+          out += ' ';
+          out += lines[k].trailing;
+        }
         out += '\n';
       }
       i = j;
@@ -334,6 +386,10 @@ private:
 
   const ast::File &file;
   llvm::StringRef source;
+  llvm::BumpPtrAllocator arena;
+  llvm::StringSaver saver{arena};
+  std::vector<llvm::StringRef> cells; ///< every line's columns, in turn
+  std::string scratch;                ///< a column being built
   std::string out;
   size_t nextComment = 0;
 };
