@@ -63,6 +63,14 @@ private:
   void checkSharedMemory(const ast::Attr &a, Stage &into);
   void checkIssue(const ast::Attr &a, Stage &into);
   void checkRunCondition(const ast::Attr &a, Stage &into);
+  /// An attribute's whole-number value: none where it has none or another
+  /// kind of value; `reported` when its expression had an error.
+  struct AttrNumber {
+    std::optional<uint64_t> value;
+    llvm::SMRange at; ///< the value (its name when it has none)
+    bool reported = false;
+  };
+  AttrNumber wholeNumberOf(const ast::Attr &a);
   void checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
                  const llvm::StringMap<uint32_t> &stages,
                  const ast::Pipeline &p, Stage &into);
@@ -635,23 +643,16 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       checkIssue(a, into);
       continue;
     }
-    std::optional<uint64_t> given;
-    llvm::SMRange at;
-    if (a.amount) {
-      at = a.amount->range();
-      sema::Quantity q = constants->quantityOf(*a.amount);
-      if (q.kind == sema::Quantity::Invalid)
-        continue;
-      if (q.kind != sema::Quantity::Bare || std::round(q.number) != q.number) {
-        diags.error(at, formatv("attribute '{0}' takes a whole number, not '{1}'", name,
-                                sourceText(at)));
-        continue;
-      }
-      given = q.number < 1e19 ? static_cast<uint64_t>(q.number) : UINT64_MAX;
-    } else if (a.value) {
-      at = a.value->range;
-      given = a.value->value;
-    } else {
+    AttrNumber given = wholeNumberOf(a);
+    const llvm::SMRange at = given.at;
+    if (given.reported)
+      continue;
+    if (a.amount && !given.value) {
+      diags.error(at, formatv("attribute '{0}' takes a whole number, not '{1}'", name,
+                              sourceText(at)));
+      continue;
+    }
+    if (!given.value) {
       diags.error(a.name.range(),
                   formatv("attribute '{0}' needs a value, as in '{0}={1}'", name,
                           name == "blocks" ? 132 : 256));
@@ -660,11 +661,11 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     uint64_t max = name == "blocks"    ? kMaxBlocks
                    : name == "threads" ? kMaxThreads
                                        : kMaxRegisters;
-    if (*given < 1 || *given > max) {
+    if (*given.value < 1 || *given.value > max) {
       diags.error(at, formatv("{0} must be between 1 and {1}", name, max));
       continue;
     }
-    uint32_t value = static_cast<uint32_t>(*given);
+    uint32_t value = static_cast<uint32_t>(*given.value);
     (name == "blocks" ? into.blocks : name == "threads" ? into.threads : into.regs) =
         value;
   }
@@ -722,26 +723,33 @@ void Sema::checkRunCondition(const ast::Attr &a, Stage &into) {
     (name == "first" ? into.runs.first : into.runs.last) = true;
     return;
   }
-  std::optional<uint64_t> k;
-  llvm::SMRange at = a.name.range();
-  if (a.value) {
-    k = a.value->value;
-    at = a.value->range;
-  } else if (a.amount) {
-    at = a.amount->range();
-    sema::Quantity q = constants->quantityOf(*a.amount);
-    if (q.kind == sema::Quantity::Invalid)
-      return;
-    if (q.kind == sema::Quantity::Bare && std::round(q.number) == q.number)
-      k = q.number < 1e19 ? static_cast<uint64_t>(q.number) : UINT64_MAX;
-  }
-  if (!k || *k < 1 || *k > kMaxIterations) {
-    diags.error(at, formatv("attribute 'every' takes a whole number of iterations from 1 to "
-                            "{0}, as in 'every=5'",
-                            kMaxIterations));
+  AttrNumber k = wholeNumberOf(a);
+  if (k.reported)
+    return;
+  if (!k.value || *k.value < 1 || *k.value > kMaxIterations) {
+    diags.error(k.at, formatv("attribute 'every' takes a whole number of iterations from 1 "
+                              "to {0}, as in 'every=5'",
+                              kMaxIterations));
     return;
   }
-  into.runs.every = static_cast<uint32_t>(*k);
+  into.runs.every = static_cast<uint32_t>(*k.value);
+}
+
+/// `blocks=264`, or an expression that comes out a plain whole number.
+Sema::AttrNumber Sema::wholeNumberOf(const ast::Attr &a) {
+  AttrNumber out;
+  out.at = a.name.range();
+  if (a.value) {
+    out.value = a.value->value;
+    out.at = a.value->range;
+  } else if (a.amount) {
+    out.at = a.amount->range();
+    sema::Quantity q = constants->quantityOf(*a.amount);
+    out.reported = q.kind == sema::Quantity::Invalid;
+    if (q.kind == sema::Quantity::Bare && q.number >= 0 && std::round(q.number) == q.number)
+      out.value = q.number < 1e19 ? static_cast<uint64_t>(q.number) : UINT64_MAX;
+  }
+  return out;
 }
 
 /// `issue=30us`: the host's dispatch time before each launch.
@@ -772,20 +780,14 @@ void Sema::checkIssue(const ast::Attr &a, Stage &into) {
 /// `smem=N` (bytes) or `smem=48KiB`: shared memory per block.
 void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
   uint64_t bytes = 0;
-  llvm::SMRange range = a.name.range();
-  if (a.value) {
-    bytes = a.value->value;
-    range = a.value->range;
+  AttrNumber number = wholeNumberOf(a);
+  llvm::SMRange range = number.at;
+  if (number.reported)
+    return;
+  if (number.value) {
+    bytes = *number.value; // a number of bytes
   } else if (a.amount) {
-    range = a.amount->range();
     sema::Quantity q = constants->quantityOf(*a.amount);
-    if (q.kind == sema::Quantity::Invalid)
-      return;
-    if (q.kind == sema::Quantity::Bare && q.number >= 0 && std::round(q.number) == q.number) {
-      q.kind = sema::Quantity::Size; // a number of bytes
-      q.tooLarge = q.number > double(sema::kMaxBytes);
-      q.bytes = q.tooLarge ? sema::kMaxBytes : static_cast<uint64_t>(q.number);
-    }
     if (q.kind != sema::Quantity::Size || q.fractionalBytes) {
       diags.error(range, formatv("attribute 'smem' expects a size ({0}) or a "
                                  "number of bytes",
