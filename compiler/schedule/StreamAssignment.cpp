@@ -27,8 +27,29 @@ StageGraph::StageGraph(const program::Pipeline &p,
     deps.begin.push_back(deps.targets.size());
   }
 
-  // Which declared dependencies the others imply: exact at any size.
-  DeclaredRedundancy redundancy = findRedundantDependencies(deps);
+  // Which declared dependencies the others imply: exact at any size. A
+  // stage that skips iterations implies nothing through itself (B -> C -> A
+  // gives B[i] no A[i] when C[i] did not run, C's latest being earlier): it
+  // is split in two, the stage its dependents name, with no dependencies,
+  // and the stage that depends, which none names. The edges keep their
+  // order, so the result is parallel to `deps` as it is.
+  bool conditional = false;
+  for (uint32_t stage : order)
+    conditional |= !p.stages[stage].runs.always();
+  CSR split;
+  if (conditional) {
+    std::vector<uint32_t> named(n); // position -> the vertex dependents name
+    uint32_t next = 0;
+    for (uint32_t pos = 0; pos < n; ++pos) {
+      named[pos] = next++;
+      if (!p.stages[order[pos]].runs.always())
+        split.begin.push_back(split.targets.size()), ++next; // its named half
+      for (uint32_t target : deps.row(pos))
+        split.targets.push_back(named[target]);
+      split.begin.push_back(split.targets.size());
+    }
+  }
+  DeclaredRedundancy redundancy = findRedundantDependencies(conditional ? split : deps);
   declaredKept = std::move(redundancy.kept);
   reductionExact = redundancy.complete;
   reduced.begin.assign(1, 0);
