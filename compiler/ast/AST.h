@@ -233,6 +233,8 @@ struct File {
 
 /// An amount as pipec fmt writes it: `12us`, or its expression.
 void print(const Amount &a, llvm::raw_ostream &os);
+/// A count as pipec fmt writes it: `8`, or its expression.
+void print(const IntLit &n, llvm::raw_ostream &os);
 
 /// The indented dump behind `pipec compile --emit=ast`: one node per line,
 /// children indented, each with `@file:line:col`.

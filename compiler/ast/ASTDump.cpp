@@ -72,10 +72,12 @@ private:
     for (const Setting &s : p.settings)
       items.push_back({s.range.Start.getPointer(), [&] {
                          indent(2);
-                         if (s.kind == Setting::Sync)
+                         if (s.kind == Setting::Sync) {
                            os << "Sync " << (s.syncDeclared ? "declared" : "inferred");
-                         else
-                           os << "Iterations " << count(s.iterations);
+                         } else {
+                           os << "Iterations ";
+                           print(s.iterations, os);
+                         }
                          loc(s.range);
                        }});
     for (const LetDecl &l : p.constants)
@@ -91,8 +93,10 @@ private:
       items.push_back({b.range.Start.getPointer(), [&] {
                          indent(2);
                          os << "Buffer '" << b.name.text << "'";
-                         if (b.slots)
-                           os << " slots=" << count(*b.slots);
+                         if (b.slots) {
+                           os << " slots=";
+                           print(*b.slots, os);
+                         }
                          os << ' ';
                          print(b.size, os);
                          if (b.host)
@@ -178,16 +182,6 @@ private:
         os << '(' << d.qualifier->distance->value << ')';
       loc(d.stage.range());
     }
-  }
-
-  /// A count's value, or its expression as written.
-  std::string count(const IntLit &n) {
-    if (!n.expr)
-      return std::to_string(n.value);
-    std::string text;
-    llvm::raw_string_ostream out(text);
-    print(*n.expr, out);
-    return out.str();
   }
 
   const File &file;

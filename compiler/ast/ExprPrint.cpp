@@ -68,6 +68,13 @@ void ast::print(const Expr &e, llvm::raw_ostream &os) {
   }
 }
 
+void ast::print(const IntLit &n, llvm::raw_ostream &os) {
+  if (n.expr)
+    print(*n.expr, os);
+  else
+    os << n.value;
+}
+
 void ast::print(const Amount &a, llvm::raw_ostream &os) {
   if (a.expr)
     print(*a.expr, os);

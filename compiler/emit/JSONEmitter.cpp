@@ -175,56 +175,56 @@ private:
                     [](const program::Stage &st) { return !st.accesses.empty(); });
     out << '[';
     writeInChunks(inst.size(), out, [&](size_t from, size_t to, llvm::raw_ostream &out) {
-    for (uint32_t v = uint32_t(from); v < to; ++v) {
-      const uint32_t k = inst.stageOf(v), it = inst.iterationOf(v);
-      out << (v ? ",{\"id\":" : "{\"id\":") << Decimal(v) << head[k];
-      if (indexed)
-        out << '[' << Decimal(it) << ']';
-      out << "\",\"iteration\":" << Decimal(it) << tail[k];
-      const program::Stage &st = p.stages[k];
-      if (st.accesses.empty())
-        out << ",\"reads\":[],\"writes\":[]";
-      else
-        for (bool write : {false, true}) {
-          out << (write ? ",\"writes\":[" : ",\"reads\":[");
-          bool first = true;
-          for (const program::Access &a : st.accesses)
-            if (a.write == write) {
-              const program::Buffer &b = p.buffers[a.buffer];
-              out << (first ? "" : ",") << "{\"buffer\":\"" << b.name
-                  << "\",\"slot\":" << Decimal(a.slot(it, b.slots)) << '}';
-              first = false;
-            }
-          out << ']';
+      for (uint32_t v = uint32_t(from); v < to; ++v) {
+        const uint32_t k = inst.stageOf(v), it = inst.iterationOf(v);
+        out << (v ? ",{\"id\":" : "{\"id\":") << Decimal(v) << head[k];
+        if (indexed)
+          out << '[' << Decimal(it) << ']';
+        out << "\",\"iteration\":" << Decimal(it) << tail[k];
+        const program::Stage &st = p.stages[k];
+        if (st.accesses.empty())
+          out << ",\"reads\":[],\"writes\":[]";
+        else
+          for (bool write : {false, true}) {
+            out << (write ? ",\"writes\":[" : ",\"reads\":[");
+            bool first = true;
+            for (const program::Access &a : st.accesses)
+              if (a.write == write) {
+                const program::Buffer &b = p.buffers[a.buffer];
+                out << (first ? "" : ",") << "{\"buffer\":\"" << b.name
+                    << "\",\"slot\":" << Decimal(a.slot(it, b.slots)) << '}';
+                first = false;
+              }
+            out << ']';
+          }
+        out << ",\"depends_on\":[";
+        const uint64_t base = inst.deps().begin[v];
+        llvm::ArrayRef<uint32_t> row = inst.deps().row(v);
+        if (!anyInferred) {
+          for (size_t i = 0; i < row.size(); ++i) {
+            if (i)
+              out << ',';
+            out << Decimal(row[i]);
+          }
+          out << "],\"inferred_from\":[]}";
+          continue;
         }
-      out << ",\"depends_on\":[";
-      const uint64_t base = inst.deps().begin[v];
-      llvm::ArrayRef<uint32_t> row = inst.deps().row(v);
-      if (!anyInferred) {
-        for (size_t i = 0; i < row.size(); ++i) {
-          if (i)
-            out << ',';
-          out << Decimal(row[i]);
-        }
-        out << "],\"inferred_from\":[]}";
-        continue;
+        bool first = true;
+        for (size_t i = 0; i < row.size(); ++i)
+          if (inst.inferredFrom(base + i) < 0) {
+            out << (first ? "" : ",") << Decimal(row[i]);
+            first = false;
+          }
+        out << "],\"inferred_from\":[";
+        first = true;
+        for (size_t i = 0; i < row.size(); ++i)
+          if (int32_t b = inst.inferredFrom(base + i); b >= 0) {
+            out << (first ? "" : ",") << "{\"stage\":" << Decimal(row[i]) << ",\"buffer\":\""
+                << p.buffers[b].name << "\"}";
+            first = false;
+          }
+        out << "]}";
       }
-      bool first = true;
-      for (size_t i = 0; i < row.size(); ++i)
-        if (inst.inferredFrom(base + i) < 0) {
-          out << (first ? "" : ",") << Decimal(row[i]);
-          first = false;
-        }
-      out << "],\"inferred_from\":[";
-      first = true;
-      for (size_t i = 0; i < row.size(); ++i)
-        if (int32_t b = inst.inferredFrom(base + i); b >= 0) {
-          out << (first ? "" : ",") << "{\"stage\":" << Decimal(row[i]) << ",\"buffer\":\""
-              << p.buffers[b].name << "\"}";
-          first = false;
-        }
-      out << "]}";
-    }
     });
     out << ']';
   }
@@ -238,35 +238,35 @@ private:
     }
     out << '[';
     writeInChunks(list.size(), out, [&](size_t from, size_t to, llvm::raw_ostream &out) {
-    for (size_t i = from; i < to; ++i) {
-      const Op &op = list[i];
-      if (i)
-        out << ',';
-      switch (op.kind) {
-      case Op::Launch:
-        out << launch[op.stream] << Decimal(op.instance) << '}';
-        break;
-      case Op::Record:
-        // In the graph lowering, on the stream the segments are launched on.
-        if (op.stream == kHostStream)
-          out << "{\"op\":\"record\",\"event\":" << Decimal(op.event) << '}';
-        else
-          out << record[op.stream] << Decimal(op.event) << '}';
-        break;
-      case Op::Wait:
-        out << wait[op.stream] << Decimal(op.event) << '}';
-        break;
-      case Op::Cpu:
-        out << "{\"op\":\"cpu\",\"stage\":" << Decimal(op.instance) << '}';
-        break;
-      case Op::Sync:
-        out << "{\"op\":\"sync\",\"event\":" << Decimal(op.event) << '}';
-        break;
-      case Op::GraphLaunch:
-        out << "{\"op\":\"graph_launch\",\"segment\":" << Decimal(op.event) << '}';
-        break;
+      for (size_t i = from; i < to; ++i) {
+        const Op &op = list[i];
+        if (i)
+          out << ',';
+        switch (op.kind) {
+        case Op::Launch:
+          out << launch[op.stream] << Decimal(op.instance) << '}';
+          break;
+        case Op::Record:
+          // In the graph lowering, on the stream the segments are launched on.
+          if (op.stream == kHostStream)
+            out << "{\"op\":\"record\",\"event\":" << Decimal(op.event) << '}';
+          else
+            out << record[op.stream] << Decimal(op.event) << '}';
+          break;
+        case Op::Wait:
+          out << wait[op.stream] << Decimal(op.event) << '}';
+          break;
+        case Op::Cpu:
+          out << "{\"op\":\"cpu\",\"stage\":" << Decimal(op.instance) << '}';
+          break;
+        case Op::Sync:
+          out << "{\"op\":\"sync\",\"event\":" << Decimal(op.event) << '}';
+          break;
+        case Op::GraphLaunch:
+          out << "{\"op\":\"graph_launch\",\"segment\":" << Decimal(op.event) << '}';
+          break;
+        }
       }
-    }
     });
     out << ']';
   }

@@ -117,19 +117,11 @@ private:
     ast::print(a, os);
     os.flush();
   }
-  static void addCount(std::string &to, const ast::IntLit &n) {
-    if (!n.expr) {
-      to += std::to_string(n.value);
-      return;
-    }
-    llvm::raw_string_ostream os(to);
-    ast::print(*n.expr, os);
-    os.flush();
-  }
   static std::string countText(const ast::IntLit &n) {
     std::string text;
-    addCount(text, n);
-    return text;
+    llvm::raw_string_ostream os(text);
+    ast::print(n, os);
+    return os.str();
   }
 
   /// `text` kept in the arena.

@@ -52,28 +52,21 @@ bool DirectParser::amount(ExprBuilder &b) {
 ///      | LPAREN expr RPAREN | QUANTITY | INT | DECIMAL | IDENT ;
 /// As ANTLR reads the left-recursive rule: `*` and `/` bind tighter than
 /// `+` and `-`, and each nests to the left.
-bool DirectParser::expr(ExprBuilder &b, uint32_t &out) {
-  if (!product(b, out))
-    return false;
-  while (next() == PipeParser::PLUS || next() == PipeParser::MINUS) {
-    size_t op = next();
-    tokens.advance();
-    uint32_t rhs;
-    if (!product(b, rhs))
-      return false;
-    out = b.binary(op, out, rhs);
-  }
-  return true;
-}
+bool DirectParser::expr(ExprBuilder &b, uint32_t &out) { return level(b, out, true); }
 
-bool DirectParser::product(ExprBuilder &b, uint32_t &out) {
-  if (!primary(b, out))
+bool DirectParser::level(ExprBuilder &b, uint32_t &out, bool sums) {
+  auto operand = [&](uint32_t &v) { return sums ? level(b, v, false) : primary(b, v); };
+  auto joins = [&](size_t t) {
+    return sums ? t == PipeParser::PLUS || t == PipeParser::MINUS
+                : t == PipeParser::STAR || t == PipeParser::SLASH;
+  };
+  if (!operand(out))
     return false;
-  while (next() == PipeParser::STAR || next() == PipeParser::SLASH) {
+  while (joins(next())) {
     size_t op = next();
     tokens.advance();
     uint32_t rhs;
-    if (!primary(b, rhs))
+    if (!operand(rhs))
       return false;
     out = b.binary(op, out, rhs);
   }
@@ -89,15 +82,11 @@ bool DirectParser::primary(ExprBuilder &b, uint32_t &out) {
     out = b.constant(ctx, name);
     return true;
   }
+  // The token source passes at most 64 '(' open at once (TokenSource.h):
+  // this recursion is that deep at most.
   antlr4::Token *open = accept(PipeParser::LPAREN);
-  // Deep nesting is left to the generated parser, which reports it.
-  if (!open || depth >= kMaxDepth)
-    return false;
-  ++depth;
   uint32_t inner;
-  bool ok = expr(b, inner);
-  --depth;
-  if (!ok)
+  if (!open || !expr(b, inner))
     return false;
   antlr4::Token *close = accept(PipeParser::RPAREN);
   if (!close)

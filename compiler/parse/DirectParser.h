@@ -57,7 +57,9 @@ private:
   bool amount(ExprBuilder &b);
   /// expr, by precedence: sums of products of primaries.
   bool expr(ExprBuilder &b, uint32_t &out);
-  bool product(ExprBuilder &b, uint32_t &out);
+  /// One level: `sums` (+ and - over products) or products (* and / over
+  /// primaries), left to right.
+  bool level(ExprBuilder &b, uint32_t &out, bool sums);
   bool primary(ExprBuilder &b, uint32_t &out);
   static bool startsExpr(size_t type);
   /// The declaration's closing ';': its range runs from `first` to it.
@@ -66,9 +68,6 @@ private:
 
   const ParseContext &ctx;
   TokenWindow &tokens;
-  /// Parentheses open in the expression being parsed.
-  unsigned depth = 0;
-  static constexpr unsigned kMaxDepth = 64;
 };
 
 } // namespace pipec::parse

@@ -27,11 +27,6 @@ ast::IntLit intOf(const ParseContext &ctx, const antlr4::Token *tok);
 /// `text` split at its unit: `48KiB` is {"48", "KiB"}.
 ast::Amount splitAmount(llvm::StringRef text);
 
-/// An amount token (QUANTITY, INT or DECIMAL), split and placed.
-inline ast::Amount amountOf(const ParseContext &ctx, const antlr4::Token *tok) {
-  return splitAmount(ctx.textOf(tok));
-}
-
 /// Builds an expression node by node, children first (both parsers build
 /// the same nodes in the same order), then makes an Amount or an IntLit of
 /// it: one literal stays a plain literal, without an expression.

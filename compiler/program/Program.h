@@ -92,22 +92,6 @@ struct RunCondition {
            (last && iteration + 1 == iterations) ||
            (every != 0 && iteration % every == 0);
   }
-  /// The latest iteration at or before `iteration` it runs in; none (-1)
-  /// when it has not run yet.
-  int64_t latestRun(int64_t iteration, uint32_t iterations) const {
-    if (iteration < 0)
-      return -1;
-    if (always())
-      return iteration;
-    int64_t best = -1;
-    if (first)
-      best = 0;
-    if (every != 0)
-      best = std::max<int64_t>(best, iteration - iteration % every);
-    if (last && iteration + 1 >= int64_t(iterations))
-      best = int64_t(iterations) - 1;
-    return best;
-  }
   /// At most how many iterations lie between an iteration and the stage's
   /// latest run at or before it, and between two of its runs: what a
   /// dependency on it, or stream order past it, may reach back over.

@@ -117,23 +117,11 @@ void Instances::unrollConditional(const std::vector<std::vector<Target>> &target
   const size_t stages = p.stages.size();
   runIds.assign(stages, {});
   runIterations.assign(stages, {});
-  // The iterations each conditional stage runs in, ascending.
   uint32_t spacing = 1;
-  for (uint32_t k = 0; k < stages; ++k) {
-    const program::RunCondition &runs = p.stages[k].runs;
-    spacing = std::max(spacing, runs.spacing(iterations));
-    if (runs.always())
-      continue;
-    std::vector<uint32_t> &its = runIterations[k];
-    if (runs.first || runs.every)
-      its.push_back(0);
-    if (runs.every)
-      for (uint64_t it = runs.every; it < iterations; it += runs.every)
-        its.push_back(static_cast<uint32_t>(it));
-    if (runs.last && (its.empty() || its.back() != iterations - 1))
-      its.push_back(iterations - 1);
-  }
-  // The latest instance of `stage` in iteration `t` or before; -1: none.
+  for (const program::Stage &st : p.stages)
+    spacing = std::max(spacing, st.runs.spacing(iterations));
+  // The latest instance of `stage` in iteration `t` or before, among those
+  // made so far; -1: none.
   auto latest = [&](uint32_t stage, int64_t t) -> int64_t {
     if (t < 0)
       return -1;
@@ -141,8 +129,7 @@ void Instances::unrollConditional(const std::vector<std::vector<Target>> &target
     if (p.stages[stage].runs.always())
       return int64_t(ids[size_t(t)]);
     const std::vector<uint32_t> &its = runIterations[stage];
-    size_t i = std::upper_bound(its.begin(), its.begin() + ids.size(), uint32_t(t)) -
-               its.begin();
+    size_t i = std::upper_bound(its.begin(), its.end(), uint32_t(t)) - its.begin();
     return i == 0 ? -1 : int64_t(ids[i - 1]);
   };
   std::vector<std::pair<uint32_t, int32_t>> row; // (target, buffer)
@@ -178,6 +165,8 @@ void Instances::unrollConditional(const std::vector<std::vector<Target>> &target
       idStage.push_back(stage);
       idIteration.push_back(it);
       runIds[stage].push_back(id);
+      if (!p.stages[stage].runs.always())
+        runIterations[stage].push_back(it);
     }
   }
   iterationStart.push_back(idStage.size());

@@ -73,6 +73,10 @@ template <typename Make> static auto timed(double &seconds, Make make) {
 
 GraphCostModel::~GraphCostModel() = default;
 
+bool pipec::useSecondThread(size_t instances) {
+  return instances >= kParallelFrom && std::thread::hardware_concurrency() > 1;
+}
+
 Schedule::Schedule(const program::Pipeline &pipeline,
                    const DeviceProfile &profile, const ScheduleOptions &options,
                    std::unique_ptr<StageGraph> graph)
@@ -166,7 +170,7 @@ Schedule::Schedule(const program::Pipeline &pipeline,
   // thread (and takes the events' density once they are planned).
   planSegments(*this);
   std::thread beside;
-  if (n >= kParallelFrom && std::thread::hardware_concurrency() > 1)
+  if (useSecondThread(n))
     beside = std::thread([&] { analysis = analyze(*this, profile); });
   planEvents(*this);
   times.events = watch.lap();

@@ -83,6 +83,8 @@ constexpr uint32_t kNoSegment = UINT32_MAX;
 /// plan, and the graph verdict's two lowerings. Below it a thread costs
 /// more than it saves. Either way the results are the same.
 constexpr size_t kParallelFrom = size_t(1) << 16;
+/// Whether a schedule of `instances` takes a second thread for them.
+bool useSecondThread(size_t instances);
 
 /// Wall time of each phase of building a schedule, in seconds.
 struct PhaseTimes {

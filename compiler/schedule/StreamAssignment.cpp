@@ -42,8 +42,10 @@ StageGraph::StageGraph(const program::Pipeline &p,
     uint32_t next = 0;
     for (uint32_t pos = 0; pos < n; ++pos) {
       named[pos] = next++;
-      if (!p.stages[order[pos]].runs.always())
-        split.begin.push_back(split.targets.size()), ++next; // its named half
+      if (!p.stages[order[pos]].runs.always()) {
+        split.begin.push_back(split.targets.size()); // the named half: no edges
+        ++next;                                      // the depending half follows
+      }
       for (uint32_t target : deps.row(pos))
         split.targets.push_back(named[target]);
       split.begin.push_back(split.targets.size());

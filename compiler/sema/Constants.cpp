@@ -95,28 +95,40 @@ void Constants::declare(const std::vector<ast::LetDecl> &lets) {
   }
   // In source order: a constant's value may use those declared before it.
   for (const ast::LetDecl *let : order) {
-    std::optional<Value> v;
-    if (let->value.expr) {
-      v = evaluate(*let->value.expr);
-    } else {
-      Quantity q = parseQuantity(let->value.number, let->value.unit);
-      if (q.kind == Quantity::UnknownUnit)
-        diags.error(let->value.range(),
-                    formatv("unknown unit '{0}'; expected a time ({1}) or a size ({2})",
-                            let->value.unit, timeUnitList(), sizeUnitList()));
-      else if (q.kind == Quantity::Time)
-        v = Value{Value::Time, q.micros};
-      else if (q.kind == Quantity::Size)
-        v = Value{Value::Size,
-                  q.fractionalBytes || q.tooLarge
-                      ? std::strtod(std::string(let->value.number).c_str(), nullptr) *
-                            unitScale(let->value.unit).scale
-                      : double(q.bytes)};
-      else
-        v = Value{Value::Number, q.number};
-    }
-    table[let->name.text].value = v;
+    const ast::Amount &a = let->value;
+    table[let->name.text].value =
+        a.expr ? evaluate(*a.expr) : literal(a.number, a.unit, a.range());
   }
+}
+
+void Constants::unknownUnit(llvm::StringRef unit, llvm::SMRange range) {
+  std::string hint;
+  if (table.count(unit))
+    hint = formatv("; '{0}' is a constant: multiply with '*'", unit).str();
+  diags.error(range, formatv("unknown unit '{0}'; expected a time ({1}) or a size ({2}){3}",
+                             unit, timeUnitList(), sizeUnitList(), hint));
+}
+
+std::optional<Value> Constants::literal(llvm::StringRef number, llvm::StringRef unit,
+                                        llvm::SMRange range) {
+  Quantity q = parseQuantity(number, unit);
+  switch (q.kind) {
+  case Quantity::UnknownUnit:
+  case Quantity::Invalid:
+    unknownUnit(unit, range);
+    return std::nullopt;
+  case Quantity::Bare:
+    return Value{Value::Number, q.number};
+  case Quantity::Time:
+    return Value{Value::Time, q.micros};
+  case Quantity::Size:
+    break;
+  }
+  // Exact where whole; else as near as a double holds it.
+  if (q.fractionalBytes || q.tooLarge)
+    return Value{Value::Size,
+                 std::strtod(std::string(number).c_str(), nullptr) * unitScale(unit).scale};
+  return Value{Value::Size, double(q.bytes)};
 }
 
 std::optional<Value> Constants::constant(const ast::ExprNode &n) {
@@ -154,23 +166,9 @@ std::optional<Value> Constants::evaluate(const ast::Expr &e) {
     const ast::ExprNode &n = e.nodes[i];
     std::optional<Value> &out = values[i];
     switch (n.kind) {
-    case ast::ExprNode::Number: {
-      Quantity q = parseQuantity(n.number, n.unit);
-      UnitScale unit = unitScale(n.unit);
-      const double number = std::strtod(std::string(n.number).c_str(), nullptr);
-      if (q.kind == Quantity::UnknownUnit)
-        diags.error(n.range, formatv("unknown unit '{0}'; expected a time ({1}) or a "
-                                     "size ({2})",
-                                     n.unit, timeUnitList(), sizeUnitList()));
-      else if (q.kind == Quantity::Bare)
-        out = Value{Value::Number, number};
-      else if (q.kind == Quantity::Time)
-        out = Value{Value::Time, q.micros};
-      else // exact where whole; else as near as a double holds it
-        out = Value{Value::Size, q.fractionalBytes || q.tooLarge ? number * unit.scale
-                                                                 : double(q.bytes)};
+    case ast::ExprNode::Number:
+      out = literal(n.number, n.unit, n.range);
       break;
-    }
     case ast::ExprNode::Constant:
       out = constant(n);
       break;
@@ -183,12 +181,7 @@ std::optional<Value> Constants::evaluate(const ast::Expr &e) {
         break;
       UnitScale unit = unitScale(n.unit);
       if (unit.scale == 0) {
-        std::string hint;
-        if (table.count(n.unit))
-          hint = formatv("; '{0}' is a constant: multiply with '*'", n.unit).str();
-        diags.error(n.range, formatv("unknown unit '{0}'; expected a time ({1}) or a "
-                                     "size ({2}){3}",
-                                     n.unit, timeUnitList(), sizeUnitList(), hint));
+        unknownUnit(n.unit, n.range);
         break;
       }
       if (inner->kind != Value::Number) {

@@ -62,6 +62,11 @@ private:
     bool used = false;
   };
   std::optional<Value> constant(const ast::ExprNode &n);
+  /// A number with the unit that follows it (maybe none).
+  std::optional<Value> literal(llvm::StringRef number, llvm::StringRef unit,
+                               llvm::SMRange range);
+  /// "unknown unit 'x'", with a hint when 'x' is a constant.
+  void unknownUnit(llvm::StringRef unit, llvm::SMRange range);
 
   DiagnosticEngine &diags;
   llvm::StringMap<Entry> table;

@@ -71,6 +71,7 @@ private:
     bool reported = false;
   };
   AttrNumber wholeNumberOf(const ast::Attr &a);
+  bool takesNoValue(const ast::Attr &a);
   void checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
                  const llvm::StringMap<uint32_t> &stages,
                  const ast::Pipeline &p, Stage &into);
@@ -104,7 +105,7 @@ private:
   const DeviceProfile &profile;
   SemaOptions options;
   /// The constants of the pipeline being checked.
-  sema::Constants *constants = nullptr;
+  std::optional<sema::Constants> constants;
   /// The file's `version N;`: what its words mean, and which it may use.
   unsigned version = kNewestVersion;
   std::string versionWords = "version " + std::to_string(kNewestVersion);
@@ -597,21 +598,25 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                        : formatv("unknown attribute '{0}'", name).str());
       continue;
     }
-    if (name == "first" || name == "last" || name == "every") {
+    // Given twice: the first one counts.
+    auto redefined = [&] {
       auto [it, inserted] = seen.try_emplace(name, &a);
-      if (!inserted) {
+      if (!inserted)
         diags.error(a.name.range(), formatv("redefinition of attribute '{0}'", name))
             .attachNote(it->second->name.range(), kPrevious);
-        continue;
-      }
-      checkRunCondition(a, into);
+      return !inserted;
+    };
+    if (name == "first" || name == "last" || name == "every") {
+      if (!redefined())
+        checkRunCondition(a, into);
       continue;
     }
     // A cpu stage is neither a launch nor a graph node: no other attribute.
     if (isCpu) {
       diags.error(a.name.range(),
                   formatv("unknown attribute '{0}' for a cpu stage; a cpu stage is "
-                          "host work, not a launch, and takes no attribute",
+                          "host work, not a launch, and takes only 'first', 'last' and "
+                          "'every'",
                           name));
       continue;
     }
@@ -622,16 +627,10 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                           name, spelling(into.kind)));
       continue;
     }
-    auto [it, inserted] = seen.try_emplace(name, &a);
-    if (!inserted) {
-      diags.error(a.name.range(), formatv("redefinition of attribute '{0}'", name))
-          .attachNote(it->second->name.range(), kPrevious);
+    if (redefined())
       continue;
-    }
     if (name == "dynamic") {
-      if (a.value || a.amount)
-        diags.error(a.value ? a.value->range : a.amount->range(),
-                    "attribute 'dynamic' takes no value");
+      takesNoValue(a);
       into.dynamic = true;
       continue;
     }
@@ -715,12 +714,8 @@ void Sema::checkWaves(const ast::StageDecl &s, Stage &into) {
 void Sema::checkRunCondition(const ast::Attr &a, Stage &into) {
   const llvm::StringRef name = a.name.text;
   if (name != "every") {
-    if (a.value || a.amount) {
-      diags.error(a.value ? a.value->range : a.amount->range(),
-                  formatv("attribute '{0}' takes no value", name));
-      return;
-    }
-    (name == "first" ? into.runs.first : into.runs.last) = true;
+    if (!takesNoValue(a))
+      (name == "first" ? into.runs.first : into.runs.last) = true;
     return;
   }
   AttrNumber k = wholeNumberOf(a);
@@ -733,6 +728,15 @@ void Sema::checkRunCondition(const ast::Attr &a, Stage &into) {
     return;
   }
   into.runs.every = static_cast<uint32_t>(*k.value);
+}
+
+/// `dynamic`, `first`, `last`: an error (true) when given a value.
+bool Sema::takesNoValue(const ast::Attr &a) {
+  if (!a.value && !a.amount)
+    return false;
+  diags.error(a.value ? a.value->range : a.amount->range(),
+              formatv("attribute '{0}' takes no value", a.name.text));
+  return true;
 }
 
 /// `blocks=264`, or an expression that comes out a plain whole number.
@@ -984,9 +988,8 @@ void Sema::checkCycles(const Pipeline &out) {
 std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
                                             ast::Pipeline *release) {
   unsigned errorsBefore = diags.errorCount();
-  sema::Constants pipelineConstants(diags);
-  constants = &pipelineConstants;
-  pipelineConstants.declare(p.constants);
+  constants.emplace(diags);
+  constants->declare(p.constants);
   Pipeline out;
   out.name = p.name.text;
   out.range = p.name.range();
@@ -1060,7 +1063,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
     if (!bufferUsed[i])
       diags.warning(out.buffers[i].range,
                     formatv("unused buffer '{0}'", out.buffers[i].name));
-  pipelineConstants.warnUnused();
+  constants->warnUnused();
 
   if (diags.errorCount() == errorsBefore)
     markState(out);

@@ -49,7 +49,7 @@ GraphAdvice SimGraphCost::advise(const Schedule &s, unsigned replays) const {
   // a large one, the graph lowering is simulated on a second thread.
   std::optional<llvm::Expected<LoweringRun>> graphRun;
   std::thread second;
-  if (s.instances.size() >= kParallelFrom && std::thread::hardware_concurrency() > 1)
+  if (useSecondThread(s.instances.size()))
     second = std::thread([&, other = makeSimBackend(profile)] {
       graphRun.emplace(other->run(s, Lowering::Graph, options));
     });
