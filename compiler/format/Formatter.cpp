@@ -2,6 +2,8 @@
 
 #include "compiler/format/Formatter.h"
 
+#include "compiler/format/Columns.h"
+
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Allocator.h"
 #include "llvm/Support/StringSaver.h"
@@ -342,36 +344,17 @@ private:
       size_t j = i;
       while (j < lines.size() && lines[j].kind == line.kind)
         ++j;
-      std::vector<size_t> width(line.cells, 0);
+      auto cellsOf = [&](const Line &l) {
+        return llvm::ArrayRef<llvm::StringRef>(cells).slice(l.firstCell, l.cells);
+      };
+      Columns columns(line.cells);
       for (size_t k = i; k < j; ++k)
-        for (size_t c = 0; c < width.size(); ++c)
-          width[c] = std::max(width[c], cells[lines[k].firstCell + c].size());
+        columns.fit(cellsOf(lines[k]));
       const char *keyword = line.kind == Line::Stream   ? "stream"
                             : line.kind == Line::Buffer ? "buffer"
                                                         : "stage";
-      for (size_t k = i; k < j; ++k) {
-        out += "  ";
-        out += keyword;
-        size_t pending = 0; // padding, written only if more follows
-        for (size_t c = 0; c < width.size(); ++c) {
-          if (width[c] == 0)
-            continue; // a column no line of the run uses
-          llvm::StringRef cell = cells[lines[k].firstCell + c];
-          if (!cell.empty()) {
-            out.append(pending + 1, ' ');
-            out += cell;
-            pending = width[c] - cell.size();
-          } else {
-            pending += width[c] + 1;
-          }
-        }
-        out += ';';
-        if (!lines[k].trailing.empty()) {
-          out += ' ';
-          out += lines[k].trailing;
-        }
-        out += '\n';
-      }
+      for (size_t k = i; k < j; ++k)
+        columns.write(out, keyword, cellsOf(lines[k]), lines[k].trailing);
       i = j;
     }
   }

@@ -10,7 +10,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
 #include <limits>
 #include <map>
@@ -536,15 +535,6 @@ DeviceProfile importer::profileFor(const DeviceInfo &d) {
   return p;
 }
 
-namespace {
-
-/// A stream's name: s7 for id 7; a negative id (s-1 is no name) s_neg1.
-std::string streamName(int64_t id) {
-  return id >= 0 ? "s" + std::to_string(id) : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));
-}
-
-} // namespace
-
 double importer::cpuTimeUs(const ImportedStage &st, const DeviceProfile &profile) {
   if (st.kind != ImportedStage::Kind::Sync)
     return st.cpuUs;
@@ -555,141 +545,4 @@ double importer::cpuTimeUs(const ImportedStage &st, const DeviceProfile &profile
   if (st.deps.empty() || woken < st.hostUs)
     woken = st.hostUs;
   return st.cpuUs + std::max(0.0, st.returnUs - woken);
-}
-
-llvm::Expected<std::string> importer::writePipe(const ImportedStep &s,
-                                                llvm::StringRef source,
-                                                const DeviceProfile &profile) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto comment = [](llvm::StringRef t) {
-    std::string out;
-    for (char c : t)
-      out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
-    return out;
-  };
-  os << "// Imported by pipec from " << comment(source);
-  if (s.step)
-    os << ", ProfilerStep#" << *s.step;
-  size_t onHost = std::count_if(s.stages.begin(), s.stages.end(),
-                                [](const ImportedStage &st) { return st.onHost(); });
-  os << ": " << s.stages.size() - onHost << " GPU ops on " << s.streams.size()
-     << " stream(s) and " << onHost << " cpu stage(s)";
-  if (!s.device.name.empty())
-    os << ", recorded on " << comment(s.device.name);
-  os << ".\n// Each GPU op is a stage with its measured time; issue= is the host's time\n"
-        "// before its launch call (dispatch). cpu stages are the host's syncs (each\n"
-        "// depends on what it waited for) and its work between calls. Every ordering\n"
-        "// the recording relies on is a dependency, same-stream order included.\n";
-  for (const std::string &note : s.notes)
-    os << "// Note: " << comment(note) << "\n";
-  if (s.backlogOps)
-    os << "// backlog_ stages were issued in the step before and still ran in this one\n"
-          "// (the part inside it).\n";
-  std::string name = !s.step       ? "trace"
-                     : *s.step >= 0 ? "step_" + std::to_string(*s.step)
-                                    : "step_neg" + std::to_string(uint64_t(0) - uint64_t(*s.step));
-  os << "pipeline " << name << " {\n";
-  for (int64_t st : s.streams)
-    os << "  stream " << streamName(st) << ";\n";
-  // Microseconds to the nanosecond, without trailing zeros: "40us", "2.5us".
-  auto time = [](double us) {
-    // Three decimals, correctly rounded as printf's "%.3f" is (and without
-    // its cost: a million stages write two or three times each).
-    char digits[64];
-    auto written = std::to_chars(digits, digits + sizeof digits, std::max(0.0, us),
-                                 std::chars_format::fixed, 3);
-    std::string t(digits, written.ptr);
-    while (t.back() == '0')
-      t.pop_back();
-    if (t.back() == '.')
-      t.pop_back();
-    return t + "us";
-  };
-  // The attributes a launch takes: what the kernel's shape gives, then
-  // issue=, as one list.
-  auto attributes = [&](std::vector<std::string> list, const ImportedStage &st) {
-    double issue = st.dispatchUs - profile.launchUs;
-    if (issue >= 0.0005)
-      list.push_back("issue=" + time(issue));
-    if (list.empty())
-      return std::string();
-    std::string text = " [";
-    for (size_t i = 0; i < list.size(); ++i)
-      text += (i ? ", " : "") + list[i];
-    return text + "]";
-  };
-  for (const ImportedStage &st : s.stages) {
-    const GpuOp &op = st.op;
-    if (st.onHost()) {
-      os << "  stage " << st.name << " cpu " << time(cpuTimeUs(st, profile));
-    } else {
-      os << "  stage " << st.name << " on " << streamName(op.stream) << ' ';
-      switch (op.kind) {
-      case OpKind::Kernel: {
-        uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
-        // The block must fit the recorded GPU's SM, as it did when it ran.
-        if (profile.blocksPerSM(uint32_t(threads)) == 0)
-          return fail(formatv("event {0} (kernel '{1}'): a block of {2} threads does not "
-                              "fit on one SM of the recorded GPU ({3} threads per SM)",
-                              op.event, st.name, threads, profile.maxThreadsPerSM));
-        os << "kernel " << time(op.dur);
-        std::vector<std::string> list{
-            "blocks=" + std::to_string(std::clamp<uint64_t>(op.blocks, 1, 2147483647)),
-            "threads=" + std::to_string(threads)};
-        bool smemFits = op.smem && op.smem <= profile.sharedMemoryPerBlock;
-        bool regsFit = op.regs >= 1 && op.regs <= 255;
-        if (smemFits || regsFit) {
-          // Only what keeps one block on one SM, as the device allowed it.
-          uint64_t smem = smemFits ? op.smem : 0;
-          uint32_t regs = regsFit ? op.regs : 0;
-          if (profile.blocksPerSM(uint32_t(threads), smem, regs) == 0)
-            smem = 0, regs = 0;
-          if (smem)
-            list.push_back("smem=" + std::to_string(smem));
-          if (regs)
-            list.push_back("regs=" + std::to_string(regs));
-        }
-        os << attributes(std::move(list), st);
-        break;
-      }
-      case OpKind::Memcpy:
-        os << "copy " << spelling(op.direction) << ' ' << time(op.dur) << attributes({}, st);
-        break;
-      case OpKind::Memset:
-        os << "memset " << time(op.dur) << attributes({}, st);
-        break;
-      }
-    }
-    if (!st.deps.empty()) {
-      os << " depends_on(";
-      for (size_t i = 0; i < st.deps.size(); ++i)
-        os << (i ? ", " : "") << s.stages[st.deps[i]].name;
-      os << ")";
-    }
-    os << "; // ";
-    switch (st.kind) {
-    case ImportedStage::Kind::Op:
-      os << comment(op.name);
-      if (op.bytes)
-        os << ", " << op.bytes << " B";
-      if (st.blocking)
-        os << "; the call returned once it was done";
-      break;
-    case ImportedStage::Kind::Sync:
-      os << (st.call == HostCall::StreamSync   ? "cudaStreamSynchronize"
-             : st.call == HostCall::EventSync  ? "cudaEventSynchronize"
-             : st.call == HostCall::DeviceSync ? "cudaDeviceSynchronize"
-                                               : "the copy's call blocked")
-         << ", returned " << time(st.returnUs) << " into the step";
-      break;
-    case ImportedStage::Kind::HostWork:
-      os << "the host, between runtime calls";
-      break;
-    }
-    os << "\n";
-  }
-  os << "}\n";
-  os.flush();
-  return text;
 }

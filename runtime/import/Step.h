@@ -96,13 +96,6 @@ DeviceProfile profileFor(const DeviceInfo &device);
 /// took past the end of what it waited for and the profile's wake-up.
 double cpuTimeUs(const ImportedStage &stage, const DeviceProfile &profile);
 
-/// The step as a `.pipe` file (unformatted; `pipec fmt` lays it out) that
-/// checks clean; an op it cannot represent is an error naming its event.
-/// A launch's `issue=` is its dispatch less the profile's launch cost (the
-/// model charges that for the call).
-llvm::Expected<std::string> writePipe(const ImportedStep &step, llvm::StringRef source,
-                                      const DeviceProfile &profile);
-
 } // namespace pipec::importer
 
 #endif // PIPEC_RUNTIME_IMPORT_STEP_H

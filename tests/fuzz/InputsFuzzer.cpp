@@ -4,17 +4,20 @@
 // (`--profile`) and PyTorch profiler traces (`pipec import`). The first
 // byte picks which. A profile that parses must write out and read back the
 // same; a trace that parses is imported, written as a .pipe file, and that
-// file must check clean. Crashes, sanitizer reports, leaks, hangs and
+// file must check clean, be laid out as fmt lays it out, and read back to
+// the program the importer builds itself. Crashes, sanitizer reports, leaks, hangs and
 // inputs over the time or memory budget (scripts/fuzz's -timeout and
 // -rss_limit_mb) are findings; errors are the expected answer to bad input.
 //
 //===----------------------------------------------------------------------===//
 
+#include "../unit/ProgramText.h"
 #include "compiler/diag/Diagnostics.h"
+#include "compiler/format/Formatter.h"
 #include "compiler/parse/Parser.h"
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/sema/Sema.h"
-#include "runtime/import/Step.h"
+#include "runtime/import/PipeFile.h"
 #include "runtime/import/Trace.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -77,6 +80,15 @@ void fuzzTrace(llvm::StringRef json) {
   if (!diags.hadError())
     program = analyze(file, profile, diags);
   if (diags.hadError() || program.pipelines.empty())
+    __builtin_trap();
+  // Laid out as fmt lays it out, and read back to the importer's program.
+  if (formatFile(file, sm.getMemoryBuffer(id)->getBuffer()) != *pipe)
+    __builtin_trap();
+  llvm::Expected<program::Program> built = importer::programOf(*step, profile);
+  if (!built)
+    __builtin_trap();
+  program.source = built->source;
+  if (test::programText(*built) != test::programText(program))
     __builtin_trap();
 }
 

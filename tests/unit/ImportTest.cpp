@@ -1,5 +1,6 @@
 // Reading Kineto traces as PyTorch writes them, and recovering orderings.
 
+#include "runtime/import/PipeFile.h"
 #include "runtime/import/Step.h"
 #include "runtime/import/Trace.h"
 
@@ -102,8 +103,10 @@ TEST_CASE("import: bad input is an error, never a crash") {
 // one), state none the recording contradicts, and check clean.
 
 #include "FrontendHelpers.h"
+#include "ProgramText.h"
 #include "SlowHappensBefore.h"
 
+#include "compiler/format/Formatter.h"
 #include "compiler/schedule/Schedule.h"
 
 #include "llvm/Support/JSON.h"
@@ -267,7 +270,8 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
 
 } // namespace
 
-TEST_CASE("import: random recordings keep every ordering, contradict none, check clean") {
+TEST_CASE("import: random recordings keep every ordering, contradict none, check clean, "
+          "are laid out as fmt lays them out, to the program the importer builds") {
   std::mt19937 rng(27);
   size_t orderings = 0, cpu = 0;
   for (int trial = 0; trial < 300; ++trial) {
@@ -285,6 +289,13 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
     test::FrontendRun front(*text);
     REQUIRE(front.errors == 0);
     CHECK(front.all.empty()); // not even a warning
+    // Written as fmt writes it, and read back to the importer's own program.
+    llvm::StringRef parsed = front.sm->getMemoryBuffer(1)->getBuffer();
+    CHECK(formatFile(front.file, parsed) == *text);
+    auto built = programOf(*step, profile);
+    REQUIRE(static_cast<bool>(built));
+    front.program.source = built->source;
+    CHECK(test::programText(*built) == test::programText(front.program));
     const program::Pipeline &p = front.program.pipelines.at(0);
     Schedule s(p, profile, ScheduleOptions());
     const size_t n = s.instances.size();

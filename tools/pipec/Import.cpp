@@ -2,13 +2,10 @@
 
 #include "Tool.h"
 
-#include "compiler/format/Formatter.h"
-#include "compiler/parse/Parser.h"
-#include "compiler/sema/Sema.h"
 #include "runtime/cost/GraphCost.h"
+#include "runtime/import/PipeFile.h"
 #include "runtime/import/Report.h"
 
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -34,8 +31,8 @@ cl::opt<std::string> profileOut(
 
 } // namespace
 
-/// pipec import: the trace's step as a formatted .pipe file (checked clean
-/// before it is written), and with --report what it says.
+/// pipec import: the trace's step as a formatted .pipe file, and with
+/// --report what it says.
 int tool::runImport() {
   commandFiles().input(traceInput, "the trace");
   registerProfileInput();
@@ -65,51 +62,35 @@ int tool::runImport() {
   DeviceProfile profile = importer::profileFor(imported->device);
   if (!profilePath.empty() && !loadProfile(profile))
     return UsageError;
-  Expected<std::string> text = importer::writePipe(*imported, traceInput, profile);
-  if (!text) {
-    toolError(toString(text.takeError()));
+  // The file is laid out (every stage checked, the columns measured)
+  // before a byte of it is written.
+  Expected<importer::PipeFile> file = importer::PipeFile::lay(*imported, traceInput, profile);
+  if (!file) {
+    toolError(toString(file.takeError()));
     return InputErrors;
   }
-  // Only the report reads the step again: without one it is let go before
-  // the text is parsed (at 800,000 ops, 417 MB the front end can use).
-  const bool reporting = importReport || jsonOutput;
-  if (!reporting)
-    *imported = importer::ImportedStep();
-
-  // Through the front end, as any .pipe file: it must check clean. The
-  // text is parsed where it is (no copy), formatted, and its syntax freed
-  // as the program is built from it.
-  SourceMgr sm;
-  unsigned id = sm.AddNewSourceBuffer(
-      MemoryBuffer::getMemBuffer(*text, "imported.pipe", /*RequiresNullTerminator=*/false),
-      SMLoc());
-  DiagnosticEngine diags(printingHandler(sm, errs(), "imported.pipe", useColor()), 20);
-  ast::File file = parseFile(sm, id, "imported.pipe", diags);
-  std::string formatted;
-  program::Program program;
-  if (!diags.hadError()) {
-    formatted = formatFile(file, *text);
-    program = analyze(std::move(file), profile, diags);
-  }
-  diags.finish();
-  if (diags.hadError() || program.pipelines.empty()) {
-    toolError("internal error: the imported pipeline does not check clean");
-    return RunFailed;
-  }
-
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
-  if (!reporting)
-    return emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }) ? Success
-                                                                         : WriteFailed;
-  if (outputPath != "-" && !emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }))
+  const bool reporting = importReport || jsonOutput;
+  if ((!reporting || outputPath != "-") &&
+      !emitTo(outputPath, [&](raw_ostream &os) { file->write(os); }))
     return WriteFailed;
+  if (!reporting)
+    return Success;
+
+  // The report schedules the program the file checks to, built from the
+  // step (tests hold it to the front end's reading of the file).
+  Expected<program::Program> program = importer::programOf(*imported, profile);
+  if (!program) {
+    toolError(toString(program.takeError()));
+    return InputErrors;
+  }
   runtime::SimGraphCost cost(profile);
   ScheduleOptions options;
   options.graphCost = &cost;
   options.replays = replays;
-  Schedule schedule(program.pipelines.front(), profile, options);
+  Schedule schedule(program->pipelines.front(), profile, options);
   importer::StepReport report = importer::reportStep(*imported, schedule, profile, replays);
   if (jsonOutput)
     importer::writeStepReportJSON(report, *imported, profile, outs());

@@ -1,0 +1,301 @@
+//===- PipeFile.cpp -------------------------------------------------------===//
+
+#include "runtime/import/PipeFile.h"
+
+#include "compiler/sema/Units.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <charconv>
+
+using namespace pipec;
+using namespace pipec::importer;
+using llvm::formatv;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
+}
+
+/// A stream's name: s7 for id 7; a negative id (s-1 is no name) s_neg1.
+std::string streamName(int64_t id) {
+  return id >= 0 ? "s" + std::to_string(id) : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));
+}
+
+std::string pipelineName(const ImportedStep &s) {
+  return !s.step       ? "trace"
+         : *s.step >= 0 ? "step_" + std::to_string(*s.step)
+                        : "step_neg" + std::to_string(uint64_t(0) - uint64_t(*s.step));
+}
+
+/// Text from the trace inside a line comment: control characters as
+/// spaces.
+void addCommentText(std::string &to, llvm::StringRef text) {
+  for (char c : text)
+    to += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+}
+/// A line comment as fmt keeps it: without trailing spaces.
+void trimComment(std::string &comment) {
+  while (!comment.empty() && comment.back() == ' ')
+    comment.pop_back();
+}
+
+/// A time as the file writes it, microseconds to the nanosecond without
+/// trailing zeros ("40us", "2.5us"), and the value the front end reads back
+/// from that text.
+struct Time {
+  std::string text;
+  double us = 0;
+};
+Time timeOf(double us) {
+  // Three decimals, correctly rounded as printf's "%.3f" is (and without
+  // its cost: a million stages write two or three times each).
+  char digits[64];
+  auto written = std::to_chars(digits, digits + sizeof digits, std::max(0.0, us),
+                               std::chars_format::fixed, 3);
+  llvm::StringRef number(digits, size_t(written.ptr - digits));
+  number = number.rtrim('0');
+  if (number.endswith("."))
+    number = number.drop_back();
+  return {(number + "us").str(), sema::parseQuantity(number, "us").micros};
+}
+
+/// One stage's line (its kind, time and attributes) as the file writes
+/// it, and as the program holds it.
+struct StageLine {
+  program::Stage stage; ///< without its name, stream and dependencies
+  std::string work;     ///< "kernel 4us", "copy h2d 8us", "cpu 12.5us"
+  std::string attrs;    ///< "[blocks=64, threads=256, issue=1.4us]", or empty
+};
+
+llvm::Error describe(const ImportedStage &st, const DeviceProfile &profile, StageLine &line) {
+  program::Stage &s = line.stage;
+  s = program::Stage();
+  line.work.clear();
+  line.attrs.clear();
+  auto attribute = [&](llvm::StringRef name, llvm::StringRef value) {
+    line.attrs += line.attrs.empty() ? "[" : ", ";
+    line.attrs += name;
+    line.attrs += '=';
+    line.attrs += value;
+  };
+  if (st.onHost()) {
+    Time t = timeOf(cpuTimeUs(st, profile));
+    s.kind = StageKind::Cpu;
+    s.durationUs = t.us;
+    line.work = "cpu " + t.text;
+    return llvm::Error::success();
+  }
+  const GpuOp &op = st.op;
+  Time t = timeOf(op.dur);
+  s.durationUs = t.us;
+  switch (op.kind) {
+  case OpKind::Kernel: {
+    uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
+    // The block must fit the recorded GPU's SM, as it did when it ran.
+    if (profile.blocksPerSM(uint32_t(threads)) == 0)
+      return fail(formatv("event {0} (kernel '{1}'): a block of {2} threads does not "
+                          "fit on one SM of the recorded GPU ({3} threads per SM)",
+                          op.event, st.name, threads, profile.maxThreadsPerSM));
+    s.kind = StageKind::Kernel;
+    s.blocks = uint32_t(std::clamp<uint64_t>(op.blocks, 1, 2147483647));
+    s.threads = uint32_t(threads);
+    bool smemFits = op.smem && op.smem <= profile.sharedMemoryPerBlock;
+    bool regsFit = op.regs >= 1 && op.regs <= 255;
+    if (smemFits || regsFit) {
+      // Only what keeps one block on one SM, as the device allowed it.
+      s.smemBytes = smemFits ? op.smem : 0;
+      s.regs = regsFit ? op.regs : 0;
+      if (profile.blocksPerSM(s.threads, s.smemBytes, s.regs) == 0)
+        s.smemBytes = 0, s.regs = 0;
+    }
+    line.work = "kernel " + t.text;
+    attribute("blocks", std::to_string(s.blocks));
+    attribute("threads", std::to_string(s.threads));
+    if (s.smemBytes)
+      attribute("smem", std::to_string(s.smemBytes));
+    if (s.regs)
+      attribute("regs", std::to_string(s.regs));
+    break;
+  }
+  case OpKind::Memcpy:
+    s.kind = StageKind::Copy;
+    s.direction = op.direction;
+    line.work = (llvm::Twine("copy ") + spelling(op.direction) + " " + t.text).str();
+    break;
+  case OpKind::Memset:
+    s.kind = StageKind::Memset;
+    line.work = "memset " + t.text;
+    break;
+  }
+  // The launch's dispatch less what the model charges for the call.
+  double issue = st.dispatchUs - profile.launchUs;
+  if (issue >= 0.0005) {
+    Time i = timeOf(issue);
+    s.issueUs = i.us;
+    attribute("issue", i.text);
+  }
+  if (!line.attrs.empty())
+    line.attrs += ']';
+  return llvm::Error::success();
+}
+
+/// The columns of a stage's line beside its kind and time: `on`, the
+/// dependencies, and the comment after it.
+struct StageCells {
+  std::string on, deps, comment;
+
+  void make(const ImportedStep &s, const ImportedStage &st, llvm::StringRef stream) {
+    on.clear();
+    if (!st.onHost())
+      on = ("on " + stream).str();
+    deps.clear();
+    for (size_t i = 0; i < st.deps.size(); ++i) {
+      deps += i ? ", " : "depends_on(";
+      deps += s.stages[st.deps[i]].name;
+    }
+    if (!deps.empty())
+      deps += ')';
+    comment = "// ";
+    switch (st.kind) {
+    case ImportedStage::Kind::Op:
+      addCommentText(comment, st.op.name);
+      if (st.op.bytes)
+        comment += ", " + std::to_string(st.op.bytes) + " B";
+      if (st.blocking)
+        comment += "; the call returned once it was done";
+      break;
+    case ImportedStage::Kind::Sync:
+      comment += st.call == HostCall::StreamSync   ? "cudaStreamSynchronize"
+                 : st.call == HostCall::EventSync  ? "cudaEventSynchronize"
+                 : st.call == HostCall::DeviceSync ? "cudaDeviceSynchronize"
+                                                   : "the copy's call blocked";
+      comment += ", returned " + timeOf(st.returnUs).text + " into the step";
+      break;
+    case ImportedStage::Kind::HostWork:
+      comment += "the host, between runtime calls";
+      break;
+    }
+    trimComment(comment);
+  }
+};
+
+} // namespace
+
+llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef source,
+                                       const DeviceProfile &profile) {
+  PipeFile file(s, profile);
+  std::string &h = file.header;
+  auto commentLine = [&](const llvm::Twine &text) {
+    std::string line = text.str();
+    trimComment(line);
+    h += line;
+    h += '\n';
+  };
+  std::string from = "// Imported by pipec from ";
+  addCommentText(from, source);
+  if (s.step)
+    from += ", ProfilerStep#" + std::to_string(*s.step);
+  size_t onHost = std::count_if(s.stages.begin(), s.stages.end(),
+                                [](const ImportedStage &st) { return st.onHost(); });
+  from += formatv(": {0} GPU ops on {1} stream(s) and {2} cpu stage(s)",
+                  s.stages.size() - onHost, s.streams.size(), onHost)
+              .str();
+  if (!s.device.name.empty()) {
+    from += ", recorded on ";
+    addCommentText(from, s.device.name);
+  }
+  commentLine(from + ".");
+  h += "// Each GPU op is a stage with its measured time; issue= is the host's time\n"
+       "// before its launch call (dispatch). cpu stages are the host's syncs (each\n"
+       "// depends on what it waited for) and its work between calls. Every ordering\n"
+       "// the recording relies on is a dependency, same-stream order included.\n";
+  for (const std::string &note : s.notes) {
+    std::string line = "// Note: ";
+    addCommentText(line, note);
+    commentLine(line);
+  }
+  if (s.backlogOps)
+    h += "// backlog_ stages were issued in the step before and still ran in this one\n"
+         "// (the part inside it).\n";
+  h += "pipeline " + pipelineName(s) + " {\n";
+
+  for (int64_t id : s.streams) {
+    file.streamIndex[id] = uint32_t(file.streamNames.size());
+    file.streamNames.push_back(streamName(id));
+    file.streamColumns.fit({file.streamNames.back(), ""});
+  }
+  StageLine line;
+  StageCells cells;
+  for (const ImportedStage &st : s.stages) {
+    if (llvm::Error e = describe(st, profile, line))
+      return e;
+    cells.make(s, st, st.onHost() ? "" : file.streamNames[file.streamIndex.lookup(st.op.stream)]);
+    file.stageColumns.fit({st.name, cells.on, line.work, line.attrs, "", cells.deps});
+  }
+  return file;
+}
+
+void PipeFile::write(llvm::raw_ostream &os) const {
+  os << header;
+  std::string out;
+  for (const std::string &name : streamNames)
+    streamColumns.write(out, "stream", {name, ""}, "");
+  os << out;
+  StageLine line;
+  StageCells cells;
+  for (const ImportedStage &st : step->stages) {
+    // lay() described every stage without an error.
+    llvm::cantFail(describe(st, *profile, line));
+    cells.make(*step, st, st.onHost() ? "" : streamNames[streamIndex.lookup(st.op.stream)]);
+    out.clear();
+    stageColumns.write(out, "stage", {st.name, cells.on, line.work, line.attrs, "", cells.deps},
+                       cells.comment);
+    os << out;
+  }
+  os << "}\n";
+}
+
+llvm::Expected<std::string> importer::writePipe(const ImportedStep &step,
+                                                llvm::StringRef source,
+                                                const DeviceProfile &profile) {
+  llvm::Expected<PipeFile> file = PipeFile::lay(step, source, profile);
+  if (!file)
+    return file.takeError();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  file->write(os);
+  os.flush();
+  return text;
+}
+
+llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
+                                                     const DeviceProfile &profile) {
+  program::Program out;
+  out.source = "imported.pipe";
+  program::Pipeline &p = out.pipelines.emplace_back();
+  p.name = pipelineName(s);
+  llvm::DenseMap<int64_t, uint32_t> streamIndex;
+  for (int64_t id : s.streams) {
+    streamIndex[id] = uint32_t(p.streams.size());
+    program::Stream &stream = p.streams.emplace_back();
+    stream.name = streamName(id);
+    stream.cudaPriority = profile.priorityFor(program::PriorityClass::Normal);
+  }
+  p.stages.reserve(s.stages.size());
+  StageLine line;
+  for (const ImportedStage &st : s.stages) {
+    if (llvm::Error e = describe(st, profile, line))
+      return e;
+    program::Stage &stage = p.stages.emplace_back(std::move(line.stage));
+    stage.name = st.name;
+    if (!st.onHost())
+      stage.stream = int32_t(streamIndex.lookup(st.op.stream));
+    stage.deps.reserve(st.deps.size());
+    for (uint32_t d : st.deps)
+      stage.deps.push_back(program::Dependency{d, 0, {}, -1});
+  }
+  return out;
+}
