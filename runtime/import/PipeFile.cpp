@@ -232,7 +232,7 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
   for (const ImportedStage &st : s.stages) {
     if (llvm::Error e = describe(st, profile, line))
       return e;
-    cells.make(s, st, st.onHost() ? "" : file.streamNames[file.streamIndex.lookup(st.op.stream)]);
+    cells.make(s, st, st.onHost() ? "" : file.streamNames[file.streamIndex.at(st.op.stream)]);
     file.stageColumns.fit({st.name, cells.on, line.work, line.attrs, "", cells.deps});
   }
   return file;
@@ -249,7 +249,7 @@ void PipeFile::write(llvm::raw_ostream &os) const {
   for (const ImportedStage &st : step->stages) {
     // lay() described every stage without an error.
     llvm::cantFail(describe(st, *profile, line));
-    cells.make(*step, st, st.onHost() ? "" : streamNames[streamIndex.lookup(st.op.stream)]);
+    cells.make(*step, st, st.onHost() ? "" : streamNames[streamIndex.at(st.op.stream)]);
     out.clear();
     stageColumns.write(out, "stage", {st.name, cells.on, line.work, line.attrs, "", cells.deps},
                        cells.comment);
@@ -277,7 +277,7 @@ llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
   out.source = "imported.pipe";
   program::Pipeline &p = out.pipelines.emplace_back();
   p.name = pipelineName(s);
-  llvm::DenseMap<int64_t, uint32_t> streamIndex;
+  std::map<int64_t, uint32_t> streamIndex;
   for (int64_t id : s.streams) {
     streamIndex[id] = uint32_t(p.streams.size());
     program::Stream &stream = p.streams.emplace_back();
@@ -292,7 +292,7 @@ llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
     program::Stage &stage = p.stages.emplace_back(std::move(line.stage));
     stage.name = st.name;
     if (!st.onHost())
-      stage.stream = int32_t(streamIndex.lookup(st.op.stream));
+      stage.stream = int32_t(streamIndex.at(st.op.stream));
     stage.deps.reserve(st.deps.size());
     for (uint32_t d : st.deps)
       stage.deps.push_back(program::Dependency{d, 0, {}, -1});

@@ -17,8 +17,9 @@
 #include "compiler/program/Program.h"
 #include "runtime/import/Step.h"
 
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
 
 namespace pipec::importer {
 
@@ -40,7 +41,7 @@ private:
   const DeviceProfile *profile;
   std::string header; ///< the comments and the `pipeline NAME {` line
   std::vector<std::string> streamNames;
-  llvm::DenseMap<int64_t, uint32_t> streamIndex; ///< by stream id
+  std::map<int64_t, uint32_t> streamIndex; ///< by stream id (any, INT64_MAX too)
   Columns streamColumns{2}, stageColumns{6};
 };
 

@@ -12,12 +12,19 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <limits>
+#include <map>
 #include <optional>
 #include <unistd.h>
 
@@ -167,6 +174,12 @@ template <typename View> int64_t intOr(const View &o, llvm::StringRef key, int64
   return fallback;
 }
 
+/// A correlation id, or -1 for none: the two largest int64 values are no
+/// real call's, and are the reserved keys of the maps that look calls up.
+int64_t correlation(int64_t id) {
+  return id < std::numeric_limits<int64_t>::max() - 1 ? id : -1;
+}
+
 /// A device property: a count that fits 32 bits, else 0 (not known).
 uint32_t propertyOr0(const DomView &o, llvm::StringRef key) {
   int64_t v = intOr(o, key, 0);
@@ -302,7 +315,7 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     op.stream = intOr(args, "stream", intOr(e, "tid", 0));
     op.ts = *tsValue;
     op.dur = *durValue;
-    op.correlation = intOr(args, "correlation", intOr(args, "correlation_id", -1));
+    op.correlation = correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
     op.device = intOr(args, "device", intOr(e, "pid", 0));
     std::optional<uint64_t> blocks = product(args, "grid", 2147483647);
     if (!blocks)
@@ -328,7 +341,7 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     HostCall call;
     call.ts = ts;
     call.dur = dur;
-    call.correlation = intOr(args, "correlation", intOr(args, "correlation_id", -1));
+    call.correlation = correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
     call.thread = intOr(e, "tid", 0);
     call.kind = callKind(name);
     if (call.correlation >= 0)
@@ -351,8 +364,8 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
       return llvm::Error::success();
     s.stream = intOr(args, "stream", -1);
     s.waitOnStream = intOr(args, "wait_on_stream", -1);
-    s.recordCorrelation = intOr(args, "wait_on_cuda_event_record_corr_id", -1);
-    s.correlation = intOr(args, "correlation", -1);
+    s.recordCorrelation = correlation(intOr(args, "wait_on_cuda_event_record_corr_id", -1));
+    s.correlation = correlation(intOr(args, "correlation", -1));
     s.ts = ts;
     trace.syncs.push_back(s);
   } else if (name.startswith("ProfilerStep#") && cat != "gpu_user_annotation") {
@@ -388,6 +401,109 @@ llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool 
     return llvm::Error::success();
   return readEventFields(DomView{e}, DomView{e->getObject("args")}, index, trace, hip);
 }
+
+/// traceEvents entries parsed on a second thread while this one scans the
+/// input for the next: the two halves of reading cost about the same (at
+/// 800,000 ops, 1.3 and 1.9 s). The entries are copied into batches of
+/// about a megabyte, handed over and parsed in order, so the trace, and the
+/// first error, are what parsing them one by one gives.
+class EventWorker {
+public:
+  EventWorker(Trace &trace, bool slowly) : trace(trace), slowly(slowly) {
+    thread = std::thread([this] { run(); });
+  }
+  ~EventWorker() { llvm::consumeError(finish()); }
+
+  /// Hands over one entry; false once an entry failed (read no further).
+  bool add(llvm::StringRef entry, uint64_t index) {
+    if (filling.ends.empty())
+      filling.first = index;
+    filling.text.append(entry.data(), entry.size());
+    filling.ends.push_back(filling.text.size());
+    if (filling.text.size() >= kBatchBytes)
+      handOver();
+    return !failed.load(std::memory_order_relaxed);
+  }
+  /// Waits until every entry handed over is parsed; the first error, and
+  /// whether HIP runtime calls were seen.
+  llvm::Error finish() {
+    if (!thread.joinable())
+      return llvm::Error::success();
+    if (!filling.ends.empty())
+      handOver();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    }
+    changed.notify_all();
+    thread.join();
+    return std::move(error);
+  }
+  bool sawHip() const { return hip; }
+
+private:
+  static constexpr size_t kBatchBytes = size_t(1) << 20, kQueued = 4;
+  struct Batch {
+    std::string text;
+    std::vector<size_t> ends; ///< each entry's end in text
+    uint64_t first = 0;       ///< the first entry's index
+  };
+
+  void handOver() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return queue.size() < kQueued || failed; });
+    queue.push_back(std::move(filling));
+    Batch next;
+    if (!spare.empty()) {
+      next = std::move(spare.back());
+      spare.pop_back();
+    }
+    lock.unlock();
+    changed.notify_all();
+    filling = std::move(next);
+    filling.text.clear();
+    filling.ends.clear();
+  }
+
+  void run() {
+    for (;;) {
+      Batch batch;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return !queue.empty() || done; });
+        if (queue.empty())
+          return;
+        batch = std::move(queue.front());
+        queue.pop_front();
+      }
+      changed.notify_all();
+      size_t start = 0;
+      for (size_t k = 0; k < batch.ends.size() && !failed; ++k) {
+        llvm::StringRef entry(batch.text.data() + start, batch.ends[k] - start);
+        start = batch.ends[k];
+        if (llvm::Error e = readEvent(entry, batch.first + k, trace, hip, slowly)) {
+          error = std::move(e);
+          failed = true;
+        }
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      spare.push_back(std::move(batch));
+    }
+  }
+
+  Trace &trace; ///< only the worker touches it until finish()
+  const bool slowly;
+  Batch filling;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Batch> queue;
+  std::vector<Batch> spare;
+  bool done = false;
+  std::atomic<bool> failed{false};
+  llvm::Error error = llvm::Error::success();
+  bool hip = false;
+  std::thread thread;
+};
 
 } // namespace
 
@@ -438,9 +554,24 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
       });
     } else if (key == "traceEvents" && !sawEvents) {
       sawEvents = true;
-      e = forEachEntry(r, "traceEvents", [&](llvm::StringRef entry, uint64_t index) {
-        return readEvent(entry, index, trace, hip, slowly);
-      });
+      EventWorker worker(trace, slowly);
+      llvm::Error scanned =
+          forEachEntry(r, "traceEvents", [&](llvm::StringRef entry, uint64_t index) {
+            // A failed entry is the worker's error, and comes first. An
+            // empty one (a stray '}') is not JSON, and the scan cannot get
+            // past it: it is the last handed over.
+            return worker.add(entry, index) && !entry.empty()
+                       ? llvm::Error::success()
+                       : fail("an entry failed");
+          });
+      // An entry that failed comes before where the scan stopped.
+      if (llvm::Error parsed = worker.finish()) {
+        llvm::consumeError(std::move(scanned));
+        e = std::move(parsed);
+      } else {
+        e = std::move(scanned);
+      }
+      hip = hip || worker.sawHip();
     } else if (llvm::Error skipped = r.skip()) {
       llvm::consumeError(std::move(skipped));
       if (llvm::Error input = r.takeError())
@@ -458,7 +589,7 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
     return fail("the trace has no GPU op (kernel, memcpy or memset); was it "
                 "recorded with ProfilerActivity.CUDA?");
   // Several GPUs: the one with the most ops (one device, one pipeline).
-  llvm::DenseMap<int64_t, uint64_t> perDevice;
+  std::map<int64_t, uint64_t> perDevice; // any id, INT64_MAX too
   int64_t busiest = trace.ops.front().device;
   for (const GpuOp &op : trace.ops)
     if (++perDevice[op.device] > perDevice[busiest])

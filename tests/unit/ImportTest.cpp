@@ -52,6 +52,43 @@ TEST_CASE("import: a multi-GPU trace keeps the busiest device") {
     CHECK(op.device == 1);
 }
 
+TEST_CASE("import: ids at int64's edge are ids like any other") {
+  // The two largest int64 values are the reserved keys of LLVM's hash
+  // maps: a stream or device so numbered must still be itself, and a
+  // correlation so numbered is none (no call links to it).
+  const char *big = "9223372036854775807", *big1 = "9223372036854775806";
+  auto op = [](const char *stream, const char *corr, double ts) {
+    return llvm::formatv("{{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":{2},"
+                         "\"dur\":1,\"args\":{{\"stream\":{0},\"correlation\":{1},"
+                         "\"device\":9223372036854775807}}",
+                         stream, corr, ts)
+        .str();
+  };
+  std::string text = "{\"traceEvents\":[" + op(big, "1", 0) + "," + op(big1, "2", 1) + "," +
+                     op(big, big, 2) + "," + op("3", big1, 3) + "]}";
+  auto trace = parseTrace(text);
+  REQUIRE(static_cast<bool>(trace));
+  REQUIRE(trace->ops.size() == 4);
+  CHECK(trace->device == INT64_MAX);
+  CHECK(trace->otherDevices == 0);
+  CHECK(trace->ops[2].correlation == -1);
+  CHECK(trace->ops[3].correlation == -1);
+  auto step = selectStep(*trace, std::nullopt);
+  REQUIRE(static_cast<bool>(step));
+  DeviceProfile profile = profileFor(step->device);
+  auto program = programOf(*step, profile);
+  REQUIRE(static_cast<bool>(program));
+  const program::Pipeline &p = program->pipelines.at(0);
+  REQUIRE(p.streams.size() == 3);
+  CHECK(p.streams[0].name == "s9223372036854775807");
+  CHECK(p.streams[1].name == "s9223372036854775806");
+  CHECK(p.streams[2].name == "s3");
+  std::vector<int32_t> streams;
+  for (const program::Stage &st : p.stages)
+    streams.push_back(st.stream);
+  CHECK(streams == std::vector<int32_t>{0, 1, 0, 2});
+}
+
 TEST_CASE("import: a stream wait depends on the last op before the record") {
   // Stream 1: A (corr 1), B (corr 3); record at corr 2 (after A, before B).
   // Stream 2: C (corr 5) after the wait (corr 4): C depends on A, not B.
