@@ -13,6 +13,12 @@ void Columns::fit(llvm::ArrayRef<llvm::StringRef> cells) {
     width[c] = std::max(width[c], cells[c].size());
 }
 
+void Columns::fit(const Columns &other) {
+  assert(other.width.size() == width.size() && "the same columns");
+  for (size_t c = 0; c < width.size(); ++c)
+    width[c] = std::max(width[c], other.width[c]);
+}
+
 void Columns::write(std::string &out, llvm::StringRef keyword,
                     llvm::ArrayRef<llvm::StringRef> cells, llvm::StringRef trailing) const {
   assert(cells.size() == width.size() && "one cell per column");

@@ -24,6 +24,8 @@ public:
 
   /// Widens the columns to hold one line's cells (as many as the columns).
   void fit(llvm::ArrayRef<llvm::StringRef> cells);
+  /// Widens the columns to hold every line `other` was fitted to.
+  void fit(const Columns &other);
   /// Appends one line to `out`: two spaces, the keyword, the cells, ';',
   /// and a comment after it when `trailing` is not empty.
   void write(std::string &out, llvm::StringRef keyword, llvm::ArrayRef<llvm::StringRef> cells,

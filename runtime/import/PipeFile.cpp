@@ -3,11 +3,13 @@
 #include "runtime/import/PipeFile.h"
 
 #include "compiler/sema/Units.h"
+#include "compiler/support/Chunks.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <charconv>
+#include <thread>
 
 using namespace pipec;
 using namespace pipec::importer;
@@ -33,8 +35,11 @@ std::string pipelineName(const ImportedStep &s) {
 /// Text from the trace inside a line comment: control characters as
 /// spaces.
 void addCommentText(std::string &to, llvm::StringRef text) {
-  for (char c : text)
-    to += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+  const size_t from = to.size();
+  to.append(text.data(), text.size());
+  for (size_t i = from; i < to.size(); ++i)
+    if (static_cast<unsigned char>(to[i]) < 0x20 || to[i] == 0x7f)
+      to[i] = ' ';
 }
 /// A line comment as fmt keeps it: without trailing spaces.
 void trimComment(std::string &comment) {
@@ -70,7 +75,8 @@ struct StageLine {
   std::string attrs;    ///< "[blocks=64, threads=256, issue=1.4us]", or empty
 };
 
-llvm::Error describe(const ImportedStage &st, const DeviceProfile &profile, StageLine &line) {
+llvm::Error describe(const ImportedStep &step, const ImportedStage &st,
+                     const DeviceProfile &profile, StageLine &line) {
   program::Stage &s = line.stage;
   s = program::Stage();
   line.work.clear();
@@ -88,8 +94,8 @@ llvm::Error describe(const ImportedStage &st, const DeviceProfile &profile, Stag
     line.work = "cpu " + t.text;
     return llvm::Error::success();
   }
-  const GpuOp &op = st.op;
-  Time t = timeOf(op.dur);
+  const GpuOp &op = step.opOf(st);
+  Time t = timeOf(st.durUs);
   s.durationUs = t.us;
   switch (op.kind) {
   case OpKind::Kernel: {
@@ -161,9 +167,9 @@ struct StageCells {
     comment = "// ";
     switch (st.kind) {
     case ImportedStage::Kind::Op:
-      addCommentText(comment, st.op.name);
-      if (st.op.bytes)
-        comment += ", " + std::to_string(st.op.bytes) + " B";
+      addCommentText(comment, s.names[s.opOf(st).name]);
+      if (s.opOf(st).bytes)
+        comment += ", " + std::to_string(s.opOf(st).bytes) + " B";
       if (st.blocking)
         comment += "; the call returned once it was done";
       break;
@@ -227,14 +233,38 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
     file.streamNames.push_back(streamName(id));
     file.streamColumns.fit({file.streamNames.back(), ""});
   }
-  StageLine line;
-  StageCells cells;
-  for (const ImportedStage &st : s.stages) {
-    if (llvm::Error e = describe(st, profile, line))
+  // The stages' columns, a half on each of two threads for a long step
+  // (the first error in the file's order is the one reported).
+  auto fit = [&](size_t begin, size_t end, Columns &columns) -> llvm::Error {
+    StageLine line;
+    StageCells cells;
+    for (size_t i = begin; i < end; ++i) {
+      const ImportedStage &st = s.stages[i];
+      if (llvm::Error e = describe(s, st, profile, line))
+        return e;
+      cells.make(s, st, st.onHost() ? "" : file.streamNames[file.streamIndex.at(s.opOf(st).stream)]);
+      columns.fit({st.name, cells.on, line.work, line.attrs, "", cells.deps});
+    }
+    return llvm::Error::success();
+  };
+  const size_t n = s.stages.size(), half = n / 2;
+  if (n <= 2 * kChunkItems) {
+    if (llvm::Error e = fit(0, n, file.stageColumns))
       return e;
-    cells.make(s, st, st.onHost() ? "" : file.streamNames[file.streamIndex.at(st.op.stream)]);
-    file.stageColumns.fit({st.name, cells.on, line.work, line.attrs, "", cells.deps});
+    return file;
   }
+  Columns second(6);
+  llvm::Error secondError = llvm::Error::success();
+  std::thread helper([&] { secondError = fit(half, n, second); });
+  llvm::Error firstError = fit(0, half, file.stageColumns);
+  helper.join();
+  if (firstError) {
+    llvm::consumeError(std::move(secondError));
+    return firstError;
+  }
+  if (secondError)
+    return secondError;
+  file.stageColumns.fit(second);
   return file;
 }
 
@@ -244,17 +274,23 @@ void PipeFile::write(llvm::raw_ostream &os) const {
   for (const std::string &name : streamNames)
     streamColumns.write(out, "stream", {name, ""}, "");
   os << out;
-  StageLine line;
-  StageCells cells;
-  for (const ImportedStage &st : step->stages) {
-    // lay() described every stage without an error.
-    llvm::cantFail(describe(st, *profile, line));
-    cells.make(*step, st, st.onHost() ? "" : streamNames[streamIndex.at(st.op.stream)]);
-    out.clear();
-    stageColumns.write(out, "stage", {st.name, cells.on, line.work, line.attrs, "", cells.deps},
-                       cells.comment);
-    os << out;
-  }
+  // A long step's lines are made a chunk at a time on two threads.
+  writeInChunks(step->stages.size(), os, [&](size_t begin, size_t end, llvm::raw_ostream &os) {
+    StageLine line;
+    StageCells cells;
+    std::string out;
+    for (size_t i = begin; i < end; ++i) {
+      const ImportedStage &st = step->stages[i];
+      // lay() described every stage without an error.
+      llvm::cantFail(describe(*step, st, *profile, line));
+      cells.make(*step, st, st.onHost() ? "" : streamNames[streamIndex.at(step->opOf(st).stream)]);
+      out.clear();
+      stageColumns.write(out, "stage",
+                         {st.name, cells.on, line.work, line.attrs, "", cells.deps},
+                         cells.comment);
+      os << out;
+    }
+  });
   os << "}\n";
 }
 
@@ -287,12 +323,12 @@ llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
   p.stages.reserve(s.stages.size());
   StageLine line;
   for (const ImportedStage &st : s.stages) {
-    if (llvm::Error e = describe(st, profile, line))
+    if (llvm::Error e = describe(s, st, profile, line))
       return e;
     program::Stage &stage = p.stages.emplace_back(std::move(line.stage));
     stage.name = st.name;
     if (!st.onHost())
-      stage.stream = int32_t(streamIndex.at(st.op.stream));
+      stage.stream = int32_t(streamIndex.at(s.opOf(st).stream));
     stage.deps.reserve(st.deps.size());
     for (uint32_t d : st.deps)
       stage.deps.push_back(program::Dependency{d, 0, {}, -1});

@@ -26,13 +26,13 @@ llvm::Error fail(const llvm::Twine &why) {
 
 /// "void at::native::(anonymous namespace)::vectorized_elementwise_kernel<4,
 /// ...>(...)" -> "vectorized_elementwise_kernel".
-std::string shortName(const GpuOp &op) {
+std::string shortName(const GpuOp &op, llvm::StringRef name) {
   if (op.kind == OpKind::Memcpy)
     return std::string("memcpy_") + spelling(op.direction);
   if (op.kind == OpKind::Memset)
     return "memset";
   // "(anonymous namespace)::" is a scope, not the argument list.
-  std::string unscoped = op.name;
+  std::string unscoped = name.str();
   for (size_t at; (at = unscoped.find("(anonymous namespace)::")) != std::string::npos;)
     unscoped.erase(at, 23);
   llvm::StringRef n = unscoped;
@@ -100,19 +100,20 @@ const char *syncName(HostCall::Kind kind) {
 
 /// A copy that touches pageable host memory and whose call returned only
 /// once it was done: the host waited for it (a pinned copy is asynchronous).
-bool blockingCopy(const GpuOp &op) {
+bool blockingCopy(const GpuOp &op, llvm::StringRef name) {
   if (op.kind != OpKind::Memcpy || op.launchTs < 0)
     return false;
-  return llvm::StringRef(op.name).contains("Pageable") &&
+  return name.contains("Pageable") &&
          op.launchTs + op.launchDur >= op.ts + op.dur;
 }
 
 } // namespace
 
-llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
+llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                                                   std::optional<int64_t> number) {
   ImportedStep out;
   out.syncEvents = !trace.syncs.empty();
+  out.names = trace.names;
   // The GPU the kept ops ran on: the entry of its id (the first one when
   // none has it, or there is only one).
   for (const DeviceInfo &d : trace.devices)
@@ -214,25 +215,31 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
     return name;
   };
   std::map<int64_t, std::vector<uint32_t>> onStream; ///< Op stages, in issue order
+  // A kernel's short name, worked out once for all its launches.
+  std::vector<std::string> kernelNames(trace.names.size());
+  auto shortNameOf = [&](const GpuOp &op) {
+    if (op.kind != OpKind::Kernel)
+      return shortName(op, trace.names[op.name]);
+    std::string &known = kernelNames[op.name];
+    if (known.empty())
+      known = shortName(op, trace.names[op.name]);
+    return known;
+  };
   auto addOp = [&](const GpuOp &op, bool isBacklog) {
     ImportedStage st;
-    st.op = op;
+    st.op = uint32_t(&op - trace.ops.data());
     st.backlog = isBacklog;
-    st.name = uniqueName(isBacklog ? "backlog_" + shortName(op) : shortName(op));
+    st.name = uniqueName(isBacklog ? "backlog_" + shortNameOf(op) : shortNameOf(op));
     st.startUs = std::max(op.ts, origin) - origin;
     st.endUs = op.ts + op.dur - origin;
     st.hostUs = isBacklog ? 0 : launchOf(op) + op.launchDur - origin;
-    if (isBacklog)
-      st.op.dur = st.endUs - st.startUs;
+    st.durUs = isBacklog ? st.endUs - st.startUs : op.dur;
     if (!onStream.count(op.stream))
       out.streams.push_back(op.stream);
     onStream[op.stream].push_back(uint32_t(out.stages.size()));
     out.stages.push_back(std::move(st));
     return uint32_t(out.stages.size() - 1);
   };
-  for (const GpuOp *op : backlog)
-    addOp(*op, true);
-  out.backlogOps = backlog.size();
 
   // The host's calls in the step, all threads together (the runtime takes
   // them one at a time), in time order. A step op whose call is not in the
@@ -263,6 +270,28 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
   std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
     return a.ts != b.ts ? a.ts < b.ts : a.correlation < b.correlation;
   });
+
+  // Room for every stage the walk below can add, at most: each op, a sync
+  // after a copy that may block, a sync and the host work before it per
+  // sync call, and the stretches of host work (no more than fit in the
+  // host's span). A million stages grown by doubling would hold both
+  // copies at once: the import's peak.
+  size_t most = backlog.size() + ops.size();
+  for (const GpuOp *op : ops)
+    most += op->kind != OpKind::Kernel;
+  for (const Item &item : items)
+    most += item.kind == HostCall::StreamSync || item.kind == HostCall::EventSync ||
+                    item.kind == HostCall::DeviceSync
+                ? 2
+                : 0;
+  if (!items.empty()) {
+    const double span = items.back().ts + items.back().dur - items.front().ts;
+    most += std::min<double>(double(items.size()), span / kHostWorkUs + 1);
+  }
+  out.stages.reserve(most);
+  for (const GpuOp *op : backlog)
+    addOp(*op, true);
+  out.backlogOps = backlog.size();
 
   // Walk the host's timeline. The ops fill the launch slots in issue order
   // (the same order but where two threads' calls overlap).
@@ -296,7 +325,7 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
       const GpuOp &op = *ops[nextOp++];
       uint32_t v = addOp(op, false);
       ImportedStage &st = out.stages[v];
-      st.blocking = blockingCopy(op) || (item.kind == HostCall::BlockingCopy &&
+      st.blocking = blockingCopy(op, trace.names[op.name]) || (item.kind == HostCall::BlockingCopy &&
                                          op.launchTs + op.launchDur >= op.ts + op.dur);
       // A blocking copy's dispatch lasts until the copy began: the call's
       // time before it (staging pageable memory) is the host's.
@@ -333,6 +362,11 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
   // Ops whose call is a duplicate, or missing from the walk: at the end.
   while (nextOp < ops.size())
     addOp(*ops[nextOp++], false);
+  // Every stage is named and placed: what only the walk needed goes.
+  items = {};
+  opOfCorrelation = {};
+  taken = {};
+  used = {};
 
   if (out.streams.size() > 256)
     return fail(formatv("the step's GPU ops run on {0} streams; a .pipe pipeline has at "
@@ -341,7 +375,7 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
 
   // Orderings. Keys: an op's correlation (its launch time when unknown).
   auto key = [&](uint32_t i, bool byCorrelation) {
-    const GpuOp &op = out.stages[i].op;
+    const GpuOp &op = trace.ops[out.stages[i].op];
     if (out.stages[i].backlog)
       return -std::numeric_limits<double>::infinity(); // before all of the step
     return byCorrelation ? double(op.correlation) : launchOf(op);
@@ -505,6 +539,22 @@ llvm::Expected<ImportedStep> importer::selectStep(const Trace &trace,
       st.deps = std::move(kept);
     }
   }
+  // The step's ops, taken from the trace in its order (the others left).
+  std::vector<uint32_t> kept(trace.ops.size(), UINT32_MAX);
+  for (const ImportedStage &st : out.stages)
+    if (!st.onHost())
+      kept[st.op] = 0;
+  uint32_t next = 0;
+  for (uint32_t i = 0; i < trace.ops.size(); ++i)
+    if (kept[i] == 0) {
+      kept[i] = next;
+      trace.ops[next++] = trace.ops[i];
+    }
+  for (ImportedStage &st : out.stages)
+    if (!st.onHost())
+      st.op = kept[st.op];
+  trace.ops.resize(next);
+  out.ops = std::move(trace.ops);
   return out;
 }
 

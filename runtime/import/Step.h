@@ -39,7 +39,7 @@ struct ImportedStage {
     Sync,     ///< the host blocked until what it depends on had run
     HostWork, ///< the host busy with no runtime call
   } kind = Kind::Op;
-  GpuOp op;                   ///< Op: the GPU op
+  uint32_t op = 0;            ///< Op: its GPU op, in ImportedStep::ops
   std::string name;           ///< a short, unique stage name
   std::vector<uint32_t> deps; ///< earlier stages
   bool backlog = false;       ///< Op: issued before the step, still running in it
@@ -59,6 +59,7 @@ struct ImportedStage {
   double returnUs = 0, waitedEndUs = 0;
   /// Op: as recorded, from the step's origin (a backlog op from the origin).
   double startUs = 0, endUs = 0;
+  double durUs = 0; ///< Op: its time (a backlog op's, the part in the step)
   bool onHost() const { return kind != Kind::Op; }
 };
 
@@ -67,6 +68,8 @@ struct ImportedStep {
   std::vector<int64_t> availableSteps;
   std::vector<int64_t> streams; ///< stream ids, in order of first use
   std::vector<ImportedStage> stages;
+  std::vector<GpuOp> ops;         ///< the step's GPU ops (ImportedStage::op)
+  std::vector<std::string> names; ///< the ops' names (GpuOp::name indexes them)
   /// The first GPU op's start, on the trace's clock: the origin.
   double originTs = 0;
   /// Stream waits the recorded program issued in the step.
@@ -81,11 +84,13 @@ struct ImportedStep {
   /// What a reader of the import should know (a trace without sync events).
   std::vector<std::string> notes;
   DeviceInfo device;
+
+  const GpuOp &opOf(const ImportedStage &stage) const { return ops[stage.op]; }
 };
 
 /// The step's work and orderings; `number` picks `ProfilerStep#number`.
-llvm::Expected<ImportedStep> selectStep(const Trace &trace,
-                                        std::optional<int64_t> number);
+/// The step takes the trace's ops (those it keeps), not copies of them.
+llvm::Expected<ImportedStep> selectStep(Trace &&trace, std::optional<int64_t> number);
 
 /// A device profile for the trace's GPU: its SM count and limits from
 /// `deviceProperties`, copy bandwidths from published figures by GPU (docs/

@@ -296,11 +296,14 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     op.kind = cat == "kernel"       ? OpKind::Kernel
               : cat == "gpu_memcpy" ? OpKind::Memcpy
                                     : OpKind::Memset;
-    op.name = keptName(name);
+    auto [known, added] = trace.nameIndex.try_emplace(name, uint32_t(trace.names.size()));
+    if (added)
+      trace.names.push_back(keptName(name));
+    op.name = known->second;
     auto bad = [&](const llvm::Twine &why) {
-      llvm::StringRef shown = llvm::StringRef(op.name).take_front(80);
-      return fail("event " + llvm::Twine(index) + " (" + cat + " '" + shown +
-                  (op.name.size() > 80 ? "..." : "") + "') " + why);
+      llvm::StringRef kept = trace.names[op.name];
+      return fail("event " + llvm::Twine(index) + " (" + cat + " '" + kept.take_front(80) +
+                  (kept.size() > 80 ? "..." : "") + "') " + why);
     };
     std::optional<double> tsValue = e.getNumber("ts"), durValue = e.getNumber("dur");
     if (!tsValue || !std::isfinite(*tsValue))
@@ -601,6 +604,7 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
                                    [&](const GpuOp &op) { return op.device != busiest; }),
                     trace.ops.end());
   }
+  trace.nameIndex = llvm::StringMap<uint32_t>();
   for (GpuOp &op : trace.ops) {
     auto it = trace.callOf.find(op.correlation);
     if (it != trace.callOf.end()) {

@@ -21,6 +21,7 @@
 #include "compiler/support/Kinds.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -37,7 +38,7 @@ enum class OpKind { Kernel, Memcpy, Memset };
 
 struct GpuOp {
   OpKind kind = OpKind::Kernel;
-  std::string name;
+  uint32_t name = 0; ///< index into the trace's names (a kernel's repeats)
   int64_t stream = 0;
   int64_t device = 0;
   double ts = 0, dur = 0;  ///< microseconds, on the trace's clock
@@ -92,6 +93,8 @@ struct DeviceInfo {
 
 struct Trace {
   std::vector<DeviceInfo> devices;
+  /// The ops' names, each once (a step runs the same kernels many times).
+  std::vector<std::string> names;
   std::vector<GpuOp> ops; ///< as they come in the file
   std::vector<SyncEvent> syncs;
   std::vector<Step> steps;
@@ -102,6 +105,8 @@ struct Trace {
   /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
   uint64_t otherDevices = 0;
   int64_t device = 0; ///< the kept GPU's id (its ops' `device`)
+  /// While reading: each name's index in `names`, by its text in the file.
+  llvm::StringMap<uint32_t> nameIndex;
 };
 
 /// Reads `path` (`.json`, or gzip-compressed `.json.gz`; '-' is standard

@@ -56,7 +56,7 @@ void fuzzTrace(llvm::StringRef json) {
     return;
   }
   llvm::Expected<importer::ImportedStep> step =
-      importer::selectStep(*trace, std::nullopt);
+      importer::selectStep(std::move(*trace), std::nullopt);
   if (!step) {
     llvm::consumeError(step.takeError());
     return;

@@ -73,7 +73,7 @@ TEST_CASE("import: ids at int64's edge are ids like any other") {
   CHECK(trace->otherDevices == 0);
   CHECK(trace->ops[2].correlation == -1);
   CHECK(trace->ops[3].correlation == -1);
-  auto step = selectStep(*trace, std::nullopt);
+  auto step = selectStep(std::move(*trace), std::nullopt);
   REQUIRE(static_cast<bool>(step));
   DeviceProfile profile = profileFor(step->device);
   auto program = programOf(*step, profile);
@@ -103,7 +103,7 @@ TEST_CASE("import: a stream wait depends on the last op before the record") {
       runtime("cuda_runtime", "cudaLaunchKernel", 5, 5) + "," + kernel("kernel", 2, 5, 16, 5);
   auto trace = parseTrace("{\"traceEvents\":[" + events + "]}");
   REQUIRE(static_cast<bool>(trace));
-  auto step = selectStep(*trace, std::nullopt);
+  auto step = selectStep(std::move(*trace), std::nullopt);
   REQUIRE(static_cast<bool>(step));
   REQUIRE(step->stages.size() == 3);
   CHECK(step->stages[2].deps == std::vector<uint32_t>{0});
@@ -317,7 +317,7 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
     INFO(rec.json);
     auto trace = parseTrace(rec.json);
     REQUIRE(static_cast<bool>(trace));
-    auto step = selectStep(*trace, std::nullopt);
+    auto step = selectStep(std::move(*trace), std::nullopt);
     REQUIRE(static_cast<bool>(step));
     DeviceProfile profile = profileFor(step->device);
     auto text = writePipe(*step, "random", profile);
@@ -382,7 +382,7 @@ std::string describe(const Trace &t) {
   for (const DeviceInfo &d : t.devices)
     os << "dev " << d.id << " " << d.name << " " << d.sms << "\n";
   for (const GpuOp &op : t.ops)
-    os << "op " << int(op.kind) << " '" << op.name << "' " << op.stream << " " << op.device
+    os << "op " << int(op.kind) << " '" << t.names[op.name] << "' " << op.stream << " " << op.device
        << " " << llvm::formatv("{0:e} {1:e}", op.ts, op.dur) << " " << op.correlation << " "
        << op.blocks << " " << op.threads << " " << op.regs << " " << op.smem << " "
        << op.bytes << " " << int(op.direction) << " " << op.launchTs << " " << op.launchDur
@@ -541,4 +541,48 @@ TEST_CASE("import: times are written as printf's %.3f writes them") {
     differ += std::string(a, end) != b;
   }
   CHECK(differ == 0);
+}
+
+TEST_CASE("import: a long step's file is laid out on two threads, with the first error") {
+  // 2 x 70,000 stages: past the size where lay() splits the stages in two
+  // halves. A kernel whose block cannot fit the recorded GPU is an error;
+  // with one in each half, the first in the file is the one reported.
+  ImportedStep step;
+  step.names = {"void k<float>(float*)"};
+  step.streams = {7};
+  const uint32_t n = 140000;
+  for (uint32_t i = 0; i < n; ++i) {
+    GpuOp op;
+    op.stream = 7;
+    op.threads = 256;
+    op.dur = 1.5;
+    op.event = 1000 + i;
+    step.ops.push_back(op);
+    ImportedStage st;
+    st.op = i;
+    st.durUs = op.dur;
+    st.name = "k_" + std::to_string(i);
+    if (i)
+      st.deps = {i - 1};
+    step.stages.push_back(st);
+  }
+  DeviceProfile profile;
+  profile.maxThreadsPerSM = 512;
+  auto whole = writePipe(step, "long", profile);
+  REQUIRE(static_cast<bool>(whole));
+  // Every line laid out to the widest name: the last stage's.
+  CHECK(whole->find("  stage k_0      on s7 kernel 1.5us") != std::string::npos);
+  test::FrontendRun front(*whole, 0, profile);
+  CHECK(front.errors == 0);
+  llvm::StringRef parsed = front.sm->getMemoryBuffer(1)->getBuffer();
+  CHECK(formatFile(front.file, parsed) == *whole);
+
+  step.ops[120000].threads = 1024;
+  auto late = writePipe(step, "long", profile);
+  REQUIRE(!late);
+  CHECK(llvm::toString(late.takeError()).find("event 121000") != std::string::npos);
+  step.ops[30000].threads = 1024;
+  auto early = writePipe(step, "long", profile);
+  REQUIRE(!early);
+  CHECK(llvm::toString(early.takeError()).find("event 31000") != std::string::npos);
 }

@@ -50,7 +50,7 @@ int tool::runImport() {
     Expected<importer::Trace> trace = importer::readTrace(traceInput);
     if (!trace)
       return trace.takeError();
-    return importer::selectStep(*trace, step);
+    return importer::selectStep(std::move(*trace), step);
   }();
   if (!imported) {
     toolError(toString(imported.takeError()));
