@@ -1,4 +1,5 @@
-// The .pipe language (LANGUAGE.md, version 3: data, the host thread; state), with
+// The .pipe language (LANGUAGE.md, version 4: data, the host thread, state,
+// devices), with
 // an optional first line naming the version a file was written for, and
 // constants (`let`) with arithmetic wherever a number goes.
 //
@@ -14,13 +15,14 @@ grammar Pipe;
 file       : versionDecl? pipeline* EOF ;
 versionDecl : VERSION INT SEMI ;
 pipeline   : PIPELINE name LBRACE item* RBRACE ;
-item       : setting | streamDecl | bufferDecl | stageDecl | letDecl ;
+item       : setting | deviceDecl | streamDecl | bufferDecl | stageDecl | letDecl ;
+deviceDecl : DEVICE name SEMI ;
 letDecl    : LET IDENT ASSIGN amount SEMI ;
 setting    : ITERATIONS expr SEMI
            | SYNC (INFERRED | DECLARED) SEMI
            ;
 bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount HOST? STATE? SEMI ;
-streamDecl : STREAM name (PRIORITY priority)? SEMI ;
+streamDecl : STREAM name (ON name)? (PRIORITY priority)? SEMI ;
 priority   : HIGH | NORMAL | LOW | MINUS? INT ;
 stageDecl  : STAGE name (ON name)? work attrs? access* deps? SEMI ;
 work       : KERNEL amount
@@ -62,6 +64,7 @@ DEPENDS_ON : 'depends_on' ;
 PRIORITY   : 'priority' ;
 ITERATIONS : 'iterations' ;
 BUFFER     : 'buffer' ;
+DEVICE     : 'device' ;
 
 // Contextual keywords.
 KERNEL     : 'kernel' ;

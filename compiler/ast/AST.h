@@ -99,8 +99,15 @@ struct Priority {
 };
 
 /// `stream NAME [priority P];`
+/// `device NAME;` (version 4).
+struct DeviceDecl {
+  Name name;
+  llvm::SMRange range;
+};
+
 struct StreamDecl {
   Name name;
+  std::optional<Name> device; ///< `on DEV` (version 4)
   Priority priority;
   llvm::SMRange range;
 };
@@ -211,6 +218,7 @@ struct Pipeline {
   Name name;
   std::vector<LetDecl> constants;
   std::vector<Setting> settings;
+  std::vector<DeviceDecl> devices;
   std::vector<StreamDecl> streams;
   std::vector<BufferDecl> buffers;
   std::vector<StageDecl> stages;

@@ -87,6 +87,12 @@ private:
                          print(l.value, os);
                          loc(l.name.range());
                        }});
+    for (const DeviceDecl &d : p.devices)
+      items.push_back({d.range.Start.getPointer(), [&] {
+                         indent(2);
+                         os << "Device '" << d.name.text << "'";
+                         loc(d.name.range());
+                       }});
     for (const StreamDecl &s : p.streams)
       items.push_back({s.range.Start.getPointer(), [&] { dumpStream(s); }});
     for (const BufferDecl &b : p.buffers)
@@ -118,6 +124,8 @@ private:
   void dumpStream(const StreamDecl &s) {
     indent(2);
     os << "Stream '" << s.name.text << "'";
+    if (s.device)
+      os << " on '" << s.device->text << "'";
     switch (s.priority.kind) {
     case PriorityKind::Default:
       break;

@@ -339,6 +339,15 @@ private:
     j.attributeObject("analysis", [&] {
       number("sequential_us", a.sequentialUs);
       number("critical_path_us", a.criticalPathUs);
+      if (!a.devices.empty())
+        j.attributeArray("devices", [&] {
+          for (const DeviceUse &d : a.devices)
+            j.object([&] {
+              j.attribute("name", d.name);
+              number("busy_us", d.busyUs);
+              number("bubble_fraction", d.bubbleFraction);
+            });
+        });
       number("stream_bound_us", a.streamBoundUs);
       number("lower_bound_us", a.lowerBoundUs);
       j.attributeObject("bounds", [&] {

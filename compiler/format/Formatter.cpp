@@ -155,7 +155,10 @@ private:
       priority = "priority " + std::to_string(s.priority.raw);
       break;
     }
-    return cellsLine(Line::Stream, {s.name.text, keep(priority)});
+    llvm::StringRef on;
+    if (s.device)
+      on = keep("on " + s.device->text.str());
+    return cellsLine(Line::Stream, {s.name.text, on, keep(priority)});
   }
 
   Line bufferLine(const ast::BufferDecl &b) {
@@ -252,6 +255,9 @@ private:
     }
     for (const ast::BufferDecl &b : p.buffers)
       items.push_back({offset(b.range.Start), offset(b.range.End), bufferLine(b)});
+    for (const ast::DeviceDecl &d : p.devices)
+      items.push_back({offset(d.range.Start), offset(d.range.End),
+                       textLine("device " + d.name.text.str() + ";")});
     for (const ast::StreamDecl &s : p.streams)
       items.push_back({offset(s.range.Start), offset(s.range.End), streamLine(s)});
     items.reserve(items.size() + p.stages.size());

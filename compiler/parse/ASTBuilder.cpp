@@ -82,13 +82,15 @@ llvm::SMRange ASTBuilder::rangeOf(antlr4::ParserRuleContext *c) const {
   return ctx.rangeOf(c->getStart(), c->getStop());
 }
 
-/// item : setting | streamDecl | bufferDecl | stageDecl | letDecl ;
+/// item : setting | deviceDecl | streamDecl | bufferDecl | stageDecl | letDecl ;
 void ASTBuilder::buildItem(PipeParser::ItemContext *c, ast::Pipeline &into) {
   if (!c)
     return;
   Children kids(c);
   if (auto *setting = kids.rule<PipeParser::SettingContext>(PipeParser::RuleSetting))
     into.settings.push_back(buildSetting(setting));
+  else if (auto *device = kids.rule<PipeParser::DeviceDeclContext>(PipeParser::RuleDeviceDecl))
+    into.devices.push_back(buildDeviceDecl(device));
   else if (auto *stream = kids.rule<PipeParser::StreamDeclContext>(PipeParser::RuleStreamDecl))
     into.streams.push_back(buildStreamDecl(stream));
   else if (auto *buffer = kids.rule<PipeParser::BufferDeclContext>(PipeParser::RuleBufferDecl))
@@ -175,13 +177,26 @@ ast::Access ASTBuilder::buildAccess(PipeParser::AccessContext *c) {
   return a;
 }
 
-/// streamDecl : STREAM name (PRIORITY priority)? SEMI ;
+/// deviceDecl : DEVICE name SEMI ;
+ast::DeviceDecl ASTBuilder::buildDeviceDecl(PipeParser::DeviceDeclContext *c) {
+  Children kids(c);
+  ast::DeviceDecl d;
+  d.range = rangeOf(c);
+  if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
+    d.name = buildName(name);
+  return d;
+}
+
+/// streamDecl : STREAM name (ON name)? (PRIORITY priority)? SEMI ;
 ast::StreamDecl ASTBuilder::buildStreamDecl(PipeParser::StreamDeclContext *c) {
   Children kids(c);
   ast::StreamDecl s;
   s.range = rangeOf(c);
-  if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
-    s.name = buildName(name);
+  auto names = kids.rules<PipeParser::NameContext>(PipeParser::RuleName);
+  if (!names.empty())
+    s.name = buildName(names.front());
+  if (kids.token(PipeParser::ON) && names.size() > 1)
+    s.device = buildName(names[1]);
   if (auto *priority = kids.rule<PipeParser::PriorityContext>(PipeParser::RulePriority))
     s.priority = buildPriority(priority);
   return s;

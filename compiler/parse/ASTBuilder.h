@@ -27,6 +27,7 @@ public:
 
 private:
   ast::Setting buildSetting(PipeParser::SettingContext *c);
+  ast::DeviceDecl buildDeviceDecl(PipeParser::DeviceDeclContext *c);
   ast::StreamDecl buildStreamDecl(PipeParser::StreamDeclContext *c);
   ast::Priority buildPriority(PipeParser::PriorityContext *c);
   ast::StageDecl buildStageDecl(PipeParser::StageDeclContext *c);

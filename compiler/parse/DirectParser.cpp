@@ -103,7 +103,7 @@ bool DirectParser::endAtSemi(antlr4::Token *first, llvm::SMRange &range) {
   return true;
 }
 
-/// item : setting | streamDecl | bufferDecl | stageDecl | letDecl ;
+/// item : setting | deviceDecl | streamDecl | bufferDecl | stageDecl | letDecl ;
 bool DirectParser::parseItem(ast::Pipeline &into) {
   const size_t start = tokens.index();
   bool matched = false;
@@ -113,6 +113,9 @@ bool DirectParser::parseItem(ast::Pipeline &into) {
     break;
   case PipeParser::STREAM:
     matched = streamDecl(into);
+    break;
+  case PipeParser::DEVICE:
+    matched = deviceDecl(into);
     break;
   case PipeParser::BUFFER:
     matched = bufferDecl(into);
@@ -175,7 +178,22 @@ bool DirectParser::setting(ast::Pipeline &into) {
   return true;
 }
 
-/// streamDecl : STREAM name (PRIORITY priority)? SEMI ;
+/// deviceDecl : DEVICE name SEMI ;
+bool DirectParser::deviceDecl(ast::Pipeline &into) {
+  ast::DeviceDecl d;
+  antlr4::Token *first = tokens.peek();
+  tokens.advance(); // DEVICE
+  antlr4::Token *n = name();
+  if (!n)
+    return false;
+  d.name = nameOf(ctx, n);
+  if (!endAtSemi(first, d.range))
+    return false;
+  into.devices.push_back(d);
+  return true;
+}
+
+/// streamDecl : STREAM name (ON name)? (PRIORITY priority)? SEMI ;
 bool DirectParser::streamDecl(ast::Pipeline &into) {
   ast::StreamDecl s;
   antlr4::Token *first = tokens.peek();
@@ -184,6 +202,12 @@ bool DirectParser::streamDecl(ast::Pipeline &into) {
   if (!n)
     return false;
   s.name = nameOf(ctx, n);
+  if (accept(PipeParser::ON)) {
+    antlr4::Token *device = name();
+    if (!device)
+      return false;
+    s.device = nameOf(ctx, device);
+  }
   if (accept(PipeParser::PRIORITY) && !priority(s.priority))
     return false;
   if (!endAtSemi(first, s.range))

@@ -40,6 +40,7 @@ public:
 private:
   bool setting(ast::Pipeline &into);
   bool letDecl(ast::Pipeline &into);
+  bool deviceDecl(ast::Pipeline &into);
   bool streamDecl(ast::Pipeline &into);
   bool priority(ast::Priority &into);
   bool bufferDecl(ast::Pipeline &into);

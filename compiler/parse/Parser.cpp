@@ -176,7 +176,7 @@ private:
       size_t t = type(1);
       if (t == PipeParser::STREAM || t == PipeParser::STAGE ||
           t == PipeParser::ITERATIONS || t == PipeParser::BUFFER ||
-          t == PipeParser::SYNC || t == PipeParser::LET) {
+          t == PipeParser::SYNC || t == PipeParser::LET || t == PipeParser::DEVICE) {
         item(p);
         continue;
       }
@@ -187,13 +187,14 @@ private:
       }
       p.range = tokens.index() > 0 ? spanFrom(keyword, tokens.LT(-1)) : keyword;
       error(tokens.LT(1),
-            "expected 'stream', 'buffer', 'stage', 'let', 'iterations', 'sync' or '}'");
+            "expected 'device', 'stream', 'buffer', 'stage', 'let', 'iterations', 'sync' "
+            "or '}'");
       if (t == antlr4::Token::EOF || t == PipeParser::PIPELINE)
         break;
       tokens.consume();
       skipTo({PipeParser::STREAM, PipeParser::STAGE, PipeParser::ITERATIONS,
               PipeParser::BUFFER, PipeParser::SYNC, PipeParser::LET,
-              PipeParser::RBRACE, PipeParser::PIPELINE});
+              PipeParser::DEVICE, PipeParser::RBRACE, PipeParser::PIPELINE});
       if (type(1) == PipeParser::PIPELINE)
         break;
     }

@@ -45,6 +45,7 @@ constexpr Keyword kKeywords[] = {
     {"priority", PipeLexer::PRIORITY},
     {"iterations", PipeLexer::ITERATIONS},
     {"buffer", PipeLexer::BUFFER},
+    {"device", PipeLexer::DEVICE},
     {"kernel", PipeLexer::KERNEL},
     {"copy", PipeLexer::COPY},
     {"host", PipeLexer::HOST},

@@ -40,8 +40,12 @@ std::string nameRole(ParserRuleContext *rule) {
   switch (role->getRuleIndex()) {
   case PipeParser::RulePipeline:
     return "pipeline name";
-  case PipeParser::RuleStreamDecl:
-    return "stream name";
+  case PipeParser::RuleStreamDecl: {
+    auto *stream = static_cast<PipeParser::StreamDeclContext *>(role);
+    return stream->ON() ? "device name" : "stream name";
+  }
+  case PipeParser::RuleDeviceDecl:
+    return "device name";
   case PipeParser::RuleStageDecl: {
     auto *stage = static_cast<PipeParser::StageDeclContext *>(role);
     return stage->ON() ? "stream name" : "stage name";
@@ -152,6 +156,8 @@ const char *declarationName(ParserRuleContext *rule) {
   switch (rule->getRuleIndex()) {
   case PipeParser::RuleStreamDecl:
     return "stream declaration";
+  case PipeParser::RuleDeviceDecl:
+    return "device declaration";
   case PipeParser::RuleStageDecl:
     return "stage declaration";
   case PipeParser::RuleSetting:
@@ -211,6 +217,7 @@ Token *PipeErrorStrategy::singleTokenDeletion(Parser *parser) {
   switch (parser->getInputStream()->LA(1)) {
   case PipeParser::STAGE:
   case PipeParser::STREAM:
+  case PipeParser::DEVICE:
   case PipeParser::BUFFER:
   case PipeParser::ITERATIONS:
   case PipeParser::PIPELINE:

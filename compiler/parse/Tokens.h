@@ -46,6 +46,7 @@ inline bool isReservedWord(size_t type) {
   case PipeParser::PRIORITY:
   case PipeParser::ITERATIONS:
   case PipeParser::BUFFER:
+  case PipeParser::DEVICE:
     return true;
   default:
     return false;

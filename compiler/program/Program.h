@@ -27,8 +27,16 @@ enum class PriorityClass { High, Normal, Low, Raw };
 
 const char *spelling(PriorityClass cls);
 
+/// `device NAME;` (version 4): one GPU the process drives. A pipeline that
+/// declares none has one.
+struct Device {
+  std::string name;
+  llvm::SMRange range;
+};
+
 struct Stream {
   std::string name;
+  uint32_t device = 0; ///< index into Pipeline::devices (0: the first, or the only one)
   PriorityClass priorityClass = PriorityClass::Normal;
   int64_t rawPriority = 0; ///< as written, for PriorityClass::Raw
   int cudaPriority = 0;    ///< on the device profile's range, clamped
@@ -135,10 +143,14 @@ struct Pipeline {
   std::string name;
   uint32_t iterations = 1;
   bool syncDeclared = false; ///< `sync declared;`: check, infer nothing
+  std::vector<Device> devices; ///< as declared; none: one device
   std::vector<Stream> streams;
   std::vector<Buffer> buffers;
   std::vector<Stage> stages;
   llvm::SMRange range; ///< the pipeline's name
+
+  /// The GPUs it runs on: those declared, or the one it has without them.
+  size_t deviceCount() const { return devices.empty() ? 1 : devices.size(); }
 };
 
 struct Program {

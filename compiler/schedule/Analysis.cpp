@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 
 using namespace pipec;
@@ -166,6 +167,36 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
     a.criticalPath.push_back(v);
   std::reverse(a.criticalPath.begin(), a.criticalPath.end());
   a.criticalPathUs = last == kNone ? 0 : finish[last];
+
+  // Each declared device: the time its streams' work covers on that
+  // timeline, and the rest of the span (its bubble). A stream's instances
+  // follow one another, so only work on two streams of one device overlaps.
+  const program::Pipeline &pipeline = s.pipeline;
+  if (!pipeline.devices.empty()) {
+    std::vector<std::vector<std::pair<double, double>>> work(pipeline.devices.size());
+    for (uint32_t v = 0; v < n; ++v)
+      if (!s.onHost(v)) {
+        const double d = inst.stage(v).durationUs;
+        if (d > 0)
+          work[s.streamPlan.streams[s.streamOf(v)].device].push_back({finish[v] - d, finish[v]});
+      }
+    for (size_t k = 0; k < work.size(); ++k) {
+      std::vector<std::pair<double, double>> &spans = work[k];
+      std::sort(spans.begin(), spans.end());
+      DeviceUse use;
+      use.name = pipeline.devices[k].name;
+      double coveredTo = -INFINITY;
+      for (auto [start, end] : spans) {
+        if (end <= coveredTo)
+          continue;
+        use.busyUs += end - std::max(start, coveredTo);
+        coveredTo = end;
+      }
+      use.bubbleFraction =
+          a.criticalPathUs > 0 ? std::max(0.0, 1 - use.busyUs / a.criticalPathUs) : 0;
+      a.devices.push_back(std::move(use));
+    }
+  }
 
   // Stream-order edges on the critical path, and what each costs: how much
   // later its consumer starts than its declared dependencies alone allow.

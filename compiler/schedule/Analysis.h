@@ -66,6 +66,15 @@ struct Bound {
   double us = 0;
 };
 
+/// One declared device's share of the step (version 4), on the same
+/// timeline as the critical path: every instance as early as dependencies
+/// and stream order allow, no overheads.
+struct DeviceUse {
+  std::string name;
+  double busyUs = 0;         ///< the union of its streams' work
+  double bubbleFraction = 0; ///< its idle share of the critical path's span
+};
+
 struct Analysis {
   double sequentialUs = 0;
   double criticalPathUs = 0;
@@ -81,6 +90,7 @@ struct Analysis {
   std::vector<StreamOrderDelay> streamOrderOnCriticalPath;
   std::vector<double> streamBusyUs; ///< per stream
   double hostBusyUs = 0;            ///< the cpu stages' work on the host thread
+  std::vector<DeviceUse> devices;   ///< per declared device; none when none is
   /// Named lower bounds (critical path, busiest stream, SM area, each copy
   /// engine, the host-function executor); lowerBoundUs is the largest, the
   /// binding one.

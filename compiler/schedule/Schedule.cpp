@@ -180,7 +180,9 @@ Schedule::Schedule(const program::Pipeline &pipeline,
   } else {
     analysis = analyze(*this, profile);
   }
-  if (options.graphCost)
+  // The device model simulates one GPU: a pipeline of several gets no
+  // verdict (and --lower=auto keeps its streams).
+  if (options.graphCost && pipeline.deviceCount() == 1)
     analysis.graphAdvice = options.graphCost->advise(*this, options.replays);
   times.analysis = watch.lap();
   switch (options.lowering) {

@@ -49,7 +49,10 @@ private:
                      const llvm::StringMap<uint32_t> &buffers,
                      const ast::Pipeline &p, std::vector<bool> &bufferUsed,
                      Stage &into);
+  void checkDevices(const ast::Pipeline &p, Pipeline &out,
+                    llvm::StringMap<uint32_t> &index);
   void checkStreams(const ast::Pipeline &p, Pipeline &out,
+                    const llvm::StringMap<uint32_t> &devices,
                     llvm::StringMap<uint32_t> &index);
   void checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                   const llvm::StringMap<uint32_t> &streams,
@@ -458,7 +461,32 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
   }
 }
 
+/// `device NAME;`: the GPUs the pipeline runs on (version 4).
+void Sema::checkDevices(const ast::Pipeline &p, Pipeline &out,
+                        llvm::StringMap<uint32_t> &index) {
+  for (const ast::DeviceDecl &d : p.devices) {
+    needsVersion(4, d.name.range(), "devices");
+    if (out.devices.size() == kMaxDevices) {
+      diags.error(d.name.range(), formatv("too many devices: a pipeline may declare at "
+                                          "most {0}",
+                                          kMaxDevices));
+      break;
+    }
+    if (tooLong(d.name))
+      continue;
+    auto [it, inserted] =
+        index.try_emplace(d.name.text, static_cast<uint32_t>(out.devices.size()));
+    if (!inserted) {
+      diags.error(d.name.range(), formatv("redefinition of device '{0}'", d.name.text))
+          .attachNote(out.devices[it->second].range, kPrevious);
+      continue;
+    }
+    out.devices.push_back({d.name.text.str(), d.name.range()});
+  }
+}
+
 void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
+                        const llvm::StringMap<uint32_t> &devices,
                         llvm::StringMap<uint32_t> &index) {
   for (const ast::StreamDecl &s : p.streams) {
     if (out.streams.size() == kMaxStreams) {
@@ -481,6 +509,15 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
     Stream stream;
     stream.name = s.name.text;
     stream.range = s.name.range();
+    if (s.device) {
+      // On the device it names; the first one when it names none.
+      needsVersion(4, s.device->range(), "'on DEVICE' for a stream");
+      auto device = devices.find(s.device->text);
+      if (device == devices.end())
+        reportUnknown(*s.device, "device", p.devices);
+      else
+        stream.device = device->second;
+    }
     switch (s.priority.kind) {
     case ast::PriorityKind::High:
       stream.priorityClass = PriorityClass::High;
@@ -997,8 +1034,9 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
   out.iterations = checkIterations(p, iterationsAt);
 
   out.syncDeclared = checkSync(p);
-  llvm::StringMap<uint32_t> streams;
-  checkStreams(p, out, streams);
+  llvm::StringMap<uint32_t> devices, streams;
+  checkDevices(p, out, devices);
+  checkStreams(p, out, devices, streams);
   llvm::StringMap<uint32_t> buffers;
   checkBuffers(p, out, buffers);
 
@@ -1063,6 +1101,24 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
     if (!bufferUsed[i])
       diags.warning(out.buffers[i].range,
                     formatv("unused buffer '{0}'", out.buffers[i].name));
+  if (!out.devices.empty()) {
+    std::vector<bool> hasStream(out.devices.size(), false);
+    for (const Stream &stream : out.streams)
+      hasStream[stream.device] = true;
+    for (size_t i = 0; i < out.devices.size(); ++i)
+      if (!hasStream[i])
+        diags.warning(out.devices[i].range,
+                      formatv("device '{0}' has no stream; nothing runs on it",
+                              out.devices[i].name));
+  }
+  if (out.devices.size() > 1)
+    for (const Stage &stage : out.stages)
+      if (unpinned(stage))
+        diags.error(stage.range,
+                    formatv("stage '{0}' needs a stream: in a pipeline of several devices "
+                            "pipec does not choose one; put it 'on' a stream of the device "
+                            "it runs on",
+                            stage.name));
   constants->warnUnused();
 
   if (diags.errorCount() == errorsBefore)

@@ -21,6 +21,7 @@ constexpr uint64_t kMaxSlots = 65536;       // of one buffer ring
 /// Streams one pipeline may use, declared and automatic: CUDA has at most 32
 /// hardware queues, and the reduction's cost grows with the streams.
 constexpr size_t kMaxStreams = 256;
+constexpr size_t kMaxDevices = 64; // of one pipeline (one process's GPUs)
 /// Dependencies between stage instances after unrolling, per pipeline and
 /// per file: each costs bytes in every pass (about 20 in all).
 constexpr uint64_t kMaxInstanceEdges = 30'000'000;
@@ -42,7 +43,7 @@ constexpr uint64_t kMaxClockEntries = uint64_t(1) << 26;
 /// (--max-streams, the hardware queues and the assignment method decide).
 /// The language versions pipec reads (a file's `version N;`; the newest
 /// when it has none).
-constexpr unsigned kOldestVersion = 1, kNewestVersion = 3;
+constexpr unsigned kOldestVersion = 1, kNewestVersion = 4;
 
 struct SemaOptions {
   unsigned automaticStreams = kMaxStreams;

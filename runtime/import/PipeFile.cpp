@@ -231,7 +231,7 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
   for (int64_t id : s.streams) {
     file.streamIndex[id] = uint32_t(file.streamNames.size());
     file.streamNames.push_back(streamName(id));
-    file.streamColumns.fit({file.streamNames.back(), ""});
+    file.streamColumns.fit({file.streamNames.back(), "", ""});
   }
   // The stages' columns, a half on each of two threads for a long step
   // (the first error in the file's order is the one reported).
@@ -272,7 +272,7 @@ void PipeFile::write(llvm::raw_ostream &os) const {
   os << header;
   std::string out;
   for (const std::string &name : streamNames)
-    streamColumns.write(out, "stream", {name, ""}, "");
+    streamColumns.write(out, "stream", {name, "", ""}, "");
   os << out;
   // A long step's lines are made a chunk at a time on two threads.
   writeInChunks(step->stages.size(), os, [&](size_t begin, size_t end, llvm::raw_ostream &os) {

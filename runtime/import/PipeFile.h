@@ -42,7 +42,7 @@ private:
   std::string header; ///< the comments and the `pipeline NAME {` line
   std::vector<std::string> streamNames;
   std::map<int64_t, uint32_t> streamIndex; ///< by stream id (any, INT64_MAX too)
-  Columns streamColumns{2}, stageColumns{6};
+  Columns streamColumns{3}, stageColumns{6};
 };
 
 /// The whole file as text (tests, the fuzzer).

@@ -52,7 +52,7 @@ std::string shortName(const GpuOp &op, llvm::StringRef name) {
   if (out.size() > 40)
     out.resize(40);
   for (const char *reserved : {"pipeline", "stream", "stage", "on", "depends_on",
-                               "priority", "iterations", "buffer"})
+                               "priority", "iterations", "buffer", "device"})
     if (out == reserved)
       out += "_k";
   return out;
@@ -364,7 +364,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     addOp(*ops[nextOp++], false);
   // Every stage is named and placed: what only the walk needed goes.
   items = {};
-  opOfCorrelation = {};
+  opOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
   taken = {};
   used = {};
 

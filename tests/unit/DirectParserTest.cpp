@@ -30,7 +30,10 @@ public:
 
   std::vector<std::string> item() {
     std::vector<std::string> out;
-    switch (rng() % 7) {
+    switch (rng() % 8) {
+    case 6:
+      out = {"device", name(), ";"};
+      break;
     case 0:
       out = {"iterations"};
       count(out);
@@ -46,6 +49,8 @@ public:
       break;
     case 2:
       out = {"stream", name()};
+      if (rng() % 3 == 0)
+        append(out, {"on", name()});
       if (rng() % 2) {
         out.push_back("priority");
         switch (rng() % 3) {
@@ -86,7 +91,7 @@ public:
         "iterations", "buffer", "kernel", "copy", "host", "memset", "h2d",
         "reads", "writes", "high", "sync", "declared", "x", "@prev", "4us",
         "7", "2.5", "{", "}", "(", ")", "[", "]", ";", ",", "=", "-", "+", "*",
-        "/", "let", "us"};
+        "/", "let", "us", "device"};
     size_t at = rng() % tokens.size();
     switch (rng() % 3) {
     case 0:
@@ -247,9 +252,14 @@ public:
         put("let", x.name).put(x.value).put(x.range);
       for (const ast::Setting &x : p.settings)
         put("setting").put(x.kind).put(x.iterations).put(x.syncDeclared).put(x.range);
-      for (const ast::StreamDecl &x : p.streams)
+      for (const ast::DeviceDecl &x : p.devices)
+        put("device", x.name).put(x.range);
+      for (const ast::StreamDecl &x : p.streams) {
         put("stream", x.name).put(int(x.priority.kind)).put(x.priority.raw)
             .put(x.priority.range).put(x.range);
+        if (x.device)
+          put("on", *x.device);
+      }
       for (const ast::BufferDecl &x : p.buffers) {
         put("buffer", x.name).put(x.size).put(x.host).put(x.range);
         if (x.slots)

@@ -1,5 +1,6 @@
 //===- Compile.cpp - pipec compile ----------------------------------------===//
 
+#include "Run.h"
 #include "Tool.h"
 
 #include "compiler/emit/Emitters.h"
@@ -90,6 +91,8 @@ int tool::runCompile() {
     return emitTo(outputPath, [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })
                ? Success
                : WriteFailed;
+  if (emit == Emit::CUDA && !onOneDevice(c, "--emit=cuda"))
+    return UsageError;
 
   auto clock = std::chrono::steady_clock::now();
   bool written = emitTo(outputPath, [&](raw_ostream &os) {

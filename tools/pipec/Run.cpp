@@ -117,6 +117,19 @@ bool tool::objectiveApplies(const runtime::Objective &objective, const driver::C
   return true;
 }
 
+bool tool::onOneDevice(const driver::Compiled &c, llvm::StringRef what) {
+  for (const Schedule *s : c.views)
+    if (s->pipeline.deviceCount() > 1) {
+      toolError(formatv("pipeline '{0}' declares {1} devices; {2} takes pipelines on "
+                        "one device for now ('pipec check' and 'pipec compile' analyze "
+                        "it: each device's busy time and bubble)",
+                        s->pipeline.name, s->pipeline.deviceCount(), what)
+                    .str());
+      return false;
+    }
+  return true;
+}
+
 int tool::runRun() {
   runtime::RunOptions runOptions;
   if (!runtime::parseTimingRequest(timingMethod, runOptions.timing)) {
@@ -178,6 +191,8 @@ int tool::runRun() {
     return status;
 
   if (!objectiveApplies(*objective, c))
+    return UsageError;
+  if (!onOneDevice(c, "'pipec run'"))
     return UsageError;
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
   if (!backend)
