@@ -233,7 +233,15 @@ void pipec::planEvents(Schedule &s) {
       }
 
   std::vector<uint32_t> eventOf(n, kNone);
-  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;
+  // Free event objects per device: CUDA records an event only on a stream
+  // of the device it was made on (a wait may be on any device's stream).
+  const size_t devices = s.pipeline.deviceCount();
+  auto deviceOf = [&](uint32_t stream) {
+    return stream == kHostStream ? 0u : s.streamPlan.streams[stream].device;
+  };
+  std::vector<uint32_t> deviceOfEvent;
+  std::vector<std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>>> free(
+      devices);
   s.ops.clear();
   s.ops.reserve(n + waits + producers); // exactly: launches, waits, records
   for (uint32_t v = 0; v < n; ++v) {
@@ -249,17 +257,19 @@ void pipec::planEvents(Schedule &s) {
         s.ops.push_back({Op::Wait, stream, u, eventOf[u]});
         ++s.waits;
       }
-      if (lastWaiter[u] == v)
-        free.push(eventOf[u]); // no later wait binds to this record
+      if (lastWaiter[u] == v) // no later wait binds to this record
+        free[deviceOfEvent[eventOf[u]]].push(eventOf[u]);
     }
     s.ops.push_back({cpu ? Op::Cpu : Op::Launch, stream, v, 0});
     if (lastWaiter[v] != kNone) {
       uint32_t event;
-      if (!free.empty()) {
-        event = free.top();
-        free.pop();
+      const uint32_t device = deviceOf(stream);
+      if (!free[device].empty()) {
+        event = free[device].top();
+        free[device].pop();
       } else {
         event = s.eventObjects++;
+        deviceOfEvent.push_back(device);
       }
       eventOf[v] = event;
       s.ops.push_back({Op::Record, stream, v, event});

@@ -45,8 +45,10 @@ std::set<Edge> dependenciesAndStreamOrder(const Schedule &s) {
 
 /// A random program: T stages on S streams (some unpinned), random
 /// same-iteration edges that respect a random hidden order, some @prev;
-/// with `conditional`, some stages run only in some iterations.
-std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditional = false) {
+/// with `conditional`, some stages run only in some iterations; with
+/// `devices` above 1, the streams are on that many devices, at random.
+std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditional = false,
+                          uint32_t devices = 1) {
   uint32_t t = 1 + rng() % 9, streams = 1 + rng() % 4;
   uint32_t iterations = 1 + rng() % (conditional ? 7 : 3);
   std::vector<uint32_t> rank(t);
@@ -54,8 +56,17 @@ std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditional = 
     rank[i] = i;
   std::shuffle(rank.begin(), rank.end(), rng);
   std::string text = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
-  for (uint32_t s = 0; s < streams; ++s)
-    text += "  stream s" + std::to_string(s) + ";\n";
+  if (devices > 1) {
+    streams = devices + rng() % 4; // a stream on each device at least
+    for (uint32_t d = 0; d < devices; ++d)
+      text += "  device gpu" + std::to_string(d) + ";\n";
+  }
+  for (uint32_t s = 0; s < streams; ++s) {
+    text += "  stream s" + std::to_string(s);
+    if (devices > 1)
+      text += " on gpu" + std::to_string(s < devices ? s : rng() % devices);
+    text += ";\n";
+  }
   for (uint32_t i = 0; i < t; ++i) {
     text += "  stage X" + std::to_string(i);
     if (!allowAuto || rng() % 3)
@@ -155,19 +166,33 @@ void checkStreamLowering(const Schedule &s) {
   CHECK(waited == crossReduced);
   CHECK(waits == crossReduced.size());
 
-  // 5. Event objects: as many as records alive at once, no more.
-  std::vector<std::pair<size_t, int>> changes;
+  // 5. Event objects: each recorded on one device's streams only (CUDA
+  //    records an event on its own device), and per device as many as
+  //    records alive at once there, no more.
+  auto deviceOf = [&](uint32_t stream) { return s.streamPlan.streams.at(stream).device; };
+  std::map<uint32_t, uint32_t> deviceOfEvent;
+  std::map<uint32_t, std::vector<std::pair<size_t, int>>> changes; // per device
+  for (const Op &op : s.ops)
+    if (op.kind == Op::Record) {
+      auto [it, first] = deviceOfEvent.try_emplace(op.event, deviceOf(op.stream));
+      CHECK(it->second == deviceOf(op.stream));
+    }
   for (auto [producer, at] : recordAt) {
-    changes.push_back({at, +1});
-    changes.push_back({lastWaitAt[producer], -1});
+    const uint32_t device = deviceOf(s.streamOf(producer));
+    changes[device].push_back({at, +1});
+    changes[device].push_back({lastWaitAt[producer], -1});
   }
-  std::sort(changes.begin(), changes.end());
-  int alive = 0, most = 0;
-  for (auto [at, delta] : changes) {
-    alive += delta;
-    most = std::max(most, alive);
+  uint32_t objects = 0;
+  for (auto &[device, list] : changes) {
+    std::sort(list.begin(), list.end());
+    int alive = 0, most = 0;
+    for (auto [at, delta] : list) {
+      alive += delta;
+      most = std::max(most, alive);
+    }
+    objects += static_cast<uint32_t>(most);
   }
-  CHECK(s.eventObjects == static_cast<uint32_t>(most));
+  CHECK(s.eventObjects == objects);
 }
 
 /// The fewest waits, by trying every subset of cross-stream edges.
@@ -260,6 +285,28 @@ TEST_CASE("schedule: randomized against the slow reduction (streams pinned)") {
     Schedule s = compile(run);
     checkStreamLowering(s);
   }
+}
+
+TEST_CASE("schedule: randomized over several devices, against the slow reduction") {
+  // Streams on 2 to 4 devices: the fewest waits as on one (a dependency
+  // across devices is a wait on the producer's event), every ordering
+  // enforced, each event object recorded on one device's streams.
+  std::mt19937 rng(41);
+  size_t crossDevice = 0;
+  for (int round = 0; round < 1500; ++round) {
+    const std::string text = randomProgram(rng, /*allowAuto=*/false,
+                                           /*conditional=*/round % 3 == 0, 2 + rng() % 3);
+    INFO(text);
+    FrontendRun run(text);
+    REQUIRE(run.errors == 0);
+    Schedule s = compile(run);
+    checkStreamLowering(s);
+    for (const Op &op : s.ops)
+      if (op.kind == Op::Wait)
+        crossDevice += s.streamPlan.streams[op.stream].device !=
+                       s.streamPlan.streams[s.streamOf(op.instance)].device;
+  }
+  CHECK(crossDevice > 500);
 }
 
 TEST_CASE("schedule: randomized with automatic streams") {
