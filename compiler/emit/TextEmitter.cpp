@@ -39,6 +39,8 @@ void streams(const Schedule &s, llvm::raw_ostream &os) {
                              9);
     if (st.isAuto)
       os << "  created by pipec";
+    if (!s.pipeline.devices.empty())
+      os << "  on " << s.pipeline.devices[st.device].name;
     os << "  busy " << us(s.analysis.streamBusyUs[i]) << '\n';
   }
   if (s.hasHostStages())
@@ -226,6 +228,11 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
       path += " -> ";
   }
   line("critical path", us(a.criticalPathUs), path);
+  // Each device's share of that span (version 4).
+  for (size_t d = 0; d < a.devices.size(); ++d)
+    line(d ? "" : "devices", a.devices[d].name,
+         "busy " + us(a.devices[d].busyUs) + ", bubble " +
+             formatPercent(a.devices[d].bubbleFraction, 1) + " of the critical path");
   if (!a.bounds.empty()) {
     line("lower bound", us(a.lowerBoundUs),
          "set by " + a.bounds[a.binding].words +
