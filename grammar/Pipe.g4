@@ -21,7 +21,7 @@ letDecl    : LET IDENT ASSIGN amount SEMI ;
 setting    : ITERATIONS expr SEMI
            | SYNC (INFERRED | DECLARED) SEMI
            ;
-bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount HOST? STATE? SEMI ;
+bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount (HOST | ON name)? STATE? SEMI ;
 streamDecl : STREAM name (ON name)? (PRIORITY priority)? SEMI ;
 priority   : HIGH | NORMAL | LOW | MINUS? INT ;
 stageDecl  : STAGE name (ON name)? work attrs? access* deps? SEMI ;

@@ -202,6 +202,7 @@ struct BufferDecl {
   std::optional<IntLit> slots;
   Amount size;
   bool host = false;
+  std::optional<Name> device; ///< `on DEV` (version 4)
   bool state = false; ///< loop-carried state: never ringed
   llvm::SMRange range;
 };

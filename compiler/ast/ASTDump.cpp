@@ -107,6 +107,8 @@ private:
                          print(b.size, os);
                          if (b.host)
                            os << " host";
+                         if (b.device)
+                           os << " on '" << b.device->text << "'";
                          if (b.state)
                            os << " state";
                          loc(b.name.range());

@@ -167,8 +167,10 @@ private:
       name = keep(name.str() + "[" + countText(*b.slots) + "]");
     scratch.clear();
     addAmount(scratch, b.size);
-    return cellsLine(Line::Buffer, {name, keep(scratch), b.host ? "host" : "",
-                                    b.state ? "state" : ""});
+    llvm::StringRef where = b.host ? "host" : "";
+    if (b.device)
+      where = keep("on " + b.device->text.str());
+    return cellsLine(Line::Buffer, {name, keep(scratch), where, b.state ? "state" : ""});
   }
 
   Line stageLine(const ast::StageDecl &s) {

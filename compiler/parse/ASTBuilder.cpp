@@ -131,13 +131,16 @@ ast::Setting ASTBuilder::buildSetting(PipeParser::SettingContext *c) {
   return s;
 }
 
-/// bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount HOST? STATE? SEMI ;
+/// bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount (HOST | ON name)? STATE? SEMI ;
 ast::BufferDecl ASTBuilder::buildBufferDecl(PipeParser::BufferDeclContext *c) {
   Children kids(c);
   ast::BufferDecl b;
   b.range = rangeOf(c);
-  if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
-    b.name = buildName(name);
+  auto names = kids.rules<PipeParser::NameContext>(PipeParser::RuleName);
+  if (!names.empty())
+    b.name = buildName(names.front());
+  if (kids.token(PipeParser::ON) && names.size() > 1)
+    b.device = buildName(names[1]);
   if (auto *slots = kids.rule<PipeParser::ExprContext>(PipeParser::RuleExpr)) {
     ExprBuilder e;
     buildExpr(slots, e);

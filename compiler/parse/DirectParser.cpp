@@ -237,7 +237,7 @@ bool DirectParser::priority(ast::Priority &into) {
   return true;
 }
 
-/// bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount HOST? STATE? SEMI ;
+/// bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount (HOST | ON name)? STATE? SEMI ;
 bool DirectParser::bufferDecl(ast::Pipeline &into) {
   ast::BufferDecl b;
   antlr4::Token *first = tokens.peek();
@@ -258,6 +258,12 @@ bool DirectParser::bufferDecl(ast::Pipeline &into) {
     return false;
   b.size = size.amount();
   b.host = accept(PipeParser::HOST) != nullptr;
+  if (!b.host && accept(PipeParser::ON)) {
+    antlr4::Token *device = name();
+    if (!device)
+      return false;
+    b.device = nameOf(ctx, device);
+  }
   b.state = accept(PipeParser::STATE) != nullptr;
   if (!endAtSemi(first, b.range))
     return false;

@@ -53,7 +53,8 @@ std::string nameRole(ParserRuleContext *rule) {
   case PipeParser::RuleDeps:
     return "stage name";
   case PipeParser::RuleBufferDecl:
-    return "buffer name";
+    return static_cast<PipeParser::BufferDeclContext *>(role)->ON() ? "device name"
+                                                                    : "buffer name";
   case PipeParser::RuleAccess:
     return "buffer name";
   case PipeParser::RuleAttrs:

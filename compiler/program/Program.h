@@ -63,6 +63,7 @@ struct Buffer {
   uint32_t slots = 1;
   uint64_t bytes = 0;
   bool host = false; ///< pinned host memory; else device memory
+  uint32_t device = 0; ///< device memory: index into Pipeline::devices
   /// Loop-carried state: declared `state`, or read in an iteration before
   /// that iteration writes it (each iteration reads what an earlier one
   /// left). A change to its slots would change which write a read sees.

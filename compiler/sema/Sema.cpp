@@ -24,6 +24,9 @@ using llvm::formatv;
 
 namespace {
 
+/// A buffer's device that was not declared (reported once, at the buffer).
+constexpr uint32_t kUnknownDevice = UINT32_MAX;
+
 class Sema {
 public:
   Sema(const DeviceProfile &profile, const SemaOptions &options)
@@ -44,6 +47,7 @@ private:
   uint32_t checkIterations(const ast::Pipeline &p, llvm::SMRange &where);
   bool checkSync(const ast::Pipeline &p);
   void checkBuffers(const ast::Pipeline &p, Pipeline &out,
+                    const llvm::StringMap<uint32_t> &devices,
                     llvm::StringMap<uint32_t> &index);
   void checkAccesses(const ast::StageDecl &s, Pipeline &out,
                      const llvm::StringMap<uint32_t> &buffers,
@@ -255,8 +259,9 @@ bool Sema::checkSync(const ast::Pipeline &p) {
   return first && first->syncDeclared;
 }
 
-/// `buffer NAME[SLOTS] SIZE [host];`
+/// `buffer NAME[SLOTS] SIZE [host | on DEVICE];`
 void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
+                        const llvm::StringMap<uint32_t> &devices,
                         llvm::StringMap<uint32_t> &index) {
   for (const ast::BufferDecl &b : p.buffers) {
     needsVersion(2, b.name.range(), "buffers");
@@ -275,6 +280,17 @@ void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
     buffer.name = b.name.text;
     buffer.range = b.name.range();
     buffer.host = b.host;
+    if (b.device) {
+      // Device memory of the device it names; the first one's otherwise.
+      needsVersion(4, b.device->range(), "'on DEVICE' for a buffer");
+      auto device = devices.find(b.device->text);
+      if (device == devices.end()) {
+        reportUnknown(*b.device, "device", p.devices);
+        buffer.device = kUnknownDevice; // no second error for its accesses
+      } else {
+        buffer.device = device->second;
+      }
+    }
     buffer.state = buffer.stateDeclared = b.state;
     std::optional<uint64_t> slots;
     if (b.slots)
@@ -406,6 +422,21 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
               .attachNote(b.range, formatv("'{0}' is declared here, in {1} "
                                            "memory",
                                            b.name, b.host ? "pinned host" : "device"));
+          continue;
+        }
+        // A stage touches device memory of its stream's device only.
+        if (!b.host && into.stream != kNoStream && out.devices.size() > 1 &&
+            b.device != kUnknownDevice && out.streams[into.stream].device != b.device) {
+          const std::string &mine = out.devices[out.streams[into.stream].device].name;
+          const std::string &theirs = out.devices[b.device].name;
+          diags
+              .error(name.range(),
+                     formatv("{0} stage '{1}' on device '{2}' cannot access buffer '{3}' "
+                             "on device '{4}': a stage touches the memory of its stream's "
+                             "device",
+                             spelling(into.kind), into.name, mine, b.name, theirs))
+              .attachNote(b.range, formatv("'{0}' is declared here, on device '{1}'",
+                                           b.name, theirs));
           continue;
         }
         const Access *first = nullptr;
@@ -1038,7 +1069,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
   checkDevices(p, out, devices);
   checkStreams(p, out, devices, streams);
   llvm::StringMap<uint32_t> buffers;
-  checkBuffers(p, out, buffers);
+  checkBuffers(p, out, devices, buffers);
 
   // Index every stage first: a stage may depend on one declared later.
   llvm::StringMap<uint32_t> stages(static_cast<unsigned>(p.stages.size()));

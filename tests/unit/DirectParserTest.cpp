@@ -74,8 +74,10 @@ public:
         out.push_back("]");
       }
       amount(out);
-      if (rng() % 2)
+      if (rng() % 3 == 0)
         out.push_back("host");
+      else if (rng() % 2)
+        append(out, {"on", name()});
       out.push_back(";");
       break;
     default:
@@ -262,6 +264,8 @@ public:
       }
       for (const ast::BufferDecl &x : p.buffers) {
         put("buffer", x.name).put(x.size).put(x.host).put(x.range);
+        if (x.device)
+          put("on", *x.device);
         if (x.slots)
           put(*x.slots);
       }
