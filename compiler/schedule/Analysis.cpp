@@ -16,17 +16,23 @@ using llvm::formatv;
 
 /// The resource bounds: no run on the device model, in any lowering, can
 /// finish sooner than any of these (docs/scheduling.md has the argument).
+/// Each device has its own SMs, copy engines and host-function executor:
+/// with several, each bound is the busiest device's.
 static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
                               Analysis &a) {
   const Instances &inst = s.instances;
+  const size_t devices = s.pipeline.deviceCount();
   // SM area, per resource: a block holds its share of one SM for T/waves.
   DeviceProfile::BlockUse cap = p.smCapacity();
-  double area[4] = {0, 0, 0, 0}; // threads, slots, shared memory, registers
-  // Per direction: the bytes' time, and how many copies (each waits the
-  // engine's latency first).
-  double copies[3] = {0, 0, 0};
-  uint64_t copyCount[3] = {0, 0, 0};
-  double host = 0;
+  struct Use {
+    double area[4] = {0, 0, 0, 0}; // threads, slots, shared memory, registers
+    // Per direction: the bytes' time, and how many copies (each waits the
+    // engine's latency first).
+    double copies[3] = {0, 0, 0};
+    uint64_t copyCount[3] = {0, 0, 0};
+    double host = 0;
+  };
+  std::vector<Use> use(devices);
   // Each kernel's share of each resource, worked out once per stage (and
   // added up per instance, in order, as before).
   std::vector<std::array<double, 4>> share(s.pipeline.stages.size());
@@ -34,55 +40,74 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
     const program::Stage &st = s.pipeline.stages[i];
     if (st.kind != StageKind::Kernel)
       continue;
-    DeviceProfile::BlockUse use = p.blockUse(st.threads, st.smemBytes, st.regs);
+    DeviceProfile::BlockUse block = p.blockUse(st.threads, st.smemBytes, st.regs);
     double blockTime = double(st.blocks) * st.durationUs / double(p.waves(st));
-    share[i] = {blockTime * double(use.threads) / double(cap.threads),
-                blockTime * double(use.slots) / double(cap.slots),
-                blockTime * double(use.smem) / double(cap.smem),
-                blockTime * double(use.regs) / double(cap.regs)};
+    share[i] = {blockTime * double(block.threads) / double(cap.threads),
+                blockTime * double(block.slots) / double(cap.slots),
+                blockTime * double(block.smem) / double(cap.smem),
+                blockTime * double(block.regs) / double(cap.regs)};
   }
   for (uint32_t v = 0; v < inst.size(); ++v) {
     const program::Stage &st = inst.stage(v);
+    if (s.onHost(v))
+      continue; // the host thread: its own bound
+    Use &u = use[s.streamPlan.streams[s.streamOf(v)].device];
     switch (st.kind) {
     case StageKind::Kernel: {
       const std::array<double, 4> &k = share[inst.stageOf(v)];
       for (unsigned r = 0; r < 4; ++r)
-        area[r] += k[r];
+        u.area[r] += k[r];
       break;
     }
     case StageKind::Copy:
-      copies[static_cast<unsigned>(st.direction)] += st.durationUs;
-      ++copyCount[static_cast<unsigned>(st.direction)];
+      u.copies[static_cast<unsigned>(st.direction)] += st.durationUs;
+      ++u.copyCount[static_cast<unsigned>(st.direction)];
       break;
     case StageKind::Host:
-      host += st.durationUs;
+      u.host += st.durationUs;
       break;
     case StageKind::Memset:
       break; // a fill on the device: bounded by the paths, not a resource
     case StageKind::Cpu:
-      break; // the host thread: its own bound
+      break;
     }
   }
-  double sm = *std::max_element(area, area + 4) / double(std::max(1u, p.sms));
-  a.bounds.push_back({"sm_area", "the SMs' capacity (all kernels' block-time)", sm});
+  // The busiest device's, named when there are several.
+  auto busiest = [&](auto of, llvm::StringRef words) {
+    double most = 0;
+    size_t at = 0;
+    for (size_t d = 0; d < devices; ++d)
+      if (double x = of(use[d]); x > most)
+        most = x, at = d;
+    std::string said = words.str();
+    if (!s.pipeline.devices.empty() && devices > 1)
+      said += " of device '" + s.pipeline.devices[at].name + "'";
+    return std::make_pair(most, said);
+  };
+  auto add = [&](const char *key, auto of, llvm::StringRef words) {
+    auto [us, said] = busiest(of, words);
+    a.bounds.push_back({key, said, us});
+  };
+  add("sm_area",
+      [&](const Use &u) { return *std::max_element(u.area, u.area + 4) / double(std::max(1u, p.sms)); },
+      "the SMs' capacity (all kernels' block-time)");
   // One engine: every copy's latency and bytes in turn. Several engines
   // share the direction's bandwidth: the bytes still take their time one
   // after another, but only the first latency is sure to be waited alone.
-  double copyBound[3];
-  for (unsigned d = 0; d < 3; ++d) {
-    uint64_t latencies = p.copyEngines(static_cast<CopyDirection>(d)) > 1
-                             ? std::min<uint64_t>(copyCount[d], 1)
-                             : copyCount[d];
-    copyBound[d] = copies[d] + double(latencies) * p.copyLatencyUs;
-  }
-  a.bounds.push_back({"copy_h2d", p.copyEnginesH2D > 1 ? "the H2D copy engines"
-                                                       : "the H2D copy engine",
-                      copyBound[0]});
-  a.bounds.push_back({"copy_d2h", p.copyEnginesD2H > 1 ? "the D2H copy engines"
-                                                       : "the D2H copy engine",
-                      copyBound[1]});
-  a.bounds.push_back({"copy_d2d", "the D2D copy engine", copyBound[2]});
-  a.bounds.push_back({"host_functions", "the host-function executor", host});
+  auto copyBound = [&](unsigned d) {
+    return [&, d](const Use &u) {
+      uint64_t latencies = p.copyEngines(static_cast<CopyDirection>(d)) > 1
+                               ? std::min<uint64_t>(u.copyCount[d], 1)
+                               : u.copyCount[d];
+      return u.copies[d] + double(latencies) * p.copyLatencyUs;
+    };
+  };
+  add("copy_h2d", copyBound(0),
+      p.copyEnginesH2D > 1 ? "the H2D copy engines" : "the H2D copy engine");
+  add("copy_d2h", copyBound(1),
+      p.copyEnginesD2H > 1 ? "the D2H copy engines" : "the D2H copy engine");
+  add("copy_d2d", copyBound(2), "the D2D copy engine");
+  add("host_functions", [](const Use &u) { return u.host; }, "the host-function executor");
 }
 
 /// Calls `each(v, predecessors)` for every instance in issue order, with
