@@ -198,11 +198,15 @@ struct Buffers {
   // The declared buffers (language version 2), every ring slot.
   std::vector<void *> declared;
   std::vector<int> declaredOnHost;
-  void allocate(const unsigned long long *bytes, const int *direction, int n) {
+  // `deviceOf` (several devices): the device each one's memory is on.
+  void allocate(const unsigned long long *bytes, const int *direction, int n,
+                const int *deviceOf = nullptr) {
     host.assign(n, nullptr);
     device.assign(n, nullptr);
     device2.assign(n, nullptr);
     for (int i = 0; i < n; ++i) {
+      if (deviceOf)
+        CHECK(cudaSetDevice(deviceOf[i]));
       CHECK(cudaMalloc(&device[i], bytes[i]));
       if (direction[i] == 2)
         CHECK(cudaMalloc(&device2[i], bytes[i]));
@@ -213,11 +217,13 @@ struct Buffers {
   // Buffer i: slots[i] slots of bytes[i] each, one after another in
   // `declared`.
   void allocateDeclared(const unsigned long long *bytes, const unsigned *slots,
-                        const int *onHost, int n) {
+                        const int *onHost, int n, const int *deviceOf = nullptr) {
     declared.clear();
     declaredOnHost.clear();
     for (int i = 0; i < n; ++i)
       for (unsigned j = 0; j < slots[i]; ++j) {
+        if (deviceOf)
+          CHECK(cudaSetDevice(deviceOf[i]));
         declared.push_back(nullptr);
         declaredOnHost.push_back(onHost[i]);
         if (onHost[i])
@@ -346,6 +352,8 @@ public:
     for (const program::Buffer &b : s.pipeline.buffers)
       os << (b.host ? 1 : 0) << ", ";
     os << "0};\n";
+    if (several())
+      deviceTables();
     for (size_t i = 0; i < s.pipeline.buffers.size(); ++i)
       os << formatv("// buffer '{0}': b.declared[{1}] .. b.declared[{2}]\n",
                     s.pipeline.buffers[i].name, declaredBase[i],
@@ -421,6 +429,40 @@ private:
        << stageId(k) << "Microseconds;\n";
   }
 
+  /// Several devices (language version 4): one process drives them all.
+  bool several() const { return s.pipeline.deviceCount() > 1; }
+  uint32_t deviceOfStream(uint32_t stream) const {
+    return stream == kHostStream ? 0 : s.streamPlan.streams[stream].device;
+  }
+
+  /// Which device each stream, copy and buffer is on, and a synchronize()
+  /// that waits for all of them.
+  void deviceTables() {
+    os << formatv("constexpr int kDevices = {0};\n", s.pipeline.deviceCount());
+    os << "const int kStreamDevice[kStreams] = {";
+    for (size_t i = 0; i < s.streamPlan.streams.size(); ++i)
+      os << (i ? ", " : "") << s.streamPlan.streams[i].device;
+    os << "};\n";
+    os << "const int kCopyDevice[kCopies] = {";
+    for (size_t k = 0, i = 0; k < s.pipeline.stages.size(); ++k)
+      if (copyIndex[k] >= 0)
+        os << (i++ ? ", " : "")
+           << deviceOfStream(uint32_t(std::max(0, s.pipeline.stages[k].stream)));
+    if (!copies)
+      os << "0";
+    os << "};\n";
+    os << "const int kBufferDevice[kBuffers + 1] = {";
+    for (const program::Buffer &b : s.pipeline.buffers)
+      os << (b.host ? 0 : b.device) << ", ";
+    os << "0};\n";
+    os << "static void synchronize() {\n"
+          "  for (int d = 0; d < kDevices; ++d) {\n"
+          "    CHECK(cudaSetDevice(d));\n"
+          "    CHECK(cudaDeviceSynchronize());\n"
+          "  }\n"
+          "}\n";
+  }
+
   void commonSetup() {
     os << R"(static int priorityOf(const StreamSpec &spec, int least, int greatest) {
   switch (spec.priority) {
@@ -437,14 +479,34 @@ private:
 
   void streams() {
     commonSetup();
-    os << formatv("constexpr int kEvents = {0};\n\n", std::max(1u, s.eventObjects));
+    os << formatv("constexpr int kEvents = {0};\n", std::max(1u, s.eventObjects));
+    if (several()) {
+      // Each event object is recorded on one device's streams (the plan
+      // pools them per device): it is made there.
+      std::vector<uint32_t> eventDevice(std::max(1u, s.eventObjects), 0);
+      for (const Op &op : s.ops)
+        if (op.kind == Op::Record)
+          eventDevice[op.event] = deviceOfStream(op.stream);
+      os << "const int kEventDevice[kEvents] = {";
+      for (size_t i = 0; i < eventDevice.size(); ++i)
+        os << (i ? ", " : "") << eventDevice[i];
+      os << "};\n";
+    }
+    os << '\n';
     os << "// The schedule's host calls, in issue order: "
        << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(),
                   s.records, s.waits);
     os << "static void issue(cudaStream_t *stream, cudaEvent_t *event, Buffers &b) {\n";
     // Millions of calls: written piece by piece, no string built per call.
+    // With several devices, each call is made with its stream's device
+    // current (set when it changes).
+    int64_t current = -1;
     for (const Op &op : s.ops) {
       const std::string &stream = op.stream == kHostStream ? noStream : streamRefs[op.stream];
+      if (several() && op.stream != kHostStream && deviceOfStream(op.stream) != current) {
+        current = deviceOfStream(op.stream);
+        os << "  CHECK(cudaSetDevice(" << current << "));\n";
+      }
       switch (op.kind) {
       case Op::Launch: {
         uint32_t k = s.instances.stageOf(op.instance);
@@ -504,7 +566,28 @@ private:
       }
     }
     os << "}\n\n";
-    os << formatv(R"(static void run(int replays) {{
+    if (several())
+      os << R"(static void run(int replays) {
+  prepare();
+  cudaStream_t stream[kStreams];
+  for (int i = 0; i < kStreams; ++i) {
+    CHECK(cudaSetDevice(kStreamDevice[i]));
+    int least = 0, greatest = 0;
+    CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CHECK(cudaStreamCreateWithPriority(&stream[i], cudaStreamNonBlocking,
+                                       priorityOf(kStreamSpecs[i], least, greatest)));
+  }
+  cudaEvent_t event[kEvents];
+  for (int i = 0; i < kEvents; ++i) {
+    CHECK(cudaSetDevice(kEventDevice[i]));
+    CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
+  }
+  Buffers b;
+)" << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ", kCopyDevice);\n"
+         << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers, "
+            "kBufferDevice);\n";
+    else
+      os << R"(static void run(int replays) {
   prepare();
   int least = 0, greatest = 0;
   CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -516,19 +599,20 @@ private:
   for (int i = 0; i < kEvents; ++i)
     CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
   Buffers b;
-  b.allocate(kCopyBytes, kCopyDirection, {0});
-  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);
-
+)" << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ");\n"
+         << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);\n";
+    const char *sync = several() ? "synchronize()" : "CHECK(cudaDeviceSynchronize())";
+    os << formatv(R"(
   Clock::time_point t = Clock::now();
   issue(stream, event, b);
-  CHECK(cudaDeviceSynchronize());
+  {2};
   double first = microsSince(t);
   std::vector<double> replay, submit;
   for (int i = 0; i < replays; ++i) {{
     t = Clock::now();
     issue(stream, event, b);
     submit.push_back(microsSince(t));
-    CHECK(cudaDeviceSynchronize());
+    {2};
     replay.push_back(microsSince(t));
   }
   std::printf("pipeline '{1}', lowered to streams, %d replays\n", replays);
@@ -544,7 +628,7 @@ private:
     CHECK(cudaStreamDestroy(stream[i]));
 }
 )",
-                  copies, s.pipeline.name);
+                  copies, s.pipeline.name, sync);
   }
 
   void graph() {
@@ -854,6 +938,24 @@ int main(int argc, char **argv) {
   prepareSpin();
   warmUp();
 )";
+  // Several devices (language version 4): as many GPUs, each prepared.
+  size_t needed = 1;
+  for (const Schedule *s : schedules)
+    needed = std::max(needed, s->pipeline.deviceCount());
+  if (needed > 1)
+    os << formatv(R"(  if (devices < {0}) {{
+    std::fprintf(stderr, "this program drives {0} devices; the CUDA runtime sees %d\n",
+                 devices);
+    return 3;
+  }
+  for (int d = 1; d < {0}; ++d) {{
+    CHECK(cudaSetDevice(d));
+    prepareSpin();
+    warmUp();
+  }
+  CHECK(cudaSetDevice(0));
+)",
+                  needed);
   for (const Schedule *s : schedules)
     os << "  " << identifier(s->pipeline.name) << "::run(replays);\n";
   os << "  return 0;\n}\n";

@@ -91,8 +91,16 @@ int tool::runCompile() {
     return emitTo(outputPath, [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })
                ? Success
                : WriteFailed;
-  if (emit == Emit::CUDA && !onOneDevice(c, "--emit=cuda"))
-    return UsageError;
+  // Several devices are driven from one process, lowered to streams.
+  if (emit == Emit::CUDA)
+    for (const Schedule *s : c.views)
+      if (s->pipeline.deviceCount() > 1 && s->lowering == Lowering::Graph) {
+        toolError(formatv("pipeline '{0}' declares {1} devices; --emit=cuda lowers such "
+                          "pipelines to streams (--lower=streams or auto)",
+                          s->pipeline.name, s->pipeline.deviceCount())
+                      .str());
+        return UsageError;
+      }
 
   auto clock = std::chrono::steady_clock::now();
   bool written = emitTo(outputPath, [&](raw_ostream &os) {

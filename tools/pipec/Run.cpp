@@ -121,8 +121,9 @@ bool tool::onOneDevice(const driver::Compiled &c, llvm::StringRef what) {
   for (const Schedule *s : c.views)
     if (s->pipeline.deviceCount() > 1) {
       toolError(formatv("pipeline '{0}' declares {1} devices; {2} takes pipelines on "
-                        "one device for now ('pipec check' and 'pipec compile' analyze "
-                        "it: each device's busy time and bubble)",
+                        "one device for now ('pipec compile' analyzes it, each device's "
+                        "busy time and bubble, and --emit=cuda writes it as a program "
+                        "that drives them all)",
                         s->pipeline.name, s->pipeline.deviceCount(), what)
                     .str());
       return false;
