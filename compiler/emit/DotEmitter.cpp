@@ -40,8 +40,11 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
     os << "  subgraph cluster_" << p << "_" << st << " {\n"
        << "    label="
        << quote(host ? std::string("host thread")
-                     : s.stream(st).name + " (priority " +
-                           std::to_string(s.stream(st).cudaPriority) + ")")
+                     : s.stream(st).name +
+                           (s.pipeline.devices.empty()
+                                ? std::string()
+                                : " on " + s.pipeline.devices[s.stream(st).device].name) +
+                           " (priority " + std::to_string(s.stream(st).cudaPriority) + ")")
        << ";\n    style=dashed;\n";
     std::vector<uint32_t> lane;
     for (uint32_t v = 0; v < inst.size(); ++v) {
