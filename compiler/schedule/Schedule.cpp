@@ -184,6 +184,10 @@ Schedule::Schedule(const program::Pipeline &pipeline,
   // verdict (and --lower=auto keeps its streams).
   if (options.graphCost && pipeline.deviceCount() == 1)
     analysis.graphAdvice = options.graphCost->advise(*this, options.replays);
+  else if (options.graphCost)
+    analysis.graphAdvice.reasons = {"not simulated: the device model has one GPU, and this "
+                                    "pipeline declares " +
+                                    std::to_string(pipeline.deviceCount()) + " devices"};
   times.analysis = watch.lap();
   switch (options.lowering) {
   case LoweringChoice::Streams:
