@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Pipeline-parallel training steps as .pipe files (language version 4).
 
-  generate.py SCHEDULE P M [--f US] [--b US] [--w US] [-o FILE]
+  generate.py SCHEDULE P M [--f US] [--b US] [--w US] [--v V] [-o FILE]
 
 SCHEDULE is `1f1b` (one forward, one backward: each device keeps at most
-P - d micro-batches in flight) or `zbh1` (zero-bubble ZB-H1: the backward
+P - d micro-batches in flight), `zbh1` (zero-bubble ZB-H1: the backward
 split into B, the gradient for the previous device, and W, the weights'
-gradient, which fills what would be bubbles). P devices, one stream each;
+gradient, which fills what would be bubbles) or `interleaved` (Megatron's
+interleaved 1F1B: each device holds --v model chunks, each pass 1/V of the
+time; M a multiple of P). P devices, one stream each;
 M micro-batches; F, B and W are each pass's time on one device (default
 100us each; with 1f1b, B is the whole backward, --b plus --w).
 
@@ -15,9 +17,9 @@ ready, else a forward if it has room for another micro-batch in flight,
 else (zbh1) a weight gradient. The stages are written in the order they
 start (every stage after what it depends on and after its device's previous
 one), so the file's stream order is the schedule's. With equal costs the
-bubble of each device is (P-1)/(M+P-1) for 1F1B and (P-1)/(3M+P-1) for
-ZB-H1 when M >= P: `pipec compile --emit=json` reports it as
-analysis.devices[].bubble_fraction.
+bubble of each device is (P-1)/(M+P-1) for 1F1B, (P-1)/(V*M+P-1)
+interleaved, and (P-1)/(3M+P-1) for ZB-H1 when M >= P: `pipec compile
+--emit=json` reports it as analysis.devices[].bubble_fraction.
 """
 import argparse
 import sys
@@ -69,17 +71,76 @@ def schedule(kind, p, m, f, b, w):
     return sorted(starts), b, w
 
 
-def write(kind, p, m, f, b, w, out):
-    starts, b, w = schedule(kind, p, m, f, b, w)
-    name = {"1f1b": "one_f_one_b", "zbh1": "zb_h1"}[kind]
+def interleaved(p, m, v, f, b):
+    """Megatron's interleaved 1F1B: device d holds model chunks c*p + d for
+    c < v; forwards go through the P*V virtual stages, backwards back. Each
+    device runs, in groups of P micro-batches, its chunks in order forward
+    and in reverse backward: (P-d-1)*2 + (V-1)*P forwards to warm up, then
+    one forward, one backward, then the backwards left."""
+    stages = p * v
+
+    def order(chunks):
+        return [(c, i) for g in range(0, m, p) for c in chunks
+                for i in range(g, min(g + p, m))]
+
+    plans = []
+    for d in range(p):
+        fwd, bwd = order(list(range(v))), order(list(reversed(range(v))))
+        warm = min(m * v, (p - d - 1) * 2 + (v - 1) * p)
+        plan = [("F",) + x for x in fwd[:warm]]
+        fi, bi = warm, 0
+        while fi < m * v:
+            plan += [("F",) + fwd[fi], ("B",) + bwd[bi]]
+            fi, bi = fi + 1, bi + 1
+        plan += [("B",) + x for x in bwd[bi:]]
+        plans.append(plan)
+
+    def deps(k, c, i, d):
+        s = c * p + d
+        if k == "F":
+            return [] if s == 0 else [("F", (s - 1) // p, i, (s - 1) % p)]
+        if s == stages - 1:
+            return [("F", c, i, d)]
+        return [("B", (s + 1) // p, i, (s + 1) % p)]
+
+    done, free, at, starts = {}, [0.0] * p, [0] * p, []
+    while len(starts) < 2 * stages * m:
+        for d in range(p):
+            if at[d] < len(plans[d]):
+                k, c, i = plans[d][at[d]]
+                ds = deps(k, c, i, d)
+                if all(x in done for x in ds):
+                    start = max([free[d]] + [done[x] for x in ds])
+                    done[(k, c, i, d)] = free[d] = start + (f if k == "F" else b) / v
+                    at[d] += 1
+                    starts.append((start, d, k, c, i, ds))
+    return sorted(starts)
+
+
+def header(out, kind, p, m, name, args):
     out.write(f"// {kind}: {p} devices, {m} micro-batches; written by "
-              f"samples/pipeline-parallel/generate.py {kind} {p} {m}\n")
+              f"samples/pipeline-parallel/generate.py {args}\n")
     out.write("version 4;\n\n")
     out.write(f"pipeline {name} {{\n")
     for d in range(p):
         out.write(f"  device gpu{d};\n")
     for d in range(p):
         out.write(f"  stream s{d} on gpu{d};\n")
+
+
+def write(kind, p, m, f, b, w, out, v=2):
+    if kind == "interleaved":
+        header(out, kind, p, m, "interleaved_1f1b", f"{kind} {p} {m} --v {v}")
+        name = lambda k, c, i, d: f"{k}{i}c{c}_{d}"
+        for _, d, k, c, i, ds in interleaved(p, m, v, f, b + w):
+            time = (f if k == "F" else b + w) / v
+            dep = ", ".join(name(*x) for x in ds)
+            dep = f" depends_on({dep})" if dep else ""
+            out.write(f"  stage {name(k, c, i, d)} on s{d} kernel {time:g}us{dep};\n")
+        out.write("}\n")
+        return
+    starts, b, w = schedule(kind, p, m, f, b, w)
+    header(out, kind, p, m, {"1f1b": "one_f_one_b", "zbh1": "zb_h1"}[kind], f"{kind} {p} {m}")
     time = {"F": f, "B": b, "W": w}
     for _, d, k, i in starts:
         deps = []
@@ -96,18 +157,22 @@ def write(kind, p, m, f, b, w, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("schedule", choices=["1f1b", "zbh1"])
+    ap.add_argument("schedule", choices=["1f1b", "zbh1", "interleaved"])
     ap.add_argument("p", type=int)
     ap.add_argument("m", type=int)
     ap.add_argument("--f", type=float, default=100)
     ap.add_argument("--b", type=float, default=100)
     ap.add_argument("--w", type=float, default=100)
+    ap.add_argument("--v", type=int, default=2, help="interleaved: model chunks per device")
     ap.add_argument("-o", dest="output")
     a = ap.parse_args()
-    if a.p < 1 or a.m < 1:
-        sys.exit("generate.py: P and M must be at least 1")
+    if a.p < 1 or a.m < 1 or a.v < 1:
+        sys.exit("generate.py: P, M and V must be at least 1")
+    if a.schedule == "interleaved" and a.m % a.p:
+        sys.exit("generate.py: the interleaved schedule takes micro-batches in groups of P: "
+                 "M must be a multiple of P")
     out = open(a.output, "w") if a.output else sys.stdout
-    write(a.schedule, a.p, a.m, a.f, a.b, a.w, out)
+    write(a.schedule, a.p, a.m, a.f, a.b, a.w, out, a.v)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,10 @@
   check_bubbles.py PIPEC GENERATE WORKDIR
 
 For P in {2, 4, 8} devices and M in {4, 8, 32} micro-batches, with equal
-pass costs: 1F1B's bubble on every device is (P-1)/(M+P-1); ZB-H1's is
-(P-1)/(3M+P-1) where M >= P. (With M < P no ZB-H1 order reaches it: the last
+pass costs: 1F1B's bubble on every device is (P-1)/(M+P-1); interleaved
+1F1B's with V = 2 and 4 chunks per device (P-1)/(V*M+P-1) (it takes
+micro-batches in groups of P: M a multiple of P); ZB-H1's (P-1)/(3M+P-1)
+where M >= P. (With M < P no ZB-H1 order reaches it: the last
 micro-batch's backward reaches the first device 2P-1 passes after its
 forward began, and its weight gradient follows, past the 3M+P-1 the
 formula needs when M < P; the check there is that the bubble is above it.)
@@ -17,25 +19,29 @@ import sys
 
 pipec, generate, work = sys.argv[1:4]
 failed = 0
-for kind in ("1f1b", "zbh1"):
+for kind, v in (("1f1b", 1), ("zbh1", 1), ("interleaved", 2), ("interleaved", 4)):
     for p in (2, 4, 8):
         for m in (4, 8, 32):
-            path = os.path.join(work, f"{kind}-{p}-{m}.pipe")
-            subprocess.run([sys.executable, generate, kind, str(p), str(m), "-o", path],
-                           check=True)
+            label = f"{kind} v={v}" if kind == "interleaved" else kind
+            if kind == "interleaved" and m % p:
+                print(f"{label} p={p} m={m}: M not a multiple of P, no such schedule")
+                continue
+            path = os.path.join(work, f"{kind}-{v}-{p}-{m}.pipe")
+            subprocess.run([sys.executable, generate, kind, str(p), str(m), "--v", str(v),
+                            "-o", path], check=True)
             out = subprocess.run([pipec, "compile", path, "--emit=json"], check=True,
                                  capture_output=True, text=True).stdout
             a = json.loads(out)["pipelines"][0]["analysis"]
-            passes = 3 if kind == "zbh1" else 2
-            formula = (p - 1) / (passes * m + p - 1) if kind == "zbh1" else (p - 1) / (m + p - 1)
-            exact = kind == "1f1b" or m >= p
+            formula = {"1f1b": (p - 1) / (m + p - 1), "zbh1": (p - 1) / (3 * m + p - 1),
+                       "interleaved": (p - 1) / (v * m + p - 1)}[kind]
+            exact = kind != "zbh1" or m >= p
             for d in a["devices"]:
                 ok = d["busy_us"] == m * 300.0  # F + B + W, or F + the whole B
                 ok = ok and (abs(d["bubble_fraction"] - formula) < 1e-12 if exact
                              else d["bubble_fraction"] > formula)
                 if not ok:
                     failed += 1
-                    print(f"FAIL {kind} p={p} m={m} {d} formula={formula}")
-            print(f"{kind} p={p} m={m}: {len(a['devices'])} devices, bubble "
+                    print(f"FAIL {label} p={p} m={m} {d} formula={formula}")
+            print(f"{label} p={p} m={m}: {len(a['devices'])} devices, bubble "
                   f"{a['devices'][0]['bubble_fraction']:.6f}, formula {formula:.6f}")
 sys.exit(1 if failed else 0)
