@@ -26,14 +26,14 @@ streamDecl : STREAM name (ON name)? (PRIORITY priority)? SEMI ;
 priority   : HIGH | NORMAL | LOW | MINUS? INT ;
 stageDecl  : STAGE name (ON name)? work attrs? access* deps? SEMI ;
 work       : KERNEL amount
-           | COPY direction amount?
+           | COPY direction amount? (TO name)?
            | HOST amount
            | MEMSET amount
            | CPU amount
            ;
 access     : (READS | WRITES) LPAREN accessItem (COMMA accessItem)* RPAREN ;
 accessItem : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
-direction  : H2D | D2H | D2D ;
+direction  : H2D | D2H | D2D | P2P ;
 // A number, a constant or arithmetic over them, maybe followed by a unit
 // (`2*L us`); a unit written right after a number (`12us`) is one token.
 amount     : expr IDENT? ;
@@ -49,7 +49,8 @@ dep        : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 
 // Contextual keywords are ordinary names wherever a name is expected.
 name       : IDENT | KERNEL | COPY | HOST | MEMSET | CPU | H2D | D2H | D2D | HIGH | NORMAL
-           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES | STATE | VERSION | LET ;
+           | LOW | SYNC | INFERRED | DECLARED | READS | WRITES | STATE | VERSION | LET
+           | P2P | TO ;
 
 // ---------------------------------------------------------------------------
 // Lexer rules.
@@ -75,6 +76,8 @@ CPU        : 'cpu' ;
 H2D        : 'h2d' ;
 D2H        : 'd2h' ;
 D2D        : 'd2d' ;
+P2P        : 'p2p' ;
+TO         : 'to' ;
 HIGH       : 'high' ;
 NORMAL     : 'normal' ;
 LOW        : 'low' ;

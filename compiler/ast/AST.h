@@ -190,6 +190,7 @@ struct StageDecl {
   llvm::SMRange kindRange; ///< the `kernel`/`copy`/`host` keyword
   CopyDirection direction = CopyDirection::H2D;
   Amount amount; ///< empty number for a copy that takes its buffer's size
+  std::optional<Name> peer; ///< a copy's `to DEVICE` (version 4)
   std::vector<Attr> attrs;
   std::vector<Access> accesses;
   std::vector<Dep> deps;

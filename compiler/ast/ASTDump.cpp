@@ -159,6 +159,8 @@ private:
       os << ' ';
       print(s.amount, os);
     }
+    if (s.peer)
+      os << " to '" << s.peer->text << "'";
     loc(s.name.range());
     for (const Attr &a : s.attrs) {
       indent(3);

@@ -53,10 +53,8 @@ std::string commentText(llvm::StringRef text) {
 uint64_t copyBytes(const program::Stage &st, const DeviceProfile &profile) {
   if (st.bytes)
     return std::max<uint64_t>(1, *st.bytes);
-  double gbps = st.kind == StageKind::Memset             ? profile.d2dGBps
-                : st.direction == CopyDirection::H2D   ? profile.h2dGBps
-                : st.direction == CopyDirection::D2H ? profile.d2hGBps
-                                                     : profile.d2dGBps;
+  double gbps = profile.copyGBps(st.kind == StageKind::Memset ? CopyDirection::D2D
+                                                               : st.direction);
   return std::max<uint64_t>(1, static_cast<uint64_t>(st.durationUs * gbps * 1e3));
 }
 
@@ -199,8 +197,9 @@ struct Buffers {
   std::vector<void *> declared;
   std::vector<int> declaredOnHost;
   // `deviceOf` (several devices): the device each one's memory is on.
+  // `peerOf`: the device a p2p copy's destination is on.
   void allocate(const unsigned long long *bytes, const int *direction, int n,
-                const int *deviceOf = nullptr) {
+                const int *deviceOf = nullptr, const int *peerOf = nullptr) {
     host.assign(n, nullptr);
     device.assign(n, nullptr);
     device2.assign(n, nullptr);
@@ -208,7 +207,9 @@ struct Buffers {
       if (deviceOf)
         CHECK(cudaSetDevice(deviceOf[i]));
       CHECK(cudaMalloc(&device[i], bytes[i]));
-      if (direction[i] == 2)
+      if (direction[i] == 4 && peerOf)
+        CHECK(cudaSetDevice(peerOf[i]));
+      if (direction[i] == 2 || direction[i] == 4)
         CHECK(cudaMalloc(&device2[i], bytes[i]));
       else if (direction[i] != 3) // a memset needs device memory only
         CHECK(cudaMallocHost(&host[i], bytes[i]));
@@ -326,16 +327,18 @@ public:
     if (!copies)
       os << "1";
     os << "};\n";
-    os << "const int kCopyDirection[kCopies] = {"; // 0 h2d, 1 d2h, 2 d2d
+    os << "const int kCopyDirection[kCopies] = {";
     for (size_t k = 0, i = 0; k < s.pipeline.stages.size(); ++k)
-      if (copyIndex[k] >= 0)
+      if (copyIndex[k] >= 0) {
+        const program::Stage &st = s.pipeline.stages[k];
         os << (i++ ? ", " : "")
-           << (s.pipeline.stages[k].kind == StageKind::Memset
-                   ? 3
-                   : static_cast<int>(s.pipeline.stages[k].direction));
+           << (st.kind == StageKind::Memset          ? 3
+               : st.direction == CopyDirection::P2P ? 4
+                                                     : static_cast<int>(st.direction));
+      }
     if (!copies)
       os << "0";
-    os << "}; // 0 h2d, 1 d2h, 2 d2d, 3 memset\n\n";
+    os << "}; // 0 h2d, 1 d2h, 2 d2d, 3 memset, 4 p2p\n\n";
     // Per buffer, not per slot: rings of thousands of slots stay one line.
     os << "// The declared buffers: buffer i is kBufferSlots[i] slots of\n"
           "// kBufferBytes[i] bytes; slot j of it is b.declared[its first index + j].\n";
@@ -451,6 +454,19 @@ private:
     if (!copies)
       os << "0";
     os << "};\n";
+    os << "// The device a copy writes to: its own but for a p2p copy.\n"
+          "const int kCopyPeer[kCopies] = {";
+    for (size_t k = 0, i = 0; k < s.pipeline.stages.size(); ++k)
+      if (copyIndex[k] >= 0) {
+        const program::Stage &st = s.pipeline.stages[k];
+        os << (i++ ? ", " : "")
+           << (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P
+                   ? st.peerDevice
+                   : deviceOfStream(uint32_t(std::max(0, st.stream))));
+      }
+    if (!copies)
+      os << "0";
+    os << "};\n";
     os << "const int kBufferDevice[kBuffers + 1] = {";
     for (const program::Buffer &b : s.pipeline.buffers)
       os << (b.host ? 0 : b.device) << ", ";
@@ -521,6 +537,12 @@ private:
           os << "); // ";
           writeLabel(op.instance);
           os << "\n  CHECK(cudaGetLastError());\n";
+        } else if (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P) {
+          os << "  CHECK(cudaMemcpyPeerAsync(";
+          writePeerCopyOperands(op.instance);
+          os << ", " << stream << ")); // ";
+          writeLabel(op.instance);
+          os << '\n';
         } else if (st.kind == StageKind::Copy) {
           os << "  CHECK(cudaMemcpyAsync(";
           writeCopyOperands(op.instance);
@@ -582,8 +604,22 @@ private:
     CHECK(cudaSetDevice(kEventDevice[i]));
     CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
   }
+  // Peer copies go over NVLink (or PCIe) where the devices can reach each
+  // other's memory; elsewhere the runtime stages them through the host.
+  for (int d = 0; d < kDevices; ++d)
+    for (int e = 0; e < kDevices; ++e) {
+      int can = 0;
+      if (d == e || cudaDeviceCanAccessPeer(&can, d, e) != cudaSuccess || !can)
+        continue;
+      CHECK(cudaSetDevice(d));
+      cudaError_t enabled = cudaDeviceEnablePeerAccess(e, 0);
+      if (enabled == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError(); // clears it
+      else
+        CHECK(enabled);
+    }
   Buffers b;
-)" << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ", kCopyDevice);\n"
+)" << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ", kCopyDevice, kCopyPeer);\n"
          << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers, "
             "kBufferDevice);\n";
     else
@@ -852,6 +888,33 @@ private:
   /// dst, src, bytes, kind of instance v's copy, for the 1D memcpy calls:
   /// the stage's own buffers, or (version 2) the declared buffers it writes
   /// and reads, this iteration's slot.
+  /// dst, dstDevice, src, srcDevice, bytes of instance v's p2p copy, for
+  /// cudaMemcpyPeerAsync: the declared buffers it writes and reads (this
+  /// iteration's slot), or its own on the two devices.
+  void writePeerCopyOperands(uint32_t v) {
+    uint32_t k = s.instances.stageOf(v);
+    const program::Stage &st = s.pipeline.stages[k];
+    const int c = copyIndex[k];
+    const uint32_t it = s.instances.iterationOf(v);
+    const program::Access *written = nullptr, *read = nullptr;
+    for (const program::Access &a : st.accesses) {
+      if (a.write && !written)
+        written = &a;
+      else if (!a.write && !read)
+        read = &a;
+    }
+    if (written)
+      writeDeclaredSlot(*written, it);
+    else
+      os << "b.device2[" << c << ']';
+    os << ", " << st.peerDevice << ", ";
+    if (read)
+      writeDeclaredSlot(*read, it);
+    else
+      os << "b.device[" << c << ']';
+    os << ", " << deviceOfStream(uint32_t(st.stream)) << ", k" << stageId(k) << "Bytes";
+  }
+
   void writeCopyOperands(uint32_t v) {
     uint32_t k = s.instances.stageOf(v);
     const program::Stage &st = s.pipeline.stages[k];

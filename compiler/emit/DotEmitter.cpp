@@ -55,6 +55,8 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
       std::string work = spelling(stage.kind);
       if (stage.kind == StageKind::Copy)
         work += std::string(" ") + spelling(stage.direction);
+      if (stage.kind == StageKind::Copy && stage.direction == CopyDirection::P2P)
+        work += " to " + s.pipeline.devices[stage.peerDevice].name;
       os << "    " << p << "n" << v << " [label="
          << quote(inst.name(v) + "\n" + work + " " + formatTime(stage.durationUs))
          << "];\n";

@@ -155,6 +155,8 @@ private:
         t << '"' << spelling(st.direction) << '"';
       else
         t << "null";
+      if (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P)
+        t << ",\"to_device\":\"" << p.devices[st.peerDevice].name << '"';
       t << ",\"duration_us\":";
       writeNumber(t, st.durationUs);
       t << ",\"bytes\":";

@@ -190,6 +190,10 @@ private:
       work += ' ';
       addAmount(work, s.amount);
     }
+    if (s.peer) {
+      work += " to ";
+      work.append(s.peer->text.data(), s.peer->text.size());
+    }
     llvm::StringRef workText = keep(work);
     std::string &attrs = scratch;
     attrs.clear();

@@ -245,8 +245,8 @@ ast::StageDecl ASTBuilder::buildStageDecl(PipeParser::StageDeclContext *c) {
   return s;
 }
 
-/// work : KERNEL amount | COPY direction amount? | HOST amount | MEMSET amount
-///      | CPU amount ;
+/// work : KERNEL amount | COPY direction amount? (TO name)? | HOST amount
+///      | MEMSET amount | CPU amount ;
 void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
   Children kids(c);
   if (antlr4::Token *t = kids.token(PipeParser::KERNEL)) {
@@ -269,15 +269,20 @@ void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
     into.direction = buildDirection(direction);
   if (auto *amount = kids.rule<PipeParser::AmountContext>(PipeParser::RuleAmount))
     into.amount = buildAmount(amount);
+  if (kids.token(PipeParser::TO))
+    if (auto *name = kids.rule<PipeParser::NameContext>(PipeParser::RuleName))
+      into.peer = buildName(name);
 }
 
-/// direction : H2D | D2H | D2D ;
+/// direction : H2D | D2H | D2D | P2P ;
 CopyDirection ASTBuilder::buildDirection(PipeParser::DirectionContext *c) {
   Children kids(c);
   if (kids.token(PipeParser::D2H))
     return CopyDirection::D2H;
   if (kids.token(PipeParser::D2D))
     return CopyDirection::D2D;
+  if (kids.token(PipeParser::P2P))
+    return CopyDirection::P2P;
   return CopyDirection::H2D;
 }
 

@@ -334,6 +334,8 @@ bool DirectParser::work(ast::StageDecl &into) {
       into.direction = CopyDirection::D2H;
     else if (accept(PipeParser::D2D))
       into.direction = CopyDirection::D2D;
+    else if (accept(PipeParser::P2P))
+      into.direction = CopyDirection::P2P;
     else
       return false;
     if (startsExpr(next())) {
@@ -341,6 +343,12 @@ bool DirectParser::work(ast::StageDecl &into) {
       if (!amount(size))
         return false;
       into.amount = size.amount();
+    }
+    if (accept(PipeParser::TO)) {
+      antlr4::Token *device = name();
+      if (!device)
+        return false;
+      into.peer = nameOf(ctx, device);
     }
     return true;
   }

@@ -54,6 +54,8 @@ constexpr Keyword kKeywords[] = {
     {"h2d", PipeLexer::H2D},
     {"d2h", PipeLexer::D2H},
     {"d2d", PipeLexer::D2D},
+    {"p2p", PipeLexer::P2P},
+    {"to", PipeLexer::TO},
     {"high", PipeLexer::HIGH},
     {"normal", PipeLexer::NORMAL},
     {"low", PipeLexer::LOW},

@@ -18,6 +18,8 @@ inline bool isNameToken(size_t type) {
   case PipeParser::H2D:
   case PipeParser::D2H:
   case PipeParser::D2D:
+  case PipeParser::P2P:
+  case PipeParser::TO:
   case PipeParser::HIGH:
   case PipeParser::NORMAL:
   case PipeParser::LOW:

@@ -30,6 +30,7 @@ const NumberKey kNumberKeys[] = {
     {"h2d_GBps", &DeviceProfile::h2dGBps, 1e-3, 1e5},
     {"d2h_GBps", &DeviceProfile::d2hGBps, 1e-3, 1e5},
     {"d2d_GBps", &DeviceProfile::d2dGBps, 1e-3, 1e5},
+    {"p2p_GBps", &DeviceProfile::p2pGBps, 1e-3, 1e5},
     {"launch_us", &DeviceProfile::launchUs, 0, 1e6},
     {"record_us", &DeviceProfile::recordUs, 0, 1e6},
     {"wait_us", &DeviceProfile::waitUs, 0, 1e6},
@@ -119,13 +120,24 @@ unsigned DeviceProfile::copyEngines(program::CopyDirection dir) const {
                                               : 1;
 }
 
+double DeviceProfile::copyGBps(program::CopyDirection dir) const {
+  switch (dir) {
+  case program::CopyDirection::H2D:
+    return h2dGBps;
+  case program::CopyDirection::D2H:
+    return d2hGBps;
+  case program::CopyDirection::D2D:
+    return d2dGBps;
+  case program::CopyDirection::P2P:
+    return p2pGBps;
+  }
+  return d2dGBps;
+}
+
 double DeviceProfile::copyTimeUs(program::CopyDirection dir,
                                  uint64_t bytes) const {
-  double gbps = dir == program::CopyDirection::H2D   ? h2dGBps
-                : dir == program::CopyDirection::D2H ? d2hGBps
-                                                     : d2dGBps;
   // bytes / (GB/s * 1e9) seconds = bytes / (GB/s * 1e3) microseconds.
-  return static_cast<double>(bytes) / (gbps * 1e3);
+  return static_cast<double>(bytes) / (copyGBps(dir) * 1e3);
 }
 
 /// The deepest nesting of brackets outside strings (JSON's parser recurses

@@ -29,6 +29,9 @@ struct DeviceProfile {
   double h2dGBps = 52;
   double d2hGBps = 52;
   double d2dGBps = 2000;
+  /// A peer copy (`copy p2p`) between two devices, each way: NVLink 4 on
+  /// an H200 board, 450 GB/s per direction; PCIe peers get far less.
+  double p2pGBps = 450;
 
   // Host-side API costs, microseconds (docs/device-model.md: sources).
   double launchUs = 2.6;            ///< a kernel, copy or host-function launch
@@ -90,6 +93,8 @@ struct DeviceProfile {
   int priorityFor(program::PriorityClass cls) const;
   /// The copy engines of direction `dir` (d2d has one).
   unsigned copyEngines(program::CopyDirection dir) const;
+  /// The bandwidth of direction `dir`, GB/s.
+  double copyGBps(program::CopyDirection dir) const;
   /// Microseconds to move `bytes` in direction `dir`.
   double copyTimeUs(program::CopyDirection dir, uint64_t bytes) const;
 };

@@ -117,6 +117,9 @@ struct Stage {
   int32_t stream = kNoStream; ///< index into Pipeline::streams, or kNoStream
   StageKind kind = StageKind::Kernel;
   CopyDirection direction = CopyDirection::H2D;
+  /// A `copy p2p`: the device it writes to (index into Pipeline::devices);
+  /// it runs on its stream's device, the source.
+  uint32_t peerDevice = 0;
   double durationUs = 0;
   std::optional<uint64_t> bytes; ///< copies given as a size
   uint32_t blocks = 1;

@@ -60,8 +60,8 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
       break;
     }
     case StageKind::Copy:
-      u.copies[static_cast<unsigned>(st.direction)] += st.durationUs;
-      ++u.copyCount[static_cast<unsigned>(st.direction)];
+      u.copies[engineIndex(st.direction)] += st.durationUs;
+      ++u.copyCount[engineIndex(st.direction)];
       break;
     case StageKind::Host:
       u.host += st.durationUs;

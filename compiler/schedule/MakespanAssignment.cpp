@@ -234,7 +234,7 @@ private:
           ready = std::max(ready, streamFree[s] + p.streamGapUs);
         double cost = st.durationUs;
         if (st.kind == StageKind::Copy) {
-          ready = std::max(ready, engineFree[static_cast<unsigned>(st.direction)]);
+          ready = std::max(ready, engineFree[engineIndex(st.direction)]);
           cost += p.copyLatencyUs;
         } else if (st.kind == StageKind::Host) {
           ready = std::max(ready + p.hostFuncLatencyUs, hostFree);
@@ -276,7 +276,7 @@ private:
       streamUsed[chosen] = 1;
       lastOn[chosen] = v;
       if (st.kind == StageKind::Copy)
-        engineFree[static_cast<unsigned>(st.direction)] = end;
+        engineFree[engineIndex(st.direction)] = end;
       else if (st.kind == StageKind::Host)
         hostFree = end;
     }

@@ -26,6 +26,8 @@ namespace {
 
 /// A buffer's device that was not declared (reported once, at the buffer).
 constexpr uint32_t kUnknownDevice = UINT32_MAX;
+/// A `copy p2p` whose peer device is not known yet.
+constexpr uint32_t kNoPeer = UINT32_MAX - 1;
 
 class Sema {
 public:
@@ -65,6 +67,9 @@ private:
                   const ast::Pipeline &p, std::vector<bool> &streamUsed,
                   std::vector<bool> &bufferUsed, Stage &into);
   void checkWork(const ast::StageDecl &s, Stage &into);
+  void checkPeer(const ast::StageDecl &s, const Pipeline &out,
+                 const ast::Pipeline &p, Stage &into);
+  void checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &into);
   void checkAttrs(const ast::StageDecl &s, Stage &into);
   void checkWaves(const ast::StageDecl &s, Stage &into);
   void checkSharedMemory(const ast::Attr &a, Stage &into);
@@ -349,6 +354,8 @@ static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
       return b.host ? "a 'copy d2h' reads device memory" : nullptr;
     case CopyDirection::D2D:
       return b.host ? "a 'copy d2d' reads and writes device memory" : nullptr;
+    case CopyDirection::P2P:
+      return b.host ? "a 'copy p2p' reads and writes device memory" : nullptr;
     }
   }
   return nullptr;
@@ -424,8 +431,28 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
                                            b.name, b.host ? "pinned host" : "device"));
           continue;
         }
+        // A `copy p2p` writes its peer's memory: the device `to` names, or
+        // the one of the first buffer it writes.
+        bool toPeer = write && into.kind == StageKind::Copy &&
+                      into.direction == CopyDirection::P2P;
+        if (toPeer && into.peerDevice == kNoPeer && !b.host)
+          into.peerDevice = b.device;
+        if (toPeer && !b.host && b.device != kUnknownDevice &&
+            into.peerDevice != kUnknownDevice && into.peerDevice != b.device) {
+          const std::string &peer = out.devices[into.peerDevice].name;
+          const std::string &theirs = out.devices[b.device].name;
+          diags
+              .error(name.range(),
+                     formatv("copy stage '{0}' cannot access buffer '{1}' on device "
+                             "'{2}': a 'copy p2p' writes the memory of its peer device "
+                             "'{3}'",
+                             into.name, b.name, theirs, peer))
+              .attachNote(b.range, formatv("'{0}' is declared here, on device '{1}'",
+                                           b.name, theirs));
+          continue;
+        }
         // A stage touches device memory of its stream's device only.
-        if (!b.host && into.stream != kNoStream && out.devices.size() > 1 &&
+        if (!toPeer && !b.host && into.stream != kNoStream && out.devices.size() > 1 &&
             b.device != kUnknownDevice && out.streams[into.stream].device != b.device) {
           const std::string &mine = out.devices[out.streams[into.stream].device].name;
           const std::string &theirs = out.devices[b.device].name;
@@ -462,23 +489,24 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
     for (const Access &a : into.accesses)
       if (a.write && !written)
         written = &a;
-    if (!written) {
+    bool rejected = std::any_of(s.accesses.begin(), s.accesses.end(),
+                                [](const ast::Access &a) { return a.write; });
+    if (!written && !rejected) {
       diags.error(s.kindRange,
                   formatv("'copy' expects a size ({0}) or a time ({1}), or a "
                           "buffer it writes to take the size from",
                           sema::sizeUnitList(), sema::timeUnitList()));
       return;
     }
+    if (!written)
+      return; // its writes were reported
     into.bytes = out.buffers[written->buffer].bytes;
     into.durationUs = profile.copyTimeUs(into.direction, *into.bytes);
     return;
   }
   // The bytes it moves, given or derived from its time.
   double moved = into.bytes ? double(*into.bytes)
-                            : into.durationUs * 1e3 *
-                                  (into.direction == CopyDirection::H2D   ? profile.h2dGBps
-                                   : into.direction == CopyDirection::D2H ? profile.d2hGBps
-                                                                          : profile.d2dGBps);
+                            : into.durationUs * 1e3 * profile.copyGBps(into.direction);
   for (const Access &a : into.accesses) {
     const Buffer &b = out.buffers[a.buffer];
     if (b.bytes && moved > double(b.bytes) + 0.5)
@@ -640,6 +668,64 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
     into.durationUs = q.micros;
     return;
   }
+}
+
+/// `copy p2p ... to DEVICE` (version 4): the peer device it writes to.
+void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out,
+                     const ast::Pipeline &p, Stage &into) {
+  bool p2p = into.kind == StageKind::Copy && into.direction == CopyDirection::P2P;
+  if (p2p) {
+    needsVersion(4, s.kindRange, "'copy p2p'");
+    into.peerDevice = kNoPeer;
+  }
+  if (!s.peer)
+    return;
+  if (!p2p) {
+    diags.error(s.peer->range(),
+                formatv("'to {0}' names the device a 'copy p2p' writes to; a {1} "
+                        "stage stays on its stream's device",
+                        s.peer->text,
+                        into.kind == StageKind::Copy
+                            ? formatv("'copy {0}'", spelling(into.direction)).str()
+                            : std::string(spelling(into.kind))));
+    return;
+  }
+  // At most kMaxDevices devices: a scan is as quick as a map.
+  for (size_t d = 0; d < out.devices.size(); ++d)
+    if (out.devices[d].name == s.peer->text) {
+      into.peerDevice = static_cast<uint32_t>(d);
+      return;
+    }
+  reportUnknown(*s.peer, "device", p.devices);
+  into.peerDevice = kUnknownDevice;
+}
+
+/// A `copy p2p` has a peer, and it is another device than its source.
+void Sema::checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &into) {
+  if (into.peerDevice == kUnknownDevice || version < 4)
+    return; // reported
+  if (out.devices.size() < 2) {
+    diags.error(s.kindRange,
+                formatv("copy p2p '{0}' goes from one device to another, and this "
+                        "pipeline declares {1}; declare them with 'device NAME;'",
+                        into.name, out.devices.empty() ? "none" : "one"));
+    return;
+  }
+  if (into.peerDevice == kNoPeer) {
+    diags.error(s.kindRange,
+                formatv("copy p2p '{0}' needs a peer device: write 'to DEVICE', or "
+                        "write a buffer on that device",
+                        into.name));
+    return;
+  }
+  if (into.stream == kNoStream ||
+      out.streams[into.stream].device != into.peerDevice)
+    return;
+  const std::string &device = out.devices[into.peerDevice].name;
+  diags.error(s.peer ? s.peer->range() : s.kindRange,
+              formatv("copy p2p '{0}' copies from device '{1}' to itself: a peer copy "
+                      "goes to another device; use 'copy d2d' within one",
+                      into.name, device));
 }
 
 void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
@@ -977,7 +1063,12 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
   else
     into.kind = s.kind, into.direction = s.direction;
   checkAttrs(s, into);
+  checkPeer(s, out, p, into);
   checkAccesses(s, out, buffers, p, bufferUsed, into);
+  if (into.kind == StageKind::Copy && into.direction == CopyDirection::P2P)
+    checkPeerFound(s, out, into);
+  if (into.peerDevice >= kNoPeer)
+    into.peerDevice = 0; // reported: the program is not used
   if (!into.runs.always())
     for (const Access &a : into.accesses) {
       const Buffer &b = out.buffers[a.buffer];

@@ -26,6 +26,8 @@ const char *pipec::spelling(CopyDirection dir) {
     return "d2h";
   case CopyDirection::D2D:
     return "d2d";
+  case CopyDirection::P2P:
+    return "p2p";
   }
   return "?";
 }

@@ -8,12 +8,19 @@ namespace pipec {
 /// device memory, as cudaMemsetAsync does. Cpu (version 3): work on the
 /// host thread that issues the pipeline, in issue order, on no stream.
 enum class StageKind { Kernel, Copy, Host, Memset, Cpu };
-enum class CopyDirection { H2D, D2H, D2D };
+/// P2P (version 4): from a device to a peer device (NVLink or PCIe).
+enum class CopyDirection { H2D, D2H, D2D, P2P };
+
+/// The copy engine a direction uses (its index among h2d, d2h, d2d): a peer
+/// copy is made by the source device's device-to-device engine.
+inline unsigned engineIndex(CopyDirection dir) {
+  return dir == CopyDirection::P2P ? 2u : static_cast<unsigned>(dir);
+}
 
 /// The keyword that spells the kind: "kernel", "copy", "host", "memset",
 /// "cpu".
 const char *spelling(StageKind kind);
-/// "h2d", "d2h", "d2d".
+/// "h2d", "d2h", "d2d", "p2p".
 const char *spelling(CopyDirection dir);
 
 } // namespace pipec

@@ -420,9 +420,7 @@ private:
       if (st.kind != StageKind::Copy && st.kind != StageKind::Memset)
         continue;
       const bool memset = st.kind == StageKind::Memset;
-      double gbps = memset || st.direction == CopyDirection::D2D ? profile.d2dGBps
-                    : st.direction == CopyDirection::H2D         ? profile.h2dGBps
-                                                                 : profile.d2hGBps;
+      double gbps = profile.copyGBps(memset ? CopyDirection::D2D : st.direction);
       size_t bytes = st.bytes ? *st.bytes
                               : static_cast<size_t>(st.durationUs * gbps * 1e3);
       bytes = std::max<size_t>(bytes, 1);

@@ -584,7 +584,7 @@ private:
       return true;
     }
     case StageKind::Copy: {
-      unsigned engine = static_cast<unsigned>(stage.direction);
+      unsigned engine = engineIndex(stage.direction);
       copyQueues[engine].push_back(v);
       return true;
     }
@@ -847,7 +847,7 @@ private:
   void itemDone(uint32_t v, double now) {
     const program::Stage &stage = s.instances.stage(v);
     if (stage.kind == StageKind::Copy) {
-      unsigned e = static_cast<unsigned>(stage.direction);
+      unsigned e = engineIndex(stage.direction);
       engineBusy[e] = 0;
     } else if (stage.kind == StageKind::Host) {
       hostBusy = 0;

@@ -93,7 +93,7 @@ public:
         "iterations", "buffer", "kernel", "copy", "host", "memset", "h2d",
         "reads", "writes", "high", "sync", "declared", "x", "@prev", "4us",
         "7", "2.5", "{", "}", "(", ")", "[", "]", ";", ",", "=", "-", "+", "*",
-        "/", "let", "us", "device"};
+        "/", "let", "us", "device", "p2p", "to"};
     size_t at = rng() % tokens.size();
     switch (rng() % 3) {
     case 0:
@@ -116,9 +116,11 @@ private:
       append(out, {"on", name()});
     switch (rng() % 4) {
     case 0:
-      append(out, {"copy", pick({"h2d", "d2h", "d2d"})});
+      append(out, {"copy", pick({"h2d", "d2h", "d2d", "p2p"})});
       if (rng() % 2)
         amount(out);
+      if (rng() % 3 == 0)
+        append(out, {"to", name()});
       break;
     default:
       out.push_back(pick({"kernel", "host", "memset"}));
@@ -187,7 +189,7 @@ private:
     // Words the `name` rule allows, keywords among them.
     return pick({"a", "B_2", "kernel", "copy", "host", "memset", "h2d", "d2h",
                  "d2d", "high", "normal", "low", "sync", "inferred",
-                 "declared", "reads", "writes"});
+                 "declared", "reads", "writes", "p2p", "to"});
   }
   std::string integer() {
     return pick({"0", "3", "18446744073709551615", "99999999999999999999"});
@@ -274,6 +276,8 @@ public:
             .put(int(x.direction)).put(x.amount).put(x.range);
         if (x.stream)
           put("on", *x.stream);
+        if (x.peer)
+          put("to", *x.peer);
         for (const ast::Attr &a : x.attrs) {
           put("attr", a.name).put(a.range);
           if (a.value)

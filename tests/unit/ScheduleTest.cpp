@@ -61,17 +61,27 @@ std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditional = 
     for (uint32_t d = 0; d < devices; ++d)
       text += "  device gpu" + std::to_string(d) + ";\n";
   }
+  std::vector<uint32_t> deviceOf(streams, 0);
   for (uint32_t s = 0; s < streams; ++s) {
     text += "  stream s" + std::to_string(s);
-    if (devices > 1)
-      text += " on gpu" + std::to_string(s < devices ? s : rng() % devices);
+    if (devices > 1) {
+      deviceOf[s] = s < devices ? s : rng() % devices;
+      text += " on gpu" + std::to_string(deviceOf[s]);
+    }
     text += ";\n";
   }
   for (uint32_t i = 0; i < t; ++i) {
     text += "  stage X" + std::to_string(i);
-    if (!allowAuto || rng() % 3)
-      text += " on s" + std::to_string(rng() % streams);
-    text += " kernel " + std::to_string(1 + rng() % 20) + "us";
+    int32_t stream = -1;
+    if (!allowAuto || rng() % 3) {
+      stream = static_cast<int32_t>(rng() % streams);
+      text += " on s" + std::to_string(stream);
+    }
+    if (devices > 1 && stream >= 0 && rng() % 4 == 0) // a peer copy
+      text += " copy p2p " + std::to_string(1 + rng() % 20) + "us to gpu" +
+              std::to_string((deviceOf[stream] + 1 + rng() % (devices - 1)) % devices);
+    else
+      text += " kernel " + std::to_string(1 + rng() % 20) + "us";
     if (conditional && rng() % 3 == 0)
       text += test::randomRunCondition(rng);
     std::vector<std::string> deps;
