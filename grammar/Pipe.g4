@@ -24,13 +24,16 @@ setting    : ITERATIONS expr SEMI
 bufferDecl : BUFFER name (LBRACK expr RBRACK)? amount (HOST | ON name)? STATE? SEMI ;
 streamDecl : STREAM name (ON name)? (PRIORITY priority)? SEMI ;
 priority   : HIGH | NORMAL | LOW | MINUS? INT ;
-stageDecl  : STAGE name (ON name)? work attrs? access* deps? SEMI ;
+stageDecl  : STAGE name (ON (name | LPAREN name (COMMA name)* RPAREN))? work attrs? access* deps?
+             SEMI ;
 work       : KERNEL amount
            | COPY direction amount? (TO name)?
            | HOST amount
            | MEMSET amount
            | CPU amount
+           | collective amount
            ;
+collective : ALLREDUCE | ALLGATHER | REDUCESCATTER | BROADCAST ;
 access     : (READS | WRITES) LPAREN accessItem (COMMA accessItem)* RPAREN ;
 accessItem : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 direction  : H2D | D2H | D2D | P2P ;
@@ -50,7 +53,7 @@ dep        : name (QUALIFIER (LPAREN INT RPAREN)?)? ;
 // Contextual keywords are ordinary names wherever a name is expected.
 name       : IDENT | KERNEL | COPY | HOST | MEMSET | CPU | H2D | D2H | D2D | HIGH | NORMAL
            | LOW | SYNC | INFERRED | DECLARED | READS | WRITES | STATE | VERSION | LET
-           | P2P | TO ;
+           | P2P | TO | ALLREDUCE | ALLGATHER | REDUCESCATTER | BROADCAST ;
 
 // ---------------------------------------------------------------------------
 // Lexer rules.
@@ -78,6 +81,10 @@ D2H        : 'd2h' ;
 D2D        : 'd2d' ;
 P2P        : 'p2p' ;
 TO         : 'to' ;
+ALLREDUCE  : 'allreduce' ;
+ALLGATHER  : 'allgather' ;
+REDUCESCATTER : 'reducescatter' ;
+BROADCAST  : 'broadcast' ;
 HIGH       : 'high' ;
 NORMAL     : 'normal' ;
 LOW        : 'low' ;

@@ -186,11 +186,16 @@ struct Access {
 struct StageDecl {
   Name name;
   std::optional<Name> stream;
+  /// `on (s0, s1, ...)` (a collective, version 4): the streams after the
+  /// first, which is `stream`; `streamList` when written in parentheses.
+  std::vector<Name> moreStreams;
+  bool streamList = false;
   StageKind kind = StageKind::Kernel;
   llvm::SMRange kindRange; ///< the `kernel`/`copy`/`host` keyword
   CopyDirection direction = CopyDirection::H2D;
   Amount amount; ///< empty number for a copy that takes its buffer's size
   std::optional<Name> peer; ///< a copy's `to DEVICE` (version 4)
+  CollectiveOp collective = CollectiveOp::AllReduce;
   std::vector<Attr> attrs;
   std::vector<Access> accesses;
   std::vector<Dep> deps;

@@ -150,9 +150,16 @@ private:
   void dumpStage(const StageDecl &s) {
     indent(2);
     os << "Stage '" << s.name.text << "'";
-    if (s.stream)
+    if (s.stream && s.streamList) {
+      os << " on ('" << s.stream->text << "'";
+      for (const Name &more : s.moreStreams)
+        os << ", '" << more.text << "'";
+      os << ')';
+    } else if (s.stream) {
       os << " on '" << s.stream->text << "'";
-    os << ' ' << spelling(s.kind);
+    }
+    os << ' '
+       << (s.kind == StageKind::Collective ? spelling(s.collective) : spelling(s.kind));
     if (s.kind == StageKind::Copy)
       os << ' ' << spelling(s.direction);
     if (!s.amount.empty()) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/emit/CudaNccl.h"
 #include "compiler/emit/Emitters.h"
 #include "compiler/emit/SpinShapeText.h"
 
@@ -17,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
+#include <optional>
 
 using namespace pipec;
 using llvm::formatv;
@@ -233,7 +235,20 @@ struct Buffers {
           CHECK(cudaMalloc(&declared.back(), bytes[i]));
       }
   }
+  // A collective's parts: what each sends and receives, on its device.
+  std::vector<void *> send, recv;
+  void allocateParts(const unsigned long long *bytes, int n, const int *deviceOf) {
+    send.assign(n, nullptr);
+    recv.assign(n, nullptr);
+    for (int i = 0; i < n; ++i) {
+      CHECK(cudaSetDevice(deviceOf[i]));
+      CHECK(cudaMalloc(&send[i], bytes[i]));
+      CHECK(cudaMalloc(&recv[i], bytes[i]));
+    }
+  }
   void release() {
+    for (void *p : send) CHECK(cudaFree(p));
+    for (void *p : recv) CHECK(cudaFree(p));
     for (void *p : host) if (p) CHECK(cudaFreeHost(p));
     for (void *p : device) if (p) CHECK(cudaFree(p));
     for (void *p : device2) if (p) CHECK(cudaFree(p));
@@ -253,6 +268,8 @@ public:
       if (s.pipeline.stages[k].kind == StageKind::Copy ||
           s.pipeline.stages[k].kind == StageKind::Memset)
         copyIndex[k] = copies++;
+    if (program::hasCollectives(s.pipeline))
+      comms.emplace(s);
     for (const program::Buffer &b : s.pipeline.buffers) {
       declaredBase.push_back(declaredSlots);
       declaredSlots += b.slots;
@@ -363,6 +380,8 @@ public:
                     declaredBase[i] + s.pipeline.buffers[i].slots - 1);
     os << '\n';
 
+    if (comms)
+      comms->writeTables(os);
     if (s.lowering == Lowering::Streams)
       streams();
     else
@@ -517,7 +536,7 @@ private:
     // With several devices, each call is made with its stream's device
     // current (set when it changes).
     int64_t current = -1;
-    for (const Op &op : s.ops) {
+    auto emitOp = [&](const Op &op) {
       const std::string &stream = op.stream == kHostStream ? noStream : streamRefs[op.stream];
       if (several() && op.stream != kHostStream && deviceOfStream(op.stream) != current) {
         current = deviceOfStream(op.stream);
@@ -537,6 +556,11 @@ private:
           os << "); // ";
           writeLabel(op.instance);
           os << "\n  CHECK(cudaGetLastError());\n";
+        } else if (st.kind == StageKind::Collective) {
+          comms->writeCall(os, op.instance, stream);
+          os << " // ";
+          writeLabel(op.instance);
+          os << '\n';
         } else if (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P) {
           os << "  CHECK(cudaMemcpyPeerAsync(";
           writePeerCopyOperands(op.instance);
@@ -586,8 +610,40 @@ private:
       case Op::GraphLaunch:
         break;
       }
+    };
+    // A collective's parts are launched one after another, inside one NCCL
+    // group: NCCL enqueues them at ncclGroupEnd, so the events recorded
+    // after them are recorded after it (waits for the parts' streams may
+    // come between: they are enqueued before the parts are).
+    std::vector<const Op *> afterGroup;
+    bool inGroup = false;
+    for (const Op &op : s.ops) {
+      if (inGroup && op.kind == Op::Record) {
+        afterGroup.push_back(&op);
+        continue;
+      }
+      const program::Stage *part = nullptr;
+      if (op.kind == Op::Launch && program::isCollective(s.instances.stage(op.instance)))
+        part = &s.instances.stage(op.instance);
+      const uint32_t k = part ? s.instances.stageOf(op.instance) : 0;
+      if (part && k == part->group) {
+        os << "  NCCL_CHECK(nccl.groupStart());\n";
+        inGroup = true;
+      }
+      emitOp(op);
+      if (part && k + 1 == part->group + part->parts) {
+        os << "  NCCL_CHECK(nccl.groupEnd());\n";
+        inGroup = false;
+        for (const Op *record : afterGroup)
+          emitOp(*record);
+        afterGroup.clear();
+      }
     }
     os << "}\n\n";
+    const char *parts = comms ? "  b.allocateParts(kPartBytes, kParts, kPartDevice);\n"
+                                "  makeComms();\n"
+                              : "";
+    const char *noParts = comms ? "  destroyComms();\n" : "";
     if (several())
       os << R"(static void run(int replays) {
   prepare();
@@ -621,7 +677,8 @@ private:
   Buffers b;
 )" << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ", kCopyDevice, kCopyPeer);\n"
          << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers, "
-            "kBufferDevice);\n";
+            "kBufferDevice);\n"
+         << parts;
     else
       os << R"(static void run(int replays) {
   prepare();
@@ -636,7 +693,8 @@ private:
     CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
   Buffers b;
 )" << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ");\n"
-         << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);\n";
+         << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);\n"
+         << parts;
     const char *sync = several() ? "synchronize()" : "CHECK(cudaDeviceSynchronize())";
     os << formatv(R"(
   Clock::time_point t = Clock::now();
@@ -657,14 +715,14 @@ private:
               percentile(replay, 0.95));
   std::printf("  host submit    %10.1f us   median\n", percentile(submit, 0.5));
 
-  b.release();
+{3}  b.release();
   for (int i = 0; i < kEvents; ++i)
     CHECK(cudaEventDestroy(event[i]));
   for (int i = 0; i < kStreams; ++i)
     CHECK(cudaStreamDestroy(stream[i]));
 }
 )",
-                  copies, s.pipeline.name, sync);
+                  copies, s.pipeline.name, sync, noParts);
   }
 
   void graph() {
@@ -952,6 +1010,7 @@ private:
   std::string name;
   std::vector<int> copyIndex;
   int copies = 0;
+  std::optional<Communicators> comms; ///< with collectives
   std::vector<uint32_t> declaredBase; ///< per buffer: its first slot's index
   std::vector<std::string> ids;        ///< per stage: its C++ identifier
   std::vector<std::string> streamRefs; ///< per stream: `stream[i]`
@@ -980,6 +1039,10 @@ void pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules,
      << "// Run:   ./pipeline [replays]        (default 100)\n\n";
   os << kPrelude << "\n// ---- SpinShape.inc: how pipec stands in for a kernel stage ----\n"
      << kSpinShapeText << kSpinLaunch << kRuntime;
+  const bool collectives = std::any_of(schedules.begin(), schedules.end(),
+                                       [](const Schedule *s) { return program::hasCollectives(s->pipeline); });
+  if (collectives)
+    os << kNcclPrelude;
   for (const Schedule *s : schedules)
     Writer(*s, profile, os).pipeline();
   os << R"(
@@ -989,7 +1052,10 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: %s [replays >= 1]\n", argv[0]);
     return 2;
   }
-  int devices = 0;
+)";
+  if (collectives) // before the devices: without NCCL they cannot run it
+    os << "  if (!loadNccl())\n    return 4;\n";
+  os << R"(  int devices = 0;
   cudaError_t status = cudaGetDeviceCount(&devices);
   if (status != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "no CUDA device: %s\n",

@@ -52,7 +52,8 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
         continue;
       lane.push_back(v);
       const program::Stage &stage = inst.stage(v);
-      std::string work = spelling(stage.kind);
+      std::string work = program::isCollective(stage) ? spelling(stage.collective)
+                                                      : spelling(stage.kind);
       if (stage.kind == StageKind::Copy)
         work += std::string(" ") + spelling(stage.direction);
       if (stage.kind == StageKind::Copy && stage.direction == CopyDirection::P2P)

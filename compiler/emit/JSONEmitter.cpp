@@ -155,6 +155,8 @@ private:
         t << '"' << spelling(st.direction) << '"';
       else
         t << "null";
+      if (program::isCollective(st))
+        t << ",\"collective\":\"" << spelling(st.collective) << "\",\"ranks\":" << st.parts;
       if (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P)
         t << ",\"to_device\":\"" << p.devices[st.peerDevice].name << '"';
       t << ",\"duration_us\":";

@@ -176,12 +176,19 @@ private:
   Line stageLine(const ast::StageDecl &s) {
     llvm::StringRef on;
     if (s.stream) {
-      scratch.assign("on ");
+      scratch.assign(s.streamList ? "on (" : "on ");
       scratch.append(s.stream->text.data(), s.stream->text.size());
+      for (const ast::Name &more : s.moreStreams) {
+        scratch += ", ";
+        scratch.append(more.text.data(), more.text.size());
+      }
+      if (s.streamList)
+        scratch += ')';
       on = keep(scratch);
     }
     std::string &work = scratch;
-    work.assign(spelling(s.kind));
+    work.assign(s.kind == StageKind::Collective ? spelling(s.collective)
+                                                : spelling(s.kind));
     if (s.kind == StageKind::Copy) {
       work += ' ';
       work += spelling(s.direction);

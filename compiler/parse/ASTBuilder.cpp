@@ -232,8 +232,12 @@ ast::StageDecl ASTBuilder::buildStageDecl(PipeParser::StageDeclContext *c) {
   auto names = kids.rules<PipeParser::NameContext>(PipeParser::RuleName);
   if (!names.empty())
     s.name = buildName(names[0]);
-  if (kids.token(PipeParser::ON) && names.size() > 1)
+  if (kids.token(PipeParser::ON) && names.size() > 1) {
     s.stream = buildName(names[1]);
+    s.streamList = kids.token(PipeParser::LPAREN) != nullptr;
+    for (size_t i = 2; i < names.size(); ++i)
+      s.moreStreams.push_back(buildName(names[i]));
+  }
   if (auto *work = kids.rule<PipeParser::WorkContext>(PipeParser::RuleWork))
     buildWork(work, s);
   if (auto *attrs = kids.rule<PipeParser::AttrsContext>(PipeParser::RuleAttrs))
@@ -246,7 +250,7 @@ ast::StageDecl ASTBuilder::buildStageDecl(PipeParser::StageDeclContext *c) {
 }
 
 /// work : KERNEL amount | COPY direction amount? (TO name)? | HOST amount
-///      | MEMSET amount | CPU amount ;
+///      | MEMSET amount | CPU amount | collective amount ;
 void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
   Children kids(c);
   if (antlr4::Token *t = kids.token(PipeParser::KERNEL)) {
@@ -264,6 +268,14 @@ void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
   } else if (antlr4::Token *t = kids.token(PipeParser::CPU)) {
     into.kind = StageKind::Cpu;
     into.kindRange = ctx.rangeOf(t);
+  } else if (auto *op = kids.rule<PipeParser::CollectiveContext>(PipeParser::RuleCollective)) {
+    into.kind = StageKind::Collective;
+    into.kindRange = rangeOf(op);
+    Children words(op);
+    into.collective = words.token(PipeParser::ALLREDUCE)       ? CollectiveOp::AllReduce
+                      : words.token(PipeParser::ALLGATHER)     ? CollectiveOp::AllGather
+                      : words.token(PipeParser::BROADCAST)     ? CollectiveOp::Broadcast
+                                                               : CollectiveOp::ReduceScatter;
   }
   if (auto *direction = kids.rule<PipeParser::DirectionContext>(PipeParser::RuleDirection))
     into.direction = buildDirection(direction);

@@ -271,7 +271,8 @@ bool DirectParser::bufferDecl(ast::Pipeline &into) {
   return true;
 }
 
-/// stageDecl : STAGE name (ON name)? work attrs? access* deps? SEMI ;
+/// stageDecl : STAGE name (ON (name | LPAREN name (COMMA name)* RPAREN))?
+///             work attrs? access* deps? SEMI ;
 bool DirectParser::stageDecl(ast::Pipeline &into) {
   ast::StageDecl s;
   antlr4::Token *first = tokens.peek();
@@ -281,10 +282,21 @@ bool DirectParser::stageDecl(ast::Pipeline &into) {
     return false;
   s.name = nameOf(ctx, n);
   if (accept(PipeParser::ON)) {
+    s.streamList = accept(PipeParser::LPAREN) != nullptr;
     antlr4::Token *stream = name();
     if (!stream)
       return false;
     s.stream = nameOf(ctx, stream);
+    if (s.streamList) {
+      while (accept(PipeParser::COMMA)) {
+        antlr4::Token *more = name();
+        if (!more)
+          return false;
+        s.moreStreams.push_back(nameOf(ctx, more));
+      }
+      if (!accept(PipeParser::RPAREN))
+        return false;
+    }
   }
   if (!work(s))
     return false;
@@ -302,8 +314,9 @@ bool DirectParser::stageDecl(ast::Pipeline &into) {
 }
 
 /// work : KERNEL amount | COPY direction amount? | HOST amount | MEMSET amount
-///      | CPU amount ;
-/// direction : H2D | D2H | D2D ;
+///      | CPU amount | collective amount ;
+/// direction : H2D | D2H | D2D | P2P ;
+/// collective : ALLREDUCE | ALLGATHER | REDUCESCATTER | BROADCAST ;
 bool DirectParser::work(ast::StageDecl &into) {
   antlr4::Token *keyword = tokens.peek();
   switch (next()) {
@@ -321,6 +334,16 @@ bool DirectParser::work(ast::StageDecl &into) {
     break;
   case PipeParser::CPU:
     into.kind = StageKind::Cpu;
+    break;
+  case PipeParser::ALLREDUCE:
+  case PipeParser::ALLGATHER:
+  case PipeParser::REDUCESCATTER:
+  case PipeParser::BROADCAST:
+    into.kind = StageKind::Collective;
+    into.collective = next() == PipeParser::ALLREDUCE     ? CollectiveOp::AllReduce
+                      : next() == PipeParser::ALLGATHER   ? CollectiveOp::AllGather
+                      : next() == PipeParser::BROADCAST   ? CollectiveOp::Broadcast
+                                                          : CollectiveOp::ReduceScatter;
     break;
   default:
     return false;

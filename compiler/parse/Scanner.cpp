@@ -56,6 +56,10 @@ constexpr Keyword kKeywords[] = {
     {"d2d", PipeLexer::D2D},
     {"p2p", PipeLexer::P2P},
     {"to", PipeLexer::TO},
+    {"allreduce", PipeLexer::ALLREDUCE},
+    {"allgather", PipeLexer::ALLGATHER},
+    {"reducescatter", PipeLexer::REDUCESCATTER},
+    {"broadcast", PipeLexer::BROADCAST},
     {"high", PipeLexer::HIGH},
     {"normal", PipeLexer::NORMAL},
     {"low", PipeLexer::LOW},
@@ -68,7 +72,18 @@ constexpr Keyword kKeywords[] = {
     {"version", PipeLexer::VERSION},
     {"let", PipeLexer::LET},
 };
-constexpr size_t kLongestKeyword = 10; // "depends_on", "iterations"
+/// The longest keyword's length ("reducescatter"): a longer word is a name.
+constexpr size_t longestKeyword() {
+  size_t longest = 0;
+  for (const Keyword &k : kKeywords) {
+    size_t length = 0;
+    while (k.text[length])
+      ++length;
+    longest = length > longest ? length : longest;
+  }
+  return longest;
+}
+constexpr size_t kLongestKeyword = longestKeyword();
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PIPEC_POOL_TOKENS 0

@@ -20,6 +20,10 @@ inline bool isNameToken(size_t type) {
   case PipeParser::D2D:
   case PipeParser::P2P:
   case PipeParser::TO:
+  case PipeParser::ALLREDUCE:
+  case PipeParser::ALLGATHER:
+  case PipeParser::REDUCESCATTER:
+  case PipeParser::BROADCAST:
   case PipeParser::HIGH:
   case PipeParser::NORMAL:
   case PipeParser::LOW:

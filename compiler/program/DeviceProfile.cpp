@@ -31,6 +31,9 @@ const NumberKey kNumberKeys[] = {
     {"d2h_GBps", &DeviceProfile::d2hGBps, 1e-3, 1e5},
     {"d2d_GBps", &DeviceProfile::d2dGBps, 1e-3, 1e5},
     {"p2p_GBps", &DeviceProfile::p2pGBps, 1e-3, 1e5},
+    {"nccl_bus_GBps", &DeviceProfile::ncclBusGBps, 1e-3, 1e5},
+    {"nccl_base_us", &DeviceProfile::ncclBaseUs, 0, 1e6},
+    {"nccl_step_us", &DeviceProfile::ncclStepUs, 0, 1e6},
     {"launch_us", &DeviceProfile::launchUs, 0, 1e6},
     {"record_us", &DeviceProfile::recordUs, 0, 1e6},
     {"wait_us", &DeviceProfile::waitUs, 0, 1e6},
@@ -132,6 +135,26 @@ double DeviceProfile::copyGBps(program::CopyDirection dir) const {
     return p2pGBps;
   }
   return d2dGBps;
+}
+
+double DeviceProfile::collectiveTimeUs(program::CollectiveOp op, uint64_t bytes,
+                                       uint32_t ranks) const {
+  const double n = std::max<uint32_t>(1, ranks);
+  if (n == 1) // NCCL copies the buffer (out of place) on the device
+    return ncclBaseUs + copyTimeUs(program::CopyDirection::D2D, bytes);
+  double share = 1, steps = n - 1;
+  switch (op) {
+  case program::CollectiveOp::AllReduce:
+    share = 2 * (n - 1) / n, steps = 2 * (n - 1);
+    break;
+  case program::CollectiveOp::AllGather:
+  case program::CollectiveOp::ReduceScatter:
+    share = (n - 1) / n;
+    break;
+  case program::CollectiveOp::Broadcast:
+    break;
+  }
+  return ncclBaseUs + steps * ncclStepUs + double(bytes) * share / (ncclBusGBps * 1e3);
 }
 
 double DeviceProfile::copyTimeUs(program::CopyDirection dir,

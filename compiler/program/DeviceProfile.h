@@ -32,6 +32,12 @@ struct DeviceProfile {
   /// A peer copy (`copy p2p`) between two devices, each way: NVLink 4 on
   /// an H200 board, 450 GB/s per direction; PCIe peers get far less.
   double p2pGBps = 450;
+  /// A collective (NCCL, ring algorithm): a fixed cost per call, a cost
+  /// per step of the ring, and the bus bandwidth NCCL's tests report
+  /// (docs/device-model.md).
+  double ncclBaseUs = 5;
+  double ncclStepUs = 1;
+  double ncclBusGBps = 360;
 
   // Host-side API costs, microseconds (docs/device-model.md: sources).
   double launchUs = 2.6;            ///< a kernel, copy or host-function launch
@@ -95,6 +101,12 @@ struct DeviceProfile {
   unsigned copyEngines(program::CopyDirection dir) const;
   /// The bandwidth of direction `dir`, GB/s.
   double copyGBps(program::CopyDirection dir) const;
+  /// Microseconds a collective of `bytes` over `ranks` devices takes, by
+  /// NCCL's ring formulas: all-reduce moves 2(n-1)/n of the bytes over the
+  /// bus in 2(n-1) steps, all-gather and reduce-scatter (n-1)/n in n-1,
+  /// broadcast all of them in n-1; on one device it is a copy.
+  double collectiveTimeUs(program::CollectiveOp op, uint64_t bytes,
+                          uint32_t ranks) const;
   /// Microseconds to move `bytes` in direction `dir`.
   double copyTimeUs(program::CopyDirection dir, uint64_t bytes) const;
 };

@@ -19,6 +19,7 @@
 
 namespace pipec::program {
 
+using pipec::CollectiveOp;
 using pipec::CopyDirection;
 using pipec::StageKind;
 
@@ -120,6 +121,14 @@ struct Stage {
   /// A `copy p2p`: the device it writes to (index into Pipeline::devices);
   /// it runs on its stream's device, the source.
   uint32_t peerDevice = 0;
+  /// A collective (version 4) is one stage per device it spans, its parts:
+  /// stages group .. group + parts - 1, one after another, each on a stream
+  /// of its own device, named `NAME:DEVICE` (just NAME when it spans one).
+  /// A part ends when every part has started and the work is done; a
+  /// dependency on the collective is on the part of the consumer's device.
+  CollectiveOp collective = CollectiveOp::AllReduce;
+  uint32_t group = 0; ///< a collective's first part
+  uint32_t parts = 0; ///< a collective's parts; 0 for any other stage
   double durationUs = 0;
   std::optional<uint64_t> bytes; ///< copies given as a size
   uint32_t blocks = 1;
@@ -136,6 +145,9 @@ struct Stage {
   std::vector<Dependency> deps;
   llvm::SMRange range;          ///< the stage's name
 };
+
+/// A part of a collective (version 4).
+inline bool isCollective(const Stage &s) { return s.kind == StageKind::Collective; }
 
 /// A stage that runs on a stream but was declared without `on`: the
 /// compiler gives it one. A `cpu` stage runs on the host thread, on none.
@@ -161,6 +173,14 @@ struct Program {
   std::string source;
   std::vector<Pipeline> pipelines;
 };
+
+/// Whether a pipeline has a collective (version 4).
+inline bool hasCollectives(const Pipeline &p) {
+  for (const Stage &st : p.stages)
+    if (isCollective(st))
+      return true;
+  return false;
+}
 
 } // namespace pipec::program
 

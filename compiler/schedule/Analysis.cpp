@@ -67,7 +67,8 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
       u.host += st.durationUs;
       break;
     case StageKind::Memset:
-      break; // a fill on the device: bounded by the paths, not a resource
+    case StageKind::Collective:
+      break; // a fill, or NCCL's work: bounded by the paths, not a resource
     case StageKind::Cpu:
       break;
     }
@@ -177,6 +178,10 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   std::vector<double> finish(n, 0);
   std::vector<uint32_t> via(n, kNone);
   uint32_t last = kNone;
+  // A collective's parts, issued one after another (consecutive ids): each
+  // may start when its own predecessors are done, and every part ends the
+  // collective's time after the last of them started (NCCL's semantics).
+  std::vector<double> partStart;
   forEachInstance(s, [&](uint32_t v, llvm::ArrayRef<uint32_t> preds) {
     double start = 0;
     for (uint32_t u : preds)
@@ -184,7 +189,24 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
         start = finish[u];
         via[v] = u;
       }
-    finish[v] = start + inst.stage(v).durationUs;
+    const program::Stage &st = inst.stage(v);
+    if (program::isCollective(st) && st.parts > 1) {
+      partStart.push_back(start);
+      if (partStart.size() < st.parts)
+        return;
+      const uint32_t first = v + 1 - st.parts;
+      size_t latest = std::max_element(partStart.begin(), partStart.end()) - partStart.begin();
+      for (uint32_t w = first; w <= v; ++w) {
+        finish[w] = partStart[latest] + st.durationUs;
+        if (partStart[w - first] < partStart[latest])
+          via[w] = via[first + latest]; // held back by another part's start
+        if (last == kNone || finish[w] > finish[last])
+          last = w;
+      }
+      partStart.clear();
+      return;
+    }
+    finish[v] = start + st.durationUs;
     if (last == kNone || finish[v] > finish[last])
       last = v;
   });
@@ -228,7 +250,9 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   for (size_t i = 1; i < a.criticalPath.size(); ++i) {
     uint32_t u = a.criticalPath[i - 1], v = a.criticalPath[i];
     llvm::ArrayRef<uint32_t> deps = inst.deps().row(v);
-    if (std::binary_search(deps.begin(), deps.end(), u) || s.onHost(u) || s.onHost(v))
+    // (Another stream's: a collective's part held back by another part.)
+    if (std::binary_search(deps.begin(), deps.end(), u) || s.onHost(u) || s.onHost(v) ||
+        s.streamOf(u) != s.streamOf(v))
       continue;
     double allowed = 0;
     for (uint32_t d : deps)

@@ -32,19 +32,41 @@ std::vector<uint32_t> pipec::issueOrder(const program::Pipeline &p) {
         if (!d.previousIteration())
           users[filled[d.stage]++] = v;
   }
+  // A collective's parts are issued together (in one NCCL group), when the
+  // last of them is ready: its first part stands for them in the heap.
+  std::vector<uint32_t> partsLeft;
+  auto groupOf = [&](uint32_t v) {
+    const program::Stage &st = p.stages[v];
+    return program::isCollective(st) && st.parts > 1 ? st.group : v;
+  };
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
+  auto nowReady = [&](uint32_t v) {
+    uint32_t g = groupOf(v);
+    if (g == v && !(program::isCollective(p.stages[v]) && p.stages[v].parts > 1)) {
+      ready.push(v);
+      return;
+    }
+    if (partsLeft.empty())
+      partsLeft.assign(n, 0);
+    if (++partsLeft[g] == p.stages[g].parts)
+      ready.push(g);
+  };
   for (uint32_t v = 0; v < n; ++v)
     if (waiting[v] == 0)
-      ready.push(v);
+      nowReady(v);
   std::vector<uint32_t> order;
   order.reserve(n);
   while (!ready.empty()) {
-    uint32_t v = ready.top();
+    uint32_t g = ready.top();
     ready.pop();
-    order.push_back(v);
-    for (uint32_t k = firstUser[v]; k < firstUser[v + 1]; ++k)
-      if (--waiting[users[k]] == 0)
-        ready.push(users[k]);
+    const program::Stage &st = p.stages[g];
+    uint32_t parts = program::isCollective(st) && st.parts > 1 ? st.parts : 1;
+    for (uint32_t v = g; v < g + parts; ++v)
+      order.push_back(v);
+    for (uint32_t v = g; v < g + parts; ++v)
+      for (uint32_t k = firstUser[v]; k < firstUser[v + 1]; ++k)
+        if (--waiting[users[k]] == 0)
+          nowReady(users[k]);
   }
   return order; // sema has rejected cycles, so every stage is here
 }

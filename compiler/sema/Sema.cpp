@@ -67,6 +67,10 @@ private:
                   const ast::Pipeline &p, std::vector<bool> &streamUsed,
                   std::vector<bool> &bufferUsed, Stage &into);
   void checkWork(const ast::StageDecl &s, Stage &into);
+  void checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &out,
+                       const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
+                       std::vector<bool> &streamUsed);
+  void spreadCollectives(Pipeline &out);
   void checkPeer(const ast::StageDecl &s, const Pipeline &out,
                  const ast::Pipeline &p, Stage &into);
   void checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &into);
@@ -338,6 +342,8 @@ static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
     return b.host ? nullptr : "host stages read and write pinned host memory";
   case StageKind::Cpu:
     return b.host ? nullptr : "cpu stages read and write pinned host memory";
+  case StageKind::Collective:
+    return nullptr; // it touches no buffer (reported before)
   case StageKind::Memset:
     if (!write)
       return "a memset writes device memory and reads none";
@@ -613,10 +619,16 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
 void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
   into.kind = s.kind;
   into.direction = s.direction;
-  // Copies and memsets take a size (bytes moved or filled) or a time.
+  into.collective = s.collective;
+  // Copies and memsets take a size (bytes moved or filled) or a time; a
+  // collective, the size it reduces or gathers.
+  const bool collective = into.kind == StageKind::Collective;
   bool isCopy = into.kind == StageKind::Copy || into.kind == StageKind::Memset;
   // What the amount should have been; spelt out only for a diagnostic.
   auto expects = [&]() -> std::string {
+    if (collective)
+      return formatv("'{0}' expects a size ({1})", spelling(into.collective),
+                     sema::sizeUnitList());
     if (isCopy)
       return formatv("'{0}' expects a size ({1}) or a time ({2})",
                      spelling(into.kind), sema::sizeUnitList(),
@@ -643,7 +655,7 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
                                      expects(), a.number));
     return;
   case sema::Quantity::Size:
-    if (!isCopy) {
+    if (!isCopy && !collective) {
       diags.error(a.range(), formatv("{0}, not a size", expects()));
       return;
     }
@@ -656,17 +668,140 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
       return;
     }
     into.bytes = q.bytes;
+    if (collective)
+      return; // its time follows from the devices it spans (checkCollective)
     // A memset writes its bytes at device-to-device bandwidth.
     into.durationUs = profile.copyTimeUs(
         into.kind == StageKind::Memset ? CopyDirection::D2D : into.direction, q.bytes);
     return;
   case sema::Quantity::Time:
+    if (collective) {
+      diags.error(a.range(), formatv("{0}, not a time: its time follows from the "
+                                     "devices it spans and the profile's links",
+                                     expects()));
+      return;
+    }
     if (q.tooLarge) {
       diags.error(a.range(), "time must be at most 3600s");
       return;
     }
     into.durationUs = q.micros;
     return;
+  }
+}
+
+/// A collective's parts (version 4): one per stream it lists, each on its
+/// own device, named for it; its time from the devices it spans.
+void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &out,
+                           const llvm::StringMap<uint32_t> &streams,
+                           const ast::Pipeline &p, std::vector<bool> &streamUsed) {
+  Stage &head = out.stages[first];
+  const uint32_t parts = s.stream ? 1 + static_cast<uint32_t>(s.moreStreams.size()) : 1;
+  head.group = first;
+  head.parts = parts;
+  std::vector<int32_t> streamOf(parts, kNoStream);
+  streamOf[0] = head.stream;
+  bool known = head.stream != kNoStream;
+  for (uint32_t k = 1; k < parts; ++k) {
+    const ast::Name &name = s.moreStreams[k - 1];
+    auto it = streams.find(name.text);
+    if (it == streams.end()) {
+      reportUnknown(name, "stream", p.streams);
+      known = false;
+      continue;
+    }
+    streamOf[k] = static_cast<int32_t>(it->second);
+    streamUsed[it->second] = true;
+  }
+  // NCCL runs one rank per device: two parts on one device would wait for
+  // each other on it.
+  if (known) {
+    std::vector<uint32_t> partOn(out.deviceCount(), UINT32_MAX);
+    for (uint32_t k = 0; k < parts; ++k) {
+      uint32_t device = out.streams[streamOf[k]].device;
+      if (partOn[device] == UINT32_MAX) {
+        partOn[device] = k;
+        continue;
+      }
+      const ast::Name &name = k == 0 ? *s.stream : s.moreStreams[k - 1];
+      const ast::Name &before = partOn[device] == 0 ? *s.stream
+                                                    : s.moreStreams[partOn[device] - 1];
+      diags
+          .error(name.range(),
+                 formatv("collective '{0}' lists streams '{1}' and '{2}', both on device "
+                         "'{3}': one stream per device",
+                         head.name, before.text, name.text,
+                         out.devices.empty() ? std::string("(the only one)")
+                                             : out.devices[device].name))
+          .attachNote(before.range(), formatv("'{0}' is listed here", before.text));
+      known = false;
+    }
+  }
+  if (head.bytes)
+    head.durationUs = profile.collectiveTimeUs(head.collective, *head.bytes, parts);
+  const std::string base = head.name;
+  for (uint32_t k = 0; k < parts; ++k) {
+    Stage &part = out.stages[first + k];
+    if (k > 0)
+      part = out.stages[first];
+    part.stream = streamOf[k];
+    if (parts > 1 && known)
+      part.name = base + ":" + out.devices[out.streams[streamOf[k]].device].name;
+  }
+}
+
+/// A collective's dependencies, and dependencies on it, between its parts:
+/// each part waits for what runs on its own device (what runs on the host,
+/// or on a device it does not span, every part waits for), and a stage
+/// that depends on it waits for the part on its own device (every part,
+/// where it has none there).
+void Sema::spreadCollectives(Pipeline &out) {
+  constexpr uint32_t kHost = UINT32_MAX;
+  auto deviceOf = [&](uint32_t v) {
+    const Stage &st = out.stages[v];
+    return st.stream == kNoStream ? kHost : out.streams[st.stream].device;
+  };
+  auto partOn = [&](uint32_t group, uint32_t device) -> uint32_t {
+    for (uint32_t k = 0; k < out.stages[group].parts; ++k)
+      if (deviceOf(group + k) == device)
+        return group + k;
+    return UINT32_MAX;
+  };
+  // A dependency of a stage on `device`: on the part there, or every part.
+  auto retarget = [&](const Dependency &d, uint32_t device, std::vector<Dependency> &into) {
+    const Stage &target = out.stages[d.stage];
+    if (!isCollective(target) || target.parts < 2) {
+      into.push_back(d);
+      return;
+    }
+    uint32_t part = device == kHost ? UINT32_MAX : partOn(d.stage, device);
+    for (uint32_t k = 0; k < target.parts; ++k)
+      if (part == UINT32_MAX || part == d.stage + k) {
+        Dependency moved = d;
+        moved.stage = d.stage + k;
+        into.push_back(moved);
+      }
+  };
+  std::vector<Dependency> spread;
+  for (uint32_t v = 0; v < out.stages.size(); ++v) {
+    Stage &st = out.stages[v];
+    bool touches = isCollective(st) && st.parts > 1;
+    for (const Dependency &d : st.deps)
+      touches |= isCollective(out.stages[d.stage]) && out.stages[d.stage].parts > 1;
+    if (!touches)
+      continue;
+    const uint32_t device = deviceOf(v);
+    spread.clear();
+    for (const Dependency &d : st.deps) {
+      if (isCollective(st) && st.parts > 1 && !isCollective(out.stages[d.stage])) {
+        // A part keeps what its own device runs, and what no part's does.
+        uint32_t from = deviceOf(d.stage);
+        if (from != device && from != kHost && partOn(st.group, from) != UINT32_MAX)
+          continue;
+      }
+      retarget(d, device, spread);
+    }
+    st.deps = spread;
   }
 }
 
@@ -1041,6 +1176,20 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
   into.range = s.name.range();
   if (s.kind == StageKind::Cpu)
     needsVersion(3, s.kindRange, "cpu stages");
+  const bool collective = s.kind == StageKind::Collective;
+  if (collective) {
+    needsVersion(4, s.kindRange, "collectives");
+    if (!s.stream)
+      diags.error(s.kindRange,
+                  formatv("collective '{0}' needs a stream on each device it spans, as "
+                          "in 'on (s0, s1)'; pipec does not choose them",
+                          into.name));
+  } else if (s.streamList) {
+    diags.error(s.stream->range(),
+                formatv("only a collective runs on several streams; a {0} stage runs on "
+                        "one: 'on {1}'",
+                        spelling(s.kind), s.stream->text));
+  }
   if (!s.accesses.empty())
     needsVersion(2, s.accesses.front().range, "reads and writes");
   if (s.stream && s.kind == StageKind::Cpu) {
@@ -1064,7 +1213,13 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
     into.kind = s.kind, into.direction = s.direction;
   checkAttrs(s, into);
   checkPeer(s, out, p, into);
-  checkAccesses(s, out, buffers, p, bufferUsed, into);
+  if (collective && !s.accesses.empty())
+    diags.error(s.accesses.front().range,
+                formatv("collective '{0}' cannot read or write buffers yet: it moves the "
+                        "size it gives; order it with 'depends_on'",
+                        into.name));
+  else
+    checkAccesses(s, out, buffers, p, bufferUsed, into);
   if (into.kind == StageKind::Copy && into.direction == CopyDirection::P2P)
     checkPeerFound(s, out, into);
   if (into.peerDevice >= kNoPeer)
@@ -1088,16 +1243,27 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
 }
 
 void Sema::checkCycles(const Pipeline &out) {
+  // A collective's parts are issued together, as one: their dependencies
+  // are its own.
   std::vector<std::vector<uint32_t>> dependsOn(out.stages.size());
+  auto node = [&](uint32_t v) {
+    return isCollective(out.stages[v]) ? out.stages[v].group : v;
+  };
   for (uint32_t v = 0; v < out.stages.size(); ++v)
     for (const Dependency &d : out.stages[v].deps)
       if (!d.previousIteration())
-        dependsOn[v].push_back(d.stage);
+        dependsOn[node(v)].push_back(node(d.stage));
   for (const std::vector<uint32_t> &cycle : sema::findCycles(dependsOn)) {
+    // A collective by its name, not its first part's.
+    auto name = [&](uint32_t v) -> llvm::StringRef {
+      const Stage &st = out.stages[v];
+      llvm::StringRef full = st.name;
+      return isCollective(st) && st.parts > 1 ? full.split(':').first : full;
+    };
     std::string path;
     for (uint32_t v : cycle)
-      path += out.stages[v].name + " -> ";
-    path += out.stages[cycle.front()].name;
+      path += name(v).str() + " -> ";
+    path += name(cycle.front()).str();
     // Point at the dependency that leaves the cycle's first stage (a
     // declared one, where there is one).
     auto edge = [&](uint32_t from, uint32_t to) -> const Dependency * {
@@ -1187,8 +1353,12 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
       redefined[i] = true;
       continue;
     }
-    declOf.push_back(i);
-    out.stages.emplace_back();
+    // A collective: a part per stream it lists, one after another.
+    size_t parts = s.kind == StageKind::Collective && s.stream ? 1 + s.moreStreams.size() : 1;
+    for (size_t k = 0; k < parts; ++k) {
+      declOf.push_back(i);
+      out.stages.emplace_back();
+    }
   }
   std::vector<bool> streamUsed(out.streams.size(), false);
   std::vector<bool> bufferUsed(out.buffers.size(), false);
@@ -1202,7 +1372,12 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
     }
     checkStage(p.stages[i], next, out, streams, stages, buffers, p, streamUsed,
                bufferUsed, out.stages[next]);
-    ++next;
+    if (p.stages[i].kind == StageKind::Collective) {
+      checkCollective(p.stages[i], next, out, streams, p, streamUsed);
+      next += std::max<uint32_t>(1, out.stages[next].parts);
+    } else {
+      ++next;
+    }
     if (release) {
       // Its name stays, for "did you mean" and "declared here" notes.
       ast::StageDecl &done = release->stages[i];
@@ -1235,13 +1410,15 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
   }
   if (out.devices.size() > 1)
     for (const Stage &stage : out.stages)
-      if (unpinned(stage))
+      if (unpinned(stage) && !isCollective(stage)) // a collective's is reported
         diags.error(stage.range,
                     formatv("stage '{0}' needs a stream: in a pipeline of several devices "
                             "pipec does not choose one; put it 'on' a stream of the device "
                             "it runs on",
                             stage.name));
   constants->warnUnused();
+  if (diags.errorCount() == errorsBefore)
+    spreadCollectives(out);
 
   if (diags.errorCount() == errorsBefore)
     markState(out);

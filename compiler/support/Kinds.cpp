@@ -14,6 +14,8 @@ const char *pipec::spelling(StageKind kind) {
     return "memset";
   case StageKind::Cpu:
     return "cpu";
+  case StageKind::Collective:
+    return "collective";
   }
   return "?";
 }
@@ -28,6 +30,20 @@ const char *pipec::spelling(CopyDirection dir) {
     return "d2d";
   case CopyDirection::P2P:
     return "p2p";
+  }
+  return "?";
+}
+
+const char *pipec::spelling(CollectiveOp op) {
+  switch (op) {
+  case CollectiveOp::AllReduce:
+    return "allreduce";
+  case CollectiveOp::AllGather:
+    return "allgather";
+  case CollectiveOp::ReduceScatter:
+    return "reducescatter";
+  case CollectiveOp::Broadcast:
+    return "broadcast";
   }
   return "?";
 }

@@ -414,6 +414,12 @@ private:
     res.spinSmem.assign(stages.size(), 0);
     for (size_t k = 0; k < stages.size(); ++k) {
       const program::Stage &st = stages[k];
+      if (st.kind == StageKind::Collective)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "collective '%s': 'pipec run' does not run collectives on the GPU yet; "
+            "'pipec compile --emit=cuda' writes them as NCCL calls",
+            st.name.c_str());
       if (st.kind == StageKind::Kernel)
         if (llvm::Error e = shapeKernel(st, res, k, notes))
           return e;
@@ -503,6 +509,8 @@ private:
     }
     case StageKind::Cpu:
       return llvm::Error::success(); // runCpu, on the issuing thread
+    case StageKind::Collective:
+      break; // refused when the resources are made
     }
     return llvm::Error::success();
   }

@@ -121,7 +121,9 @@ private:
   /// small grid: it takes an SM slot for its time.
   Shape shapeOf(const program::Stage &stage) const {
     Shape shape;
-    if (stage.kind == StageKind::Memset) {
+    if (stage.kind == StageKind::Memset || stage.kind == StageKind::Collective) {
+      // A collective on one device (a single-rank communicator) copies its
+      // buffer: as a fill, a small grid for its time.
       shape.use = p.blockUse(32, 0, 0);
       shape.blockUs = stage.durationUs;
     } else if (stage.kind == StageKind::Kernel) {
@@ -567,7 +569,8 @@ private:
     const program::Stage &stage = s.instances.stage(v);
     switch (stage.kind) {
     case StageKind::Kernel:
-    case StageKind::Memset: {
+    case StageKind::Memset:
+    case StageKind::Collective: {
       if (resident.size() >= p.maxResidentKernels) {
         blockedOnResidency = true;
         return false;

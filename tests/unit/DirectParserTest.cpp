@@ -93,7 +93,7 @@ public:
         "iterations", "buffer", "kernel", "copy", "host", "memset", "h2d",
         "reads", "writes", "high", "sync", "declared", "x", "@prev", "4us",
         "7", "2.5", "{", "}", "(", ")", "[", "]", ";", ",", "=", "-", "+", "*",
-        "/", "let", "us", "device", "p2p", "to"};
+        "/", "let", "us", "device", "p2p", "to", "allreduce", "broadcast"};
     size_t at = rng() % tokens.size();
     switch (rng() % 3) {
     case 0:
@@ -112,9 +112,19 @@ public:
 private:
   std::vector<std::string> stage() {
     std::vector<std::string> out = {"stage", name()};
-    if (rng() % 2)
+    if (rng() % 4 == 0) {
+      append(out, {"on", "(", name()});
+      for (unsigned k = rng() % 3; k > 0; --k)
+        append(out, {",", name()});
+      out.push_back(")");
+    } else if (rng() % 2) {
       append(out, {"on", name()});
-    switch (rng() % 4) {
+    }
+    switch (rng() % 5) {
+    case 1:
+      out.push_back(pick({"allreduce", "allgather", "reducescatter", "broadcast"}));
+      amount(out);
+      break;
     case 0:
       append(out, {"copy", pick({"h2d", "d2h", "d2d", "p2p"})});
       if (rng() % 2)
@@ -189,7 +199,8 @@ private:
     // Words the `name` rule allows, keywords among them.
     return pick({"a", "B_2", "kernel", "copy", "host", "memset", "h2d", "d2h",
                  "d2d", "high", "normal", "low", "sync", "inferred",
-                 "declared", "reads", "writes", "p2p", "to"});
+                 "declared", "reads", "writes", "p2p", "to", "allreduce",
+                 "allgather", "reducescatter", "broadcast"});
   }
   std::string integer() {
     return pick({"0", "3", "18446744073709551615", "99999999999999999999"});
@@ -276,6 +287,9 @@ public:
             .put(int(x.direction)).put(x.amount).put(x.range);
         if (x.stream)
           put("on", *x.stream);
+        put(x.streamList).put(int(x.collective));
+        for (const ast::Name &more : x.moreStreams)
+          put("", more);
         if (x.peer)
           put("to", *x.peer);
         for (const ast::Attr &a : x.attrs) {

@@ -77,7 +77,22 @@ std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditional = 
       stream = static_cast<int32_t>(rng() % streams);
       text += " on s" + std::to_string(stream);
     }
-    if (devices > 1 && stream >= 0 && rng() % 4 == 0) // a peer copy
+    if (devices > 1 && stream >= 0 && rng() % 5 == 0) {
+      // A collective: the streams of 1 to all devices, one each (the
+      // chosen stream's device first).
+      std::string list = "s" + std::to_string(stream);
+      for (uint32_t d = 0; d < devices; ++d)
+        if (d != deviceOf[stream] && rng() % 2)
+          for (uint32_t s = 0; s < streams; ++s)
+            if (deviceOf[s] == d) {
+              list += ", s" + std::to_string(s);
+              break;
+            }
+      text.erase(text.size() - (" on s" + std::to_string(stream)).size());
+      text += " on (" + list + ") " +
+              std::string(rng() % 2 ? "allreduce" : "allgather") + " " +
+              std::to_string(1 + rng() % 8) + "MB";
+    } else if (devices > 1 && stream >= 0 && rng() % 4 == 0) // a peer copy
       text += " copy p2p " + std::to_string(1 + rng() % 20) + "us to gpu" +
               std::to_string((deviceOf[stream] + 1 + rng() % (devices - 1)) % devices);
     else
@@ -302,7 +317,7 @@ TEST_CASE("schedule: randomized over several devices, against the slow reduction
   // across devices is a wait on the producer's event), every ordering
   // enforced, each event object recorded on one device's streams.
   std::mt19937 rng(41);
-  size_t crossDevice = 0;
+  size_t crossDevice = 0, collectives = 0;
   for (int round = 0; round < 1500; ++round) {
     const std::string text = randomProgram(rng, /*allowAuto=*/false,
                                            /*conditional=*/round % 3 == 0, 2 + rng() % 3);
@@ -311,12 +326,47 @@ TEST_CASE("schedule: randomized over several devices, against the slow reduction
     REQUIRE(run.errors == 0);
     Schedule s = compile(run);
     checkStreamLowering(s);
-    for (const Op &op : s.ops)
-      if (op.kind == Op::Wait)
-        crossDevice += s.streamPlan.streams[op.stream].device !=
-                       s.streamPlan.streams[s.streamOf(op.instance)].device;
+    const program::Pipeline &p = s.pipeline;
+    auto deviceOf = [&](uint32_t v) {
+      return s.streamPlan.streams[s.streamOf(v)].device;
+    };
+    for (const Op &op : s.ops) {
+      if (op.kind != Op::Wait)
+        continue;
+      const uint32_t waiter = s.streamPlan.streams[op.stream].device;
+      crossDevice += waiter != deviceOf(op.instance);
+      // A wait on a collective's part is on the waiter's device's part,
+      // where the collective has one there.
+      const program::Stage &st = s.instances.stage(op.instance);
+      if (!program::isCollective(st) || st.parts < 2)
+        continue;
+      bool partHere = false;
+      for (uint32_t k = 0; k < st.parts; ++k)
+        partHere |= uint32_t(s.streamPlan.streams[p.stages[st.group + k].stream].device) ==
+                    waiter;
+      if (partHere)
+        CHECK(deviceOf(op.instance) == waiter);
+    }
+    // A collective's parts are issued one after another.
+    for (size_t i = 0; i + 1 < s.ops.size(); ++i) {
+      const Op &op = s.ops[i];
+      if (op.kind != Op::Launch)
+        continue;
+      const program::Stage &st = s.instances.stage(op.instance);
+      if (!program::isCollective(st) || st.parts < 2 ||
+          s.instances.stageOf(op.instance) + 1 == st.group + st.parts)
+        continue;
+      ++collectives;
+      size_t j = i + 1;
+      while (j < s.ops.size() && s.ops[j].kind != Op::Launch)
+        ++j;
+      REQUIRE(j < s.ops.size());
+      CHECK(s.ops[j].instance == op.instance + 1);
+      CHECK(s.instances.stageOf(s.ops[j].instance) == s.instances.stageOf(op.instance) + 1);
+    }
   }
   CHECK(crossDevice > 500);
+  CHECK(collectives > 200);
 }
 
 TEST_CASE("schedule: randomized with automatic streams") {

@@ -101,6 +101,16 @@ int tool::runCompile() {
                       .str());
         return UsageError;
       }
+  // NCCL's calls are made on streams (a graph would capture them).
+  if (emit == Emit::CUDA)
+    for (const Schedule *s : c.views)
+      if (program::hasCollectives(s->pipeline) && s->lowering == Lowering::Graph) {
+        toolError(formatv("pipeline '{0}' has collectives; --emit=cuda writes them as NCCL "
+                          "calls on streams (--lower=streams)",
+                          s->pipeline.name)
+                      .str());
+        return UsageError;
+      }
 
   auto clock = std::chrono::steady_clock::now();
   bool written = emitTo(outputPath, [&](raw_ostream &os) {

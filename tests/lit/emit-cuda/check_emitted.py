@@ -1,5 +1,7 @@
 """Emits, builds and runs the CUDA program of every sample in both lowerings
-(a pipeline of several devices in streams; its graph lowering is refused)."""
+(a pipeline of several devices, or with collectives, in streams; its graph
+lowering is refused). A program with collectives says NCCL is missing when
+PIPEC_NCCL names no library."""
 import concurrent.futures
 import glob
 import json
@@ -23,6 +25,15 @@ def check(path, lowering):
     source = os.path.join(work, f"{name}-{lowering}.cu")
     binary = source[:-3]
     several = "\n  device " in open(path).read()
+    collectives = any(op in text_of(path) for op in (
+        " allreduce ", " allgather ", " reducescatter ", " broadcast "))
+    if collectives and not several and lowering == "graph":
+        # NCCL's calls are made on streams, and the graph lowering says so.
+        r = subprocess.run(["pipec", "compile", path, "--emit=cuda", "--lower=graph",
+                            "-o", source], capture_output=True, text=True)
+        assert r.returncode == 2 and "NCCL calls on streams" in r.stderr, name
+        assert not os.path.exists(source), name
+        return None
     if several and lowering == "graph":
         # Several devices are lowered to streams only, and say so.
         r = subprocess.run(["pipec", "compile", path, "--emit=cuda", "--lower=graph",
@@ -49,7 +60,15 @@ def check(path, lowering):
                            capture_output=True, text=True)
     assert build.returncode == 0, (name, lowering, build.stderr[-2000:])
     run = subprocess.run([binary, "3"], capture_output=True, text=True, timeout=120)
-    if "no CUDA device" in run.stderr or "devices; the CUDA runtime sees" in run.stderr:
+    if collectives:
+        assert "loadNccl()" in text and "NCCL_CHECK(nccl.groupStart())" in text, name
+        # Without NCCL it says so (exit 4), whatever the devices.
+        missing = subprocess.run([binary, "3"], capture_output=True, text=True, timeout=120,
+                                 env=dict(os.environ, PIPEC_NCCL="/nonexistent/libnccl.so.2"))
+        assert missing.returncode == 4 and "NCCL is missing" in missing.stderr, name
+    if "NCCL is missing" in run.stderr:
+        assert run.returncode == 4, (name, run.returncode)
+    elif "no CUDA device" in run.stderr or "devices; the CUDA runtime sees" in run.stderr:
         assert run.returncode == 3, (name, run.returncode)
     else:
         assert run.returncode == 0, (name, lowering, run.stderr[-2000:])
@@ -57,9 +76,11 @@ def check(path, lowering):
 
 
 files = sorted(glob.glob(os.path.join(samples, "*.pipe")) +
-               glob.glob(os.path.join(samples, "pipeline-parallel", "*.pipe")))
+               glob.glob(os.path.join(samples, "pipeline-parallel", "*.pipe")) +
+               glob.glob(os.path.join(samples, "collectives", "*.pipe")))
 jobs = [(p, l) for p in files for l in ("streams", "graph")]
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
     done = list(pool.map(lambda job: check(*job), jobs))
 print(f"built {sum(d is not None for d in done)} programs; "
-      f"refused {sum(d is None for d in done)} graph lowerings of several devices")
+      f"refused {sum(d is None for d in done)} graph lowerings of several devices "
+      f"or of collectives")
