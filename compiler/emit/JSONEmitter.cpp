@@ -350,6 +350,11 @@ private:
               j.attribute("name", d.name);
               number("busy_us", d.busyUs);
               number("bubble_fraction", d.bubbleFraction);
+              number("comm_us", d.commUs);
+              if (d.commUs > 0)
+                number("comm_hidden_fraction", d.hiddenCommUs / d.commUs);
+              else
+                j.attribute("comm_hidden_fraction", nullptr);
             });
         });
       number("stream_bound_us", a.streamBoundUs);

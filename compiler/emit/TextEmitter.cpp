@@ -232,7 +232,12 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
   for (size_t d = 0; d < a.devices.size(); ++d)
     line(d ? "" : "devices", a.devices[d].name,
          "busy " + us(a.devices[d].busyUs) + ", bubble " +
-             formatPercent(a.devices[d].bubbleFraction, 1) + " of the critical path");
+             formatPercent(a.devices[d].bubbleFraction, 1) + " of the critical path" +
+             (a.devices[d].commUs > 0
+                  ? "; communication " + us(a.devices[d].commUs) + ", " +
+                        formatPercent(a.devices[d].hiddenCommUs / a.devices[d].commUs, 1) +
+                        " hidden"
+                  : std::string()));
   if (!a.bounds.empty()) {
     line("lower bound", us(a.lowerBoundUs),
          "set by " + a.bounds[a.binding].words +

@@ -111,6 +111,34 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
   add("host_functions", [](const Use &u) { return u.host; }, "the host-function executor");
 }
 
+/// Sorted, disjoint spans covering what `spans` cover.
+static std::vector<std::pair<double, double>>
+unionOf(std::vector<std::pair<double, double>> spans) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<double, double>> out;
+  for (auto [start, end] : spans)
+    if (!out.empty() && start <= out.back().second)
+      out.back().second = std::max(out.back().second, end);
+    else
+      out.push_back({start, end});
+  return out;
+}
+
+/// The time two sets of sorted, disjoint spans share.
+static double overlapOf(const std::vector<std::pair<double, double>> &a,
+                        const std::vector<std::pair<double, double>> &b) {
+  double shared = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    shared += std::max(0.0, std::min(a[i].second, b[j].second) -
+                                std::max(a[i].first, b[j].first));
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
+  }
+  return shared;
+}
+
 /// Calls `each(v, predecessors)` for every instance in issue order, with
 /// its predecessors that every lowering keeps, for the critical path:
 /// dependencies, stream order, the host thread's order of cpu stages, and,
@@ -220,25 +248,33 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   // follow one another, so only work on two streams of one device overlaps.
   const program::Pipeline &pipeline = s.pipeline;
   if (!pipeline.devices.empty()) {
-    std::vector<std::vector<std::pair<double, double>>> work(pipeline.devices.size());
+    // Per device: its work, and apart, its communication.
+    using Spans = std::vector<std::pair<double, double>>;
+    const size_t devices = pipeline.devices.size();
+    std::vector<Spans> work(devices), comm(devices), other(devices);
     for (uint32_t v = 0; v < n; ++v)
       if (!s.onHost(v)) {
-        const double d = inst.stage(v).durationUs;
-        if (d > 0)
-          work[s.streamPlan.streams[s.streamOf(v)].device].push_back({finish[v] - d, finish[v]});
+        const program::Stage &st = inst.stage(v);
+        const double d = st.durationUs;
+        if (d <= 0)
+          continue;
+        const uint32_t device = s.streamPlan.streams[s.streamOf(v)].device;
+        work[device].push_back({finish[v] - d, finish[v]});
+        const bool talks = program::isCollective(st) ||
+                           (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P);
+        (talks ? comm : other)[device].push_back({finish[v] - d, finish[v]});
       }
     for (size_t k = 0; k < work.size(); ++k) {
-      std::vector<std::pair<double, double>> &spans = work[k];
-      std::sort(spans.begin(), spans.end());
       DeviceUse use;
       use.name = pipeline.devices[k].name;
-      double coveredTo = -INFINITY;
-      for (auto [start, end] : spans) {
-        if (end <= coveredTo)
-          continue;
-        use.busyUs += end - std::max(start, coveredTo);
-        coveredTo = end;
-      }
+      Spans busy = unionOf(std::move(work[k]));
+      for (auto [start, end] : busy)
+        use.busyUs += end - start;
+      // Hidden: communication while other work runs on the device.
+      Spans talk = unionOf(std::move(comm[k]));
+      for (auto [start, end] : talk)
+        use.commUs += end - start;
+      use.hiddenCommUs = overlapOf(talk, unionOf(std::move(other[k])));
       use.bubbleFraction =
           a.criticalPathUs > 0 ? std::max(0.0, 1 - use.busyUs / a.criticalPathUs) : 0;
       a.devices.push_back(std::move(use));

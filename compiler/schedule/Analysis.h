@@ -73,6 +73,10 @@ struct DeviceUse {
   std::string name;
   double busyUs = 0;         ///< the union of its streams' work
   double bubbleFraction = 0; ///< its idle share of the critical path's span
+  /// Its communication (the peer copies it sends, its parts of
+  /// collectives), and how much of it other work on the device covers.
+  double commUs = 0;
+  double hiddenCommUs = 0;
 };
 
 struct Analysis {

@@ -369,6 +369,92 @@ TEST_CASE("schedule: randomized over several devices, against the slow reduction
   CHECK(collectives > 200);
 }
 
+TEST_CASE("schedule: the timeline of several devices, against a slow relaxation") {
+  // Every instance as early as its dependencies and stream order allow; a
+  // collective's parts of one iteration all start when the last of them
+  // can, and end together. Relaxed until nothing moves, then each device's
+  // busy time (the union of its work) and communication compared.
+  std::mt19937 rng(43);
+  size_t coupled = 0;
+  for (int round = 0; round < 800; ++round) {
+    const std::string text = randomProgram(rng, /*allowAuto=*/false,
+                                           /*conditional=*/round % 3 == 0, 2 + rng() % 3);
+    INFO(text);
+    FrontendRun run(text);
+    REQUIRE(run.errors == 0);
+    Schedule s = compile(run);
+    const size_t n = s.instances.size();
+    std::vector<std::vector<uint32_t>> preds(n);
+    for (auto [u, v] : dependenciesAndStreamOrder(s))
+      preds[v].push_back(u);
+    std::vector<double> finish(n, 0);
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (uint32_t v = 0; v < n; ++v) {
+        const program::Stage &st = s.instances.stage(v);
+        // The instances this one ends with: its collective's parts.
+        std::vector<uint32_t> group = {v};
+        if (program::isCollective(st) && st.parts > 1) {
+          group.clear();
+          for (uint32_t w = 0; w < n; ++w)
+            if (s.instances.iterationOf(w) == s.instances.iterationOf(v) &&
+                s.instances.stage(w).group == st.group && program::isCollective(s.instances.stage(w)))
+              group.push_back(w);
+          coupled += group.size() == st.parts;
+        }
+        double start = 0;
+        for (uint32_t w : group)
+          for (uint32_t u : preds[w])
+            start = std::max(start, finish[u]);
+        if (start + st.durationUs > finish[v] + 1e-9) {
+          finish[v] = start + st.durationUs;
+          moved = true;
+        }
+      }
+    }
+    double end = 0;
+    for (double f : finish)
+      end = std::max(end, f);
+    CHECK(s.analysis.criticalPathUs == doctest::Approx(end));
+    for (size_t d = 0; d < s.pipeline.devices.size(); ++d) {
+      // Busy and communication time by sampling the union at every edge.
+      std::vector<std::pair<double, double>> work, comm, other;
+      for (uint32_t v = 0; v < n; ++v) {
+        const program::Stage &st = s.instances.stage(v);
+        if (s.streamPlan.streams[s.streamOf(v)].device != d || st.durationUs <= 0)
+          continue;
+        work.push_back({finish[v] - st.durationUs, finish[v]});
+        if (program::isCollective(st) ||
+            (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P))
+          comm.push_back({finish[v] - st.durationUs, finish[v]});
+        else
+          other.push_back({finish[v] - st.durationUs, finish[v]});
+      }
+      std::vector<double> cuts;
+      for (auto [a, b] : work)
+        cuts.push_back(a), cuts.push_back(b);
+      std::sort(cuts.begin(), cuts.end());
+      double busy = 0, talk = 0, hidden = 0;
+      for (size_t i = 1; i < cuts.size(); ++i) {
+        const double mid = (cuts[i - 1] + cuts[i]) / 2, width = cuts[i] - cuts[i - 1];
+        auto covers = [&](const std::vector<std::pair<double, double>> &spans) {
+          for (auto [a, b] : spans)
+            if (a < mid && mid < b)
+              return true;
+          return false;
+        };
+        busy += covers(work) ? width : 0;
+        talk += covers(comm) ? width : 0;
+        hidden += covers(comm) && covers(other) ? width : 0;
+      }
+      CHECK(s.analysis.devices[d].busyUs == doctest::Approx(busy));
+      CHECK(s.analysis.devices[d].commUs == doctest::Approx(talk));
+      CHECK(s.analysis.devices[d].hiddenCommUs == doctest::Approx(hidden));
+    }
+  }
+  CHECK(coupled > 100);
+}
+
 TEST_CASE("schedule: randomized with automatic streams") {
   std::mt19937 rng(12);
   for (int round = 0; round < 1500; ++round) {
