@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Pipeline-parallel training steps as .pipe files (language version 4).
 
-  generate.py SCHEDULE P M [--f US] [--b US] [--w US] [--v V] [-o FILE]
+  generate.py SCHEDULE P M [--f US] [--b US] [--w US] [--v V] [--comm SIZE]
+              [-o FILE]
 
 SCHEDULE is `1f1b` (one forward, one backward: each device keeps at most
 P - d micro-batches in flight), `zbh1` (zero-bubble ZB-H1: the backward
@@ -20,6 +21,12 @@ one), so the file's stream order is the schedule's. With equal costs the
 bubble of each device is (P-1)/(M+P-1) for 1F1B, (P-1)/(V*M+P-1)
 interleaved, and (P-1)/(3M+P-1) for ZB-H1 when M >= P: `pipec compile
 --emit=json` reports it as analysis.devices[].bubble_fraction.
+
+With --comm SIZE, each activation (forward) and gradient (backward) that
+crosses devices is a `copy p2p` of SIZE on the sender's comm stream, which
+its consumer waits for: the analysis then says how much of that
+communication the devices' work hides (analysis.devices[].comm_us and
+comm_hidden_fraction), and how much the bubble grows.
 """
 import argparse
 import sys
@@ -117,7 +124,7 @@ def interleaved(p, m, v, f, b):
     return sorted(starts)
 
 
-def header(out, kind, p, m, name, args):
+def header(out, kind, p, m, name, args, comm):
     out.write(f"// {kind}: {p} devices, {m} micro-batches; written by "
               f"samples/pipeline-parallel/generate.py {args}\n")
     out.write("version 4;\n\n")
@@ -126,32 +133,65 @@ def header(out, kind, p, m, name, args):
         out.write(f"  device gpu{d};\n")
     for d in range(p):
         out.write(f"  stream s{d} on gpu{d};\n")
+    if comm:
+        for d in range(p):
+            out.write(f"  stream c{d} on gpu{d};\n")
 
 
-def write(kind, p, m, f, b, w, out, v=2):
+class Sends:
+    """With --comm: what crosses devices goes by a peer copy on the sender's
+    comm stream, written right after its producer; the consumer depends on
+    the copy."""
+
+    def __init__(self, out, comm):
+        self.out, self.comm = out, comm
+
+    def after(self, producer, device, to):
+        """Writes the copy of `producer` (on `device`) to device `to`."""
+        if self.comm and to != device:
+            self.out.write(f"  stage to{to}_{producer} on c{device} copy p2p {self.comm} "
+                           f"to gpu{to} depends_on({producer});\n")
+
+    def dep(self, producer, device, to):
+        return f"to{to}_{producer}" if self.comm and to != device else producer
+
+
+def write(kind, p, m, f, b, w, out, v=2, comm=None):
+    sends = Sends(out, comm)
+    suffix = f" --comm {comm}" if comm else ""
     if kind == "interleaved":
-        header(out, kind, p, m, "interleaved_1f1b", f"{kind} {p} {m} --v {v}")
+        header(out, kind, p, m, "interleaved_1f1b", f"{kind} {p} {m} --v {v}{suffix}", comm)
         name = lambda k, c, i, d: f"{k}{i}c{c}_{d}"
-        for _, d, k, c, i, ds in interleaved(p, m, v, f, b + w):
+        plan = interleaved(p, m, v, f, b + w)
+        consumer = {x: d for _, d, _, _, _, ds in plan for x in ds}
+        for _, d, k, c, i, ds in plan:
             time = (f if k == "F" else b + w) / v
-            dep = ", ".join(name(*x) for x in ds)
+            dep = ", ".join(sends.dep(name(*x), x[3], d) for x in ds)
             dep = f" depends_on({dep})" if dep else ""
             out.write(f"  stage {name(k, c, i, d)} on s{d} kernel {time:g}us{dep};\n")
+            if (k, c, i, d) in consumer:
+                sends.after(name(k, c, i, d), d, consumer[(k, c, i, d)])
         out.write("}\n")
         return
     starts, b, w = schedule(kind, p, m, f, b, w)
-    header(out, kind, p, m, {"1f1b": "one_f_one_b", "zbh1": "zb_h1"}[kind], f"{kind} {p} {m}")
+    header(out, kind, p, m, {"1f1b": "one_f_one_b", "zbh1": "zb_h1"}[kind],
+           f"{kind} {p} {m}{suffix}", comm)
     time = {"F": f, "B": b, "W": w}
     for _, d, k, i in starts:
         deps = []
         if k == "F" and d > 0:
-            deps.append(f"F{i}_{d - 1}")
+            deps.append(sends.dep(f"F{i}_{d - 1}", d - 1, d))
         if k == "B":
-            deps.append(f"F{i}_{d}" if d == p - 1 else f"B{i}_{d + 1}")
+            deps.append(f"F{i}_{d}" if d == p - 1 else sends.dep(f"B{i}_{d + 1}", d + 1, d))
         if k == "W":
             deps.append(f"B{i}_{d}")
         dep = f" depends_on({', '.join(deps)})" if deps else ""
         out.write(f"  stage {k}{i}_{d} on s{d} kernel {time[k]:g}us{dep};\n")
+        # The activation goes forward, the gradient back.
+        if k == "F" and d < p - 1:
+            sends.after(f"F{i}_{d}", d, d + 1)
+        if k == "B" and d > 0:
+            sends.after(f"B{i}_{d}", d, d - 1)
     out.write("}\n")
 
 
@@ -164,6 +204,9 @@ def main():
     ap.add_argument("--b", type=float, default=100)
     ap.add_argument("--w", type=float, default=100)
     ap.add_argument("--v", type=int, default=2, help="interleaved: model chunks per device")
+    ap.add_argument("--comm", metavar="SIZE",
+                    help="send each activation and gradient between devices as a "
+                         "peer copy of SIZE (e.g. 16MB) on a comm stream per device")
     ap.add_argument("-o", dest="output")
     a = ap.parse_args()
     if a.p < 1 or a.m < 1 or a.v < 1:
@@ -172,7 +215,7 @@ def main():
         sys.exit("generate.py: the interleaved schedule takes micro-batches in groups of P: "
                  "M must be a multiple of P")
     out = open(a.output, "w") if a.output else sys.stdout
-    write(a.schedule, a.p, a.m, a.f, a.b, a.w, out, a.v)
+    write(a.schedule, a.p, a.m, a.f, a.b, a.w, out, a.v, a.comm)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ where M >= P. (With M < P no ZB-H1 order reaches it: the last
 micro-batch's backward reaches the first device 2P-1 passes after its
 forward began, and its weight gradient follows, past the 3M+P-1 the
 formula needs when M < P; the check there is that the bubble is above it.)
-Each device's busy time is the passes it runs. Prints one line per case.
+Each device's busy time is the passes it runs. The same schedule with its
+activations and gradients sent as peer copies of 0 bytes (--comm 0B) has
+the same busy times and bubbles. Prints one line per case.
 """
 import json
 import os
@@ -42,6 +44,18 @@ for kind, v in (("1f1b", 1), ("zbh1", 1), ("interleaved", 2), ("interleaved", 4)
                 if not ok:
                     failed += 1
                     print(f"FAIL {label} p={p} m={m} {d} formula={formula}")
+            # Communication that costs nothing (peer copies of 0 bytes, each
+            # awaited by its consumer) changes no bubble.
+            free = path[:-5] + "-comm0.pipe"
+            subprocess.run([sys.executable, generate, kind, str(p), str(m), "--v", str(v),
+                            "--comm", "0B", "-o", free], check=True)
+            b = json.loads(subprocess.run([pipec, "compile", free, "--emit=json"], check=True,
+                                          capture_output=True, text=True).stdout)
+            b = b["pipelines"][0]["analysis"]
+            for d, e in zip(a["devices"], b["devices"]):
+                if (d["busy_us"], d["bubble_fraction"]) != (e["busy_us"], e["bubble_fraction"]):
+                    failed += 1
+                    print(f"FAIL {label} p={p} m={m} with free communication: {e} != {d}")
             print(f"{label} p={p} m={m}: {len(a['devices'])} devices, bubble "
                   f"{a['devices'][0]['bubble_fraction']:.6f}, formula {formula:.6f}")
 sys.exit(1 if failed else 0)
