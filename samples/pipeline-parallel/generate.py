@@ -9,7 +9,9 @@ P - d micro-batches in flight), `zbh1` (zero-bubble ZB-H1: the backward
 split into B, the gradient for the previous device, and W, the weights'
 gradient, which fills what would be bubbles) or `interleaved` (Megatron's
 interleaved 1F1B: each device holds --v model chunks, each pass 1/V of the
-time; M a multiple of P). P devices, one stream each;
+time; M a multiple of P) or `dualpipe` (DualPipe-style: micro-batches fed
+from both ends, each device holding a stage of each direction, the backward
+split as in ZB-H1; M even). P devices, one stream each;
 M micro-batches; F, B and W are each pass's time on one device (default
 100us each; with 1f1b, B is the whole backward, --b plus --w).
 
@@ -124,6 +126,64 @@ def interleaved(p, m, v, f, b):
     return sorted(starts)
 
 
+def dualpipe(p, m, f, b, w):
+    """DualPipe-style (after DeepSeek-V3's DualPipe, without its overlap of
+    one micro-batch's forward with another's backward inside a chunk): the
+    micro-batches enter from both ends, the first half at device 0, the
+    second at device P-1; device d holds stage d of the first direction and
+    stage P-1-d of the second. The backward is split into B and W as in
+    ZB-H1, and each device runs, as soon as it can, a backward, else a
+    forward within its in-flight limit for that direction (P - stage), else
+    a weight gradient."""
+    half = m // 2
+    dirs = [range(0, half), range(half, m)]
+    stage = lambda r, d: d if r == 0 else p - 1 - d
+    device = lambda r, st: st if r == 0 else p - 1 - st
+    done, free, starts = {}, [0.0] * p, []
+    next_f = [[0, 0] for _ in range(p)]
+    next_b = [[0, 0] for _ in range(p)]
+    pending_w = [[] for _ in range(p)]
+    total = 3 * m * p
+    while len(starts) < total:
+        best = None
+        for d in range(p):
+            choices = []
+            for r in (0, 1):
+                st, mbs = stage(r, d), dirs[r]
+                k = next_b[d][r]
+                if k < len(mbs) and next_f[d][r] > k:
+                    i = mbs[k]
+                    deps = [("F", d, i)] if st == p - 1 else [("B", device(r, st + 1), i)]
+                    if all(x in done for x in deps):
+                        choices.append((0, "B", r, i, deps,
+                                        max([free[d]] + [done[x] for x in deps])))
+                k = next_f[d][r]
+                if k < len(mbs) and next_f[d][r] - next_b[d][r] < p - st:
+                    i = mbs[k]
+                    deps = [] if st == 0 else [("F", device(r, st - 1), i)]
+                    if all(x in done for x in deps):
+                        choices.append((1, "F", r, i, deps,
+                                        max([free[d]] + [done[x] for x in deps])))
+            if pending_w[d]:
+                r, i = pending_w[d][0]
+                choices.append((2, "W", r, i, [("B", d, i)], free[d]))
+            if choices:
+                c = min(choices, key=lambda c: (c[5], c[0], c[2]))
+                if best is None or (c[5], d) < (best[1][5], best[0]):
+                    best = (d, c)
+        d, (_, k, r, i, deps, start) = best
+        done[(k, d, i)] = free[d] = start + {"F": f, "B": b, "W": w}[k]
+        starts.append((start, d, k, i, deps))
+        if k == "F":
+            next_f[d][r] += 1
+        elif k == "B":
+            next_b[d][r] += 1
+            pending_w[d].append((r, i))
+        else:
+            pending_w[d].pop(0)
+    return sorted(starts)
+
+
 def header(out, kind, p, m, name, args, comm):
     out.write(f"// {kind}: {p} devices, {m} micro-batches; written by "
               f"samples/pipeline-parallel/generate.py {args}\n")
@@ -163,7 +223,7 @@ def write(kind, p, m, f, b, w, out, v=2, comm=None):
         header(out, kind, p, m, "interleaved_1f1b", f"{kind} {p} {m} --v {v}{suffix}", comm)
         name = lambda k, c, i, d: f"{k}{i}c{c}_{d}"
         plan = interleaved(p, m, v, f, b + w)
-        consumer = {x: d for _, d, _, _, _, ds in plan for x in ds}
+        consumer = {x: d for _, d, _, _, _, ds in plan for x in ds if x[3] != d}
         for _, d, k, c, i, ds in plan:
             time = (f if k == "F" else b + w) / v
             dep = ", ".join(sends.dep(name(*x), x[3], d) for x in ds)
@@ -171,6 +231,20 @@ def write(kind, p, m, f, b, w, out, v=2, comm=None):
             out.write(f"  stage {name(k, c, i, d)} on s{d} kernel {time:g}us{dep};\n")
             if (k, c, i, d) in consumer:
                 sends.after(name(k, c, i, d), d, consumer[(k, c, i, d)])
+        out.write("}\n")
+        return
+    if kind == "dualpipe":
+        header(out, kind, p, m, "dual_pipe", f"{kind} {p} {m}{suffix}", comm)
+        plan = dualpipe(p, m, f, b, w)
+        # Each pass has one consumer on another device, at most.
+        consumer = {x: d for _, d, _, _, deps in plan for x in deps if x[1] != d}
+        for _, d, k, i, deps in plan:
+            dep = ", ".join(sends.dep(f"{x[0]}{x[2]}_{x[1]}", x[1], d) for x in deps)
+            dep = f" depends_on({dep})" if dep else ""
+            time = {"F": f, "B": b, "W": w}[k]
+            out.write(f"  stage {k}{i}_{d} on s{d} kernel {time:g}us{dep};\n")
+            if (k, d, i) in consumer:
+                sends.after(f"{k}{i}_{d}", d, consumer[(k, d, i)])
         out.write("}\n")
         return
     starts, b, w = schedule(kind, p, m, f, b, w)
@@ -197,7 +271,7 @@ def write(kind, p, m, f, b, w, out, v=2, comm=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("schedule", choices=["1f1b", "zbh1", "interleaved"])
+    ap.add_argument("schedule", choices=["1f1b", "zbh1", "interleaved", "dualpipe"])
     ap.add_argument("p", type=int)
     ap.add_argument("m", type=int)
     ap.add_argument("--f", type=float, default=100)
@@ -214,6 +288,9 @@ def main():
     if a.schedule == "interleaved" and a.m % a.p:
         sys.exit("generate.py: the interleaved schedule takes micro-batches in groups of P: "
                  "M must be a multiple of P")
+    if a.schedule == "dualpipe" and (a.m % 2 or a.m < 2):
+        sys.exit("generate.py: the dualpipe schedule feeds half the micro-batches from each "
+                 "end: M must be even")
     out = open(a.output, "w") if a.output else sys.stdout
     write(a.schedule, a.p, a.m, a.f, a.b, a.w, out, a.v, a.comm)
 
