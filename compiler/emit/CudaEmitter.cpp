@@ -946,6 +946,19 @@ private:
   /// dst, src, bytes, kind of instance v's copy, for the 1D memcpy calls:
   /// the stage's own buffers, or (version 2) the declared buffers it writes
   /// and reads, this iteration's slot.
+  /// A copy's first written and first read declared buffer (null: none).
+  static std::pair<const program::Access *, const program::Access *>
+  firstWriteAndRead(const program::Stage &st) {
+    const program::Access *written = nullptr, *read = nullptr;
+    for (const program::Access &a : st.accesses) {
+      if (a.write && !written)
+        written = &a;
+      else if (!a.write && !read)
+        read = &a;
+    }
+    return {written, read};
+  }
+
   /// dst, dstDevice, src, srcDevice, bytes of instance v's p2p copy, for
   /// cudaMemcpyPeerAsync: the declared buffers it writes and reads (this
   /// iteration's slot), or its own on the two devices.
@@ -954,13 +967,7 @@ private:
     const program::Stage &st = s.pipeline.stages[k];
     const int c = copyIndex[k];
     const uint32_t it = s.instances.iterationOf(v);
-    const program::Access *written = nullptr, *read = nullptr;
-    for (const program::Access &a : st.accesses) {
-      if (a.write && !written)
-        written = &a;
-      else if (!a.write && !read)
-        read = &a;
-    }
+    auto [written, read] = firstWriteAndRead(st);
     if (written)
       writeDeclaredSlot(*written, it);
     else
@@ -985,13 +992,7 @@ private:
     const char *kind = st.direction == CopyDirection::H2D   ? "cudaMemcpyHostToDevice"
                        : st.direction == CopyDirection::D2H ? "cudaMemcpyDeviceToHost"
                                                             : "cudaMemcpyDeviceToDevice";
-    const program::Access *written = nullptr, *read = nullptr;
-    for (const program::Access &a : st.accesses) {
-      if (a.write && !written)
-        written = &a;
-      else if (!a.write && !read)
-        read = &a;
-    }
+    auto [written, read] = firstWriteAndRead(st);
     if (written)
       writeDeclaredSlot(*written, it);
     else
