@@ -61,6 +61,10 @@ void runtime::summarise(LoweringRun &run) {
     any = true;
   }
   run.makespanUs = any ? last - run.firstStartUs : 0;
+  if (!run.schedule->pipeline.devices.empty() && any)
+    run.devices = deviceUses(
+        *run.schedule, [&](uint32_t v) { return std::make_pair(run.start[v], run.end[v]); },
+        run.makespanUs);
   run.violations =
       countViolations(*run.schedule, run.start, run.end, run.violationSlackUs);
 }

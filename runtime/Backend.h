@@ -73,6 +73,9 @@ struct LoweringRun {
   double firstStartUs = 0; ///< the earliest start: the timeline's origin
   double makespanUs = 0;   ///< last end - first start
   uint64_t violations = 0; ///< measured from start and end
+  /// Several devices: each one's busy time and bubble (its idle share of
+  /// the makespan) and communication, from the timeline (summarise).
+  std::vector<DeviceUse> devices;
   uint64_t simulatedEvents = 0;
   uint64_t extrapolatedIterations = 0; ///< the model's, skipped ahead
   double runSeconds = 0; ///< wall time this lowering's run took (runAll)

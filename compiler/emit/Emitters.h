@@ -12,8 +12,11 @@ class OStream;
 }
 }
 
+#include <string>
+
 namespace pipec {
 struct GraphAdvice;
+struct DeviceUse;
 
 struct Schedule;
 struct DeviceProfile;
@@ -43,6 +46,11 @@ void writeNumber(llvm::raw_ostream &os, double value);
 /// graph_replay_us, one_time_us, break_even_replays (null: never) -- as
 /// compile's graph_advice and run's comparison both write them.
 void writeGraphCosts(llvm::json::OStream &j, const GraphAdvice &g);
+/// `"devices": [{"name", "busy_us", "bubble_fraction", "comm_us",
+/// "comm_hidden_fraction"}]`, as compile's analysis and run both write it.
+void writeDeviceUses(llvm::json::OStream &j, llvm::ArrayRef<DeviceUse> devices);
+/// "busy 1.2 ms, bubble 12.5% of SPAN; communication 80 us, 50.0% hidden".
+std::string describeDeviceUse(const DeviceUse &use, llvm::StringRef span);
 /// `"key": value` in `j`, the value written by writeNumber.
 void writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
                           double value);

@@ -43,6 +43,22 @@ void pipec::writeGraphCosts(llvm::json::OStream &j, const GraphAdvice &g) {
     j.attribute("break_even_replays", nullptr);
 }
 
+void pipec::writeDeviceUses(llvm::json::OStream &j, llvm::ArrayRef<DeviceUse> devices) {
+  j.attributeArray("devices", [&] {
+    for (const DeviceUse &d : devices)
+      j.object([&] {
+        j.attribute("name", d.name);
+        writeNumberAttribute(j, "busy_us", d.busyUs);
+        writeNumberAttribute(j, "bubble_fraction", d.bubbleFraction);
+        writeNumberAttribute(j, "comm_us", d.commUs);
+        if (d.commUs > 0)
+          writeNumberAttribute(j, "comm_hidden_fraction", d.hiddenCommUs / d.commUs);
+        else
+          j.attribute("comm_hidden_fraction", nullptr);
+      });
+  });
+}
+
 void pipec::writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
                                  double value) {
   rawAttribute(j, key, [&](llvm::raw_ostream &out) { writeNumber(out, value); });
@@ -344,19 +360,7 @@ private:
       number("sequential_us", a.sequentialUs);
       number("critical_path_us", a.criticalPathUs);
       if (!a.devices.empty())
-        j.attributeArray("devices", [&] {
-          for (const DeviceUse &d : a.devices)
-            j.object([&] {
-              j.attribute("name", d.name);
-              number("busy_us", d.busyUs);
-              number("bubble_fraction", d.bubbleFraction);
-              number("comm_us", d.commUs);
-              if (d.commUs > 0)
-                number("comm_hidden_fraction", d.hiddenCommUs / d.commUs);
-              else
-                j.attribute("comm_hidden_fraction", nullptr);
-            });
-        });
+        writeDeviceUses(j, a.devices);
       number("stream_bound_us", a.streamBoundUs);
       number("lower_bound_us", a.lowerBoundUs);
       j.attributeObject("bounds", [&] {

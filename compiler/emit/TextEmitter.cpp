@@ -231,13 +231,7 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
   // Each device's share of that span (version 4).
   for (size_t d = 0; d < a.devices.size(); ++d)
     line(d ? "" : "devices", a.devices[d].name,
-         "busy " + us(a.devices[d].busyUs) + ", bubble " +
-             formatPercent(a.devices[d].bubbleFraction, 1) + " of the critical path" +
-             (a.devices[d].commUs > 0
-                  ? "; communication " + us(a.devices[d].commUs) + ", " +
-                        formatPercent(a.devices[d].hiddenCommUs / a.devices[d].commUs, 1) +
-                        " hidden"
-                  : std::string()));
+         describeDeviceUse(a.devices[d], "the critical path"));
   if (!a.bounds.empty()) {
     line("lower bound", us(a.lowerBoundUs),
          "set by " + a.bounds[a.binding].words +
@@ -304,6 +298,15 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
 }
 
 } // namespace
+
+std::string pipec::describeDeviceUse(const DeviceUse &use, llvm::StringRef span) {
+  std::string words = "busy " + formatTime(use.busyUs) + ", bubble " +
+                      formatPercent(use.bubbleFraction, 1) + " of " + span.str();
+  if (use.commUs > 0)
+    words += "; communication " + formatTime(use.commUs) + ", " +
+             formatPercent(use.hiddenCommUs / use.commUs, 1) + " hidden";
+  return words;
+}
 
 void pipec::emitText(const Schedule &s, llvm::raw_ostream &os) {
   os << formatv("pipeline '{0}': {1} stage instance{2}, {3} iteration{4}, "

@@ -139,6 +139,47 @@ static double overlapOf(const std::vector<std::pair<double, double>> &a,
   return shared;
 }
 
+std::vector<DeviceUse>
+pipec::deviceUses(const Schedule &s,
+                  llvm::function_ref<std::pair<double, double>(uint32_t)> spanOf,
+                  double stepUs) {
+  // Per device: its work, and apart, its communication. A stream's
+  // instances follow one another, so only work on two streams of one
+  // device overlaps.
+  using Spans = std::vector<std::pair<double, double>>;
+  const program::Pipeline &pipeline = s.pipeline;
+  const size_t devices = pipeline.deviceCount();
+  std::vector<Spans> work(devices), comm(devices), other(devices);
+  for (uint32_t v = 0; v < s.instances.size(); ++v)
+    if (!s.onHost(v)) {
+      const program::Stage &st = s.instances.stage(v);
+      const auto [start, end] = spanOf(v);
+      if (!(end > start))
+        continue;
+      const uint32_t device = s.streamPlan.streams[s.streamOf(v)].device;
+      work[device].push_back({start, end});
+      const bool talks = program::isCollective(st) ||
+                         (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P);
+      (talks ? comm : other)[device].push_back({start, end});
+    }
+  std::vector<DeviceUse> uses;
+  for (size_t k = 0; k < devices; ++k) {
+    DeviceUse use;
+    use.name = pipeline.devices.empty() ? std::string() : pipeline.devices[k].name;
+    Spans busy = unionOf(std::move(work[k]));
+    for (auto [start, end] : busy)
+      use.busyUs += end - start;
+    // Hidden: communication while other work runs on the device.
+    Spans talk = unionOf(std::move(comm[k]));
+    for (auto [start, end] : talk)
+      use.commUs += end - start;
+    use.hiddenCommUs = overlapOf(talk, unionOf(std::move(other[k])));
+    use.bubbleFraction = stepUs > 0 ? std::max(0.0, 1 - use.busyUs / stepUs) : 0;
+    uses.push_back(std::move(use));
+  }
+  return uses;
+}
+
 /// Calls `each(v, predecessors)` for every instance in issue order, with
 /// its predecessors that every lowering keeps, for the critical path:
 /// dependencies, stream order, the host thread's order of cpu stages, and,
@@ -244,42 +285,14 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   a.criticalPathUs = last == kNone ? 0 : finish[last];
 
   // Each declared device: the time its streams' work covers on that
-  // timeline, and the rest of the span (its bubble). A stream's instances
-  // follow one another, so only work on two streams of one device overlaps.
-  const program::Pipeline &pipeline = s.pipeline;
-  if (!pipeline.devices.empty()) {
-    // Per device: its work, and apart, its communication.
-    using Spans = std::vector<std::pair<double, double>>;
-    const size_t devices = pipeline.devices.size();
-    std::vector<Spans> work(devices), comm(devices), other(devices);
-    for (uint32_t v = 0; v < n; ++v)
-      if (!s.onHost(v)) {
-        const program::Stage &st = inst.stage(v);
-        const double d = st.durationUs;
-        if (d <= 0)
-          continue;
-        const uint32_t device = s.streamPlan.streams[s.streamOf(v)].device;
-        work[device].push_back({finish[v] - d, finish[v]});
-        const bool talks = program::isCollective(st) ||
-                           (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P);
-        (talks ? comm : other)[device].push_back({finish[v] - d, finish[v]});
-      }
-    for (size_t k = 0; k < work.size(); ++k) {
-      DeviceUse use;
-      use.name = pipeline.devices[k].name;
-      Spans busy = unionOf(std::move(work[k]));
-      for (auto [start, end] : busy)
-        use.busyUs += end - start;
-      // Hidden: communication while other work runs on the device.
-      Spans talk = unionOf(std::move(comm[k]));
-      for (auto [start, end] : talk)
-        use.commUs += end - start;
-      use.hiddenCommUs = overlapOf(talk, unionOf(std::move(other[k])));
-      use.bubbleFraction =
-          a.criticalPathUs > 0 ? std::max(0.0, 1 - use.busyUs / a.criticalPathUs) : 0;
-      a.devices.push_back(std::move(use));
-    }
-  }
+  // timeline, and the rest of the span (its bubble).
+  if (!s.pipeline.devices.empty())
+    a.devices = deviceUses(
+        s,
+        [&](uint32_t v) {
+          return std::make_pair(finish[v] - inst.stage(v).durationUs, finish[v]);
+        },
+        a.criticalPathUs);
 
   // Stream-order edges on the critical path, and what each costs: how much
   // later its consumer starts than its declared dependencies alone allow.

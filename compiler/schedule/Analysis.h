@@ -10,6 +10,7 @@
 #define PIPEC_SCHEDULE_ANALYSIS_H
 
 #include "compiler/program/DeviceProfile.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <cstdint>
 #include <string>
@@ -104,6 +105,14 @@ struct Analysis {
 };
 
 Analysis analyze(const Schedule &schedule, const DeviceProfile &profile);
+
+/// Each device's busy time, bubble (its idle share of `stepUs`) and
+/// communication, from each instance's [start, end) as `spanOf` gives it
+/// (instances on the host thread are not asked; an empty span counts for
+/// nothing): the analysis's devices on its timeline, a run's on its own.
+std::vector<DeviceUse>
+deviceUses(const Schedule &schedule,
+           llvm::function_ref<std::pair<double, double>(uint32_t)> spanOf, double stepUs);
 
 /// The graph verdict in words, the same in every command: "pays back its
 /// one-time cost of 1.2 ms after 14 replays" or why it never does.

@@ -52,12 +52,23 @@ struct Resident {
 };
 
 class Model {
+  struct Gpu;
+
 public:
   Model(const Schedule &s, Lowering lowering, const DeviceProfile &profile,
         const ModelOptions &options)
       : s(s), lowering(lowering), p(profile), options(options),
         n(s.instances.size()), capacity(profile.smCapacity()),
-        freeSM(profile.sms, capacity) {
+        gpus(s.pipeline.deviceCount()) {
+    for (Gpu &gpu : gpus)
+      gpu.freeSM.assign(profile.sms, capacity);
+    if (gpus.size() > 1) {
+      deviceOfStream.reserve(s.streamPlan.streams.size());
+      for (uint32_t i = 0; i < s.streamPlan.streams.size(); ++i)
+        deviceOfStream.push_back(s.stream(i).device);
+      for (const program::Stage &stage : s.pipeline.stages)
+        rendezvous |= stage.parts > 1;
+    }
     if (options.starts)
       out.start.assign(n, -1);
     out.end.assign(n, -1);
@@ -156,7 +167,7 @@ private:
       itemDone(e.a, now);
       break;
     case Event::HostReady:
-      hostQueue.push_back(e.a);
+      gpuOf(e.a).hostQueue.push_back(e.a);
       break;
     case Event::Wake:
       // Makes the pump look again (at a hardware queue: that one).
@@ -164,14 +175,20 @@ private:
         markQueue(e.a);
       break;
     case Event::CopyStep:
-      if (e.b == shared[e.a].generation)
-        advanceShared(e.a, now);
+      if (e.b == gpus[e.a / 3].shared[e.a % 3].generation)
+        advanceShared(e.a / 3, e.a % 3, now);
       break;
     }
   }
 
+  /// Each device maps its streams round-robin onto its own hardware queues.
   uint32_t queueOf(uint32_t stream) const {
-    return stream % std::max(1u, p.hardwareQueues);
+    const uint32_t hw = std::max(1u, p.hardwareQueues);
+    return gpus.size() == 1 ? stream % hw : deviceOfStream[stream] * hw + stream % hw;
+  }
+  /// The device instance v runs on: its stream's.
+  Gpu &gpuOf(uint32_t v) {
+    return gpus.size() == 1 ? gpus[0] : gpus[deviceOfStream[s.streamOf(v)]];
   }
   int priorityOf(uint32_t instance) const {
     return options.priorities ? s.stream(s.streamOf(instance)).cudaPriority : 0;
@@ -358,7 +375,7 @@ private:
   // --- Stream lowering -------------------------------------------------------
   void startStreams() {
     const size_t streams = s.streamPlan.streams.size();
-    queues.assign(std::max(1u, p.hardwareQueues), {});
+    queues.assign(size_t(std::max(1u, p.hardwareQueues)) * gpus.size(), {});
     queueWake.assign(queues.size(), -1);
     queueDirty.assign(queues.size(), 0);
     stuckOn.assign(queues.size(), kNone);
@@ -571,24 +588,26 @@ private:
     case StageKind::Kernel:
     case StageKind::Memset:
     case StageKind::Collective: {
-      if (resident.size() >= p.maxResidentKernels) {
+      Gpu &gpu = gpuOf(v);
+      if (gpu.resident.size() >= p.maxResidentKernels) {
         blockedOnResidency = true;
         return false;
       }
       const Shape &shape = shapes[s.instances.stageOf(v)];
-      residentSlot[v] = static_cast<uint32_t>(resident.size());
-      resident.push_back({v, priorityOf(v), shape.blocks, 0, shape.use, shape.blockUs,
-                          shape.perEmptySM, false});
+      residentSlot[v] = static_cast<uint32_t>(gpu.resident.size());
+      gpu.resident.push_back({v, priorityOf(v), shape.blocks, 0, shape.use, shape.blockUs,
+                              shape.perEmptySM, false});
       // Kept in urgency order as they come: most urgent (lower CUDA
       // priority value) first, then oldest.
-      const Urgency key{resident.back().priority, v};
-      waiting.insert(std::upper_bound(waiting.begin(), waiting.end(), key), key);
-      blocksChanged = true;
+      const Urgency key{gpu.resident.back().priority, v};
+      gpu.waiting.insert(std::upper_bound(gpu.waiting.begin(), gpu.waiting.end(), key), key);
+      gpu.blocksChanged = true;
       return true;
     }
     case StageKind::Copy: {
+      // A peer copy runs on its source's (its stream's device's) engine.
       unsigned engine = engineIndex(stage.direction);
-      copyQueues[engine].push_back(v);
+      gpuOf(v).copyQueues[engine].push_back(v);
       return true;
     }
     case StageKind::Host:
@@ -627,8 +646,9 @@ private:
 
   /// Brings direction e up to `now`: progress, finished copies, copies
   /// whose latency ended, new copies from its queue; then the next step.
-  bool advanceShared(unsigned e, double now) {
-    SharedDirection &d = shared[e];
+  bool advanceShared(unsigned device, unsigned e, double now) {
+    Gpu &gpu = gpus[device];
+    SharedDirection &d = gpu.shared[e];
     bool progress = false;
     if (size_t n = moving(d, d.last)) {
       const double done = (now - d.last) / double(n);
@@ -650,9 +670,9 @@ private:
       }
     }
     const unsigned engines = p.copyEngines(static_cast<CopyDirection>(e));
-    while (d.active.size() < engines && !copyQueues[e].empty()) {
-      uint32_t v = copyQueues[e].front();
-      copyQueues[e].pop_front();
+    while (d.active.size() < engines && !gpu.copyQueues[e].empty()) {
+      uint32_t v = gpu.copyQueues[e].front();
+      gpu.copyQueues[e].pop_front();
       setStart(v, now);
       d.active.push_back({v, now + p.copyLatencyUs, s.instances.stage(v).durationUs});
       progress = true;
@@ -665,30 +685,37 @@ private:
                                              : now + std::max(0.0, c.remaining) * double(n));
     ++d.generation;
     if (next != std::numeric_limits<double>::infinity())
-      post(next, Event::CopyStep, e, d.generation);
+      post(next, Event::CopyStep, device * 3 + e, d.generation);
     return progress;
   }
 
   bool pumpEngines(double now) {
     bool progress = false;
+    for (unsigned device = 0; device < gpus.size(); ++device)
+      progress |= pumpEngines(device, now);
+    return progress;
+  }
+  bool pumpEngines(unsigned device, double now) {
+    Gpu &gpu = gpus[device];
+    bool progress = false;
     for (unsigned e = 0; e < 3; ++e)
       if (p.copyEngines(static_cast<CopyDirection>(e)) > 1) {
-        if (!copyQueues[e].empty() &&
-            shared[e].active.size() < p.copyEngines(static_cast<CopyDirection>(e)))
-          progress |= advanceShared(e, now);
-      } else if (!engineBusy[e] && !copyQueues[e].empty()) {
-        uint32_t v = copyQueues[e].front();
-        copyQueues[e].pop_front();
-        engineBusy[e] = 1;
+        if (!gpu.copyQueues[e].empty() &&
+            gpu.shared[e].active.size() < p.copyEngines(static_cast<CopyDirection>(e)))
+          progress |= advanceShared(device, e, now);
+      } else if (!gpu.engineBusy[e] && !gpu.copyQueues[e].empty()) {
+        uint32_t v = gpu.copyQueues[e].front();
+        gpu.copyQueues[e].pop_front();
+        gpu.engineBusy[e] = 1;
         setStart(v, now);
         double done = now + p.copyLatencyUs + s.instances.stage(v).durationUs;
         post(done, Event::ItemDone, v, e);
         progress = true;
       }
-    if (!hostBusy && !hostQueue.empty()) {
-      uint32_t v = hostQueue.front();
-      hostQueue.pop_front();
-      hostBusy = 1;
+    if (!gpu.hostBusy && !gpu.hostQueue.empty()) {
+      uint32_t v = gpu.hostQueue.front();
+      gpu.hostQueue.pop_front();
+      gpu.hostBusy = 1;
       setStart(v, now);
       post(now + s.instances.stage(v).durationUs, Event::ItemDone, v, 3);
       progress = true;
@@ -697,11 +724,18 @@ private:
   }
 
   bool pumpBlocks(double now) {
+    bool progress = false;
+    for (Gpu &gpu : gpus)
+      progress |= pumpBlocks(gpu, now);
+    return progress;
+  }
+  bool pumpBlocks(Gpu &gpu, double now) {
     // Placed all it could last time, and neither a kernel nor a free SM came
     // since: nothing to do.
-    if (!blocksChanged || waiting.empty())
+    if (!gpu.blocksChanged || gpu.waiting.empty())
       return false;
-    blocksChanged = false;
+    gpu.blocksChanged = false;
+    std::vector<DeviceProfile::BlockUse> &freeSM = gpu.freeSM;
     bool progress = false;
     bool drained = false;
     // Block shapes that found no SM in this pump: SMs only fill up during
@@ -717,8 +751,8 @@ private:
     };
     // Only the kernels with blocks to place, most urgent first: the running
     // ones may be many (up to max_resident_kernels) and cost nothing here.
-    for (const Urgency &u : waiting) {
-      Resident *r = &resident[residentSlot[u.instance]];
+    for (const Urgency &u : gpu.waiting) {
+      Resident *r = &gpu.resident[residentSlot[u.instance]];
       if (hopeless(r->use))
         continue;
       // SMs only fill up during one pump: the search for this kernel's next
@@ -726,7 +760,7 @@ private:
       uint32_t cursor = 0;
       uint32_t batch = kNone;
       while (r->pending) {
-        uint32_t sm = findSM(r->use, cursor);
+        uint32_t sm = findSM(freeSM, r->use, cursor);
         if (sm == kNone) {
           if (full.size() < 4)
             full.push_back(r->use);
@@ -762,19 +796,25 @@ private:
           runs.push_back({sm, 1, k});
         progress = true;
       }
-      if (batch != kNone)
-        post(now + r->blockUs, Event::BlockDone, r->instance, batch);
+      if (batch != kNone) {
+        if (rendezvous && s.instances.stage(r->instance).parts > 1)
+          arrive(r->instance, batch, now);
+        else
+          post(now + r->blockUs, Event::BlockDone, r->instance, batch);
+      }
     }
     if (drained)
-      waiting.erase(std::remove_if(waiting.begin(), waiting.end(),
-                                   [&](const Urgency &u) {
-                                     return resident[residentSlot[u.instance]].pending == 0;
-                                   }),
-                    waiting.end());
+      gpu.waiting.erase(std::remove_if(gpu.waiting.begin(), gpu.waiting.end(),
+                                       [&](const Urgency &u) {
+                                         return gpu.resident[residentSlot[u.instance]]
+                                                    .pending == 0;
+                                       }),
+                        gpu.waiting.end());
     return progress;
   }
 
-  uint32_t findSM(const DeviceProfile::BlockUse &use, uint32_t &cursor) const {
+  static uint32_t findSM(const std::vector<DeviceProfile::BlockUse> &freeSM,
+                         const DeviceProfile::BlockUse &use, uint32_t &cursor) {
     for (uint32_t sm = cursor; sm < freeSM.size(); ++sm) {
       const DeviceProfile::BlockUse &f = freeSM[sm];
       if (f.slots >= use.slots && f.threads >= use.threads && f.smem >= use.smem &&
@@ -808,6 +848,24 @@ private:
         free.regs += k * use.regs;
   }
 
+  /// A part of a collective spanning several devices has its block on an
+  /// SM (`batch`): it holds it until every part has arrived, then all run
+  /// the collective's time together and end together (NCCL's kernels wait
+  /// for their peers).
+  void arrive(uint32_t v, uint32_t batch, double now) {
+    const program::Stage &stage = s.instances.stage(v);
+    const uint32_t iteration = s.instances.iterationOf(v);
+    const uint32_t first = s.instances.idOf(stage.group, iteration);
+    Meeting &m = meetings[first];
+    m.arrived.push_back({v, batch});
+    if (m.arrived.size() < stage.parts)
+      return;
+    const double end = now + shapes[s.instances.stageOf(v)].blockUs;
+    for (auto [part, b] : m.arrived)
+      post(end, Event::BlockDone, part, b);
+    meetings.erase(first);
+  }
+
   /// A list of (SM, blocks) for one BlockDone event, from a pool.
   uint32_t newBatch() {
     if (freeBatches.empty()) {
@@ -820,16 +878,18 @@ private:
   }
 
   void blockDone(uint32_t v, uint32_t batch, double now) {
+    Gpu &gpu = gpuOf(v);
+    std::vector<Resident> &resident = gpu.resident;
     const uint32_t slot = residentSlot[v];
     Resident &r = resident[slot];
     for (const SMRun &run : batches[batch]) {
       for (uint32_t sm = run.first; sm < run.first + run.count; ++sm)
-        give(freeSM[sm], r.use, run.blocks);
+        give(gpu.freeSM[sm], r.use, run.blocks);
       r.running -= run.count * run.blocks;
     }
     batches[batch].clear();
     freeBatches.push_back(batch);
-    blocksChanged = true;
+    gpu.blocksChanged = true;
     if (r.running == 0 && r.pending == 0) {
       // Its slot goes to the last resident kernel (their order in the list
       // matters nowhere: `waiting` keeps the urgency order).
@@ -851,9 +911,9 @@ private:
     const program::Stage &stage = s.instances.stage(v);
     if (stage.kind == StageKind::Copy) {
       unsigned e = engineIndex(stage.direction);
-      engineBusy[e] = 0;
+      gpuOf(v).engineBusy[e] = 0;
     } else if (stage.kind == StageKind::Host) {
-      hostBusy = 0;
+      gpuOf(v).hostBusy = 0;
     }
     finish(v, now);
   }
@@ -896,7 +956,8 @@ private:
   // block's first has ended.
 
   void findPeriod() {
-    if (options.issueAt || options.recordHost || options.lookEverywhere)
+    // (One device: the state written down is that device's.)
+    if (options.issueAt || options.recordHost || options.lookEverywhere || gpus.size() > 1)
       return;
     if (lowering == Lowering::Streams) {
       period = findPeriodicity(s, hostOps(), boundRecord);
@@ -1123,20 +1184,21 @@ private:
         break;
       case Event::CopyStep:
         g.push_back(e.a);
-        g.push_back(e.b == shared[e.a].generation);
+        g.push_back(e.b == gpus[e.a / 3].shared[e.a % 3].generation);
         break;
       }
     }
 
-    // The device.
-    for (const DeviceProfile::BlockUse &f : freeSM) {
+    // The device (extrapolation runs on one: findPeriod).
+    const Gpu &gpu = gpus[0];
+    for (const DeviceProfile::BlockUse &f : gpu.freeSM) {
       g.push_back(double(f.threads));
       g.push_back(double(f.slots));
       g.push_back(double(f.smem));
       g.push_back(double(f.regs));
     }
     std::vector<const Resident *> held;
-    for (const Resident &r : resident)
+    for (const Resident &r : gpu.resident)
       held.push_back(&r);
     std::sort(held.begin(), held.end(),
               [](const Resident *a, const Resident *b) { return a->instance < b->instance; });
@@ -1148,31 +1210,31 @@ private:
       g.push_back(r->running);
       g.push_back(r->started);
     }
-    g.push_back(double(waiting.size()));
-    for (const Urgency &u : waiting) {
+    g.push_back(double(gpu.waiting.size()));
+    for (const Urgency &u : gpu.waiting) {
       g.push_back(u.priority);
       g.push_back(inst(u.instance));
     }
-    g.push_back(blocksChanged);
+    g.push_back(gpu.blocksChanged);
     g.push_back(blockedOnResidency);
     for (unsigned e = 0; e < 3; ++e) {
-      g.push_back(double(copyQueues[e].size()));
-      for (uint32_t v : copyQueues[e])
+      g.push_back(double(gpu.copyQueues[e].size()));
+      for (uint32_t v : gpu.copyQueues[e])
         g.push_back(inst(v));
-      g.push_back(engineBusy[e]);
-      g.push_back(double(shared[e].active.size()));
-      for (const SharedCopy &c : shared[e].active) {
+      g.push_back(gpu.engineBusy[e]);
+      g.push_back(double(gpu.shared[e].active.size()));
+      for (const SharedCopy &c : gpu.shared[e].active) {
         g.push_back(inst(c.instance));
         g.push_back(c.moveFrom - T);
         g.push_back(c.remaining);
       }
-      if (!shared[e].active.empty())
-        g.push_back(shared[e].last - T);
+      if (!gpu.shared[e].active.empty())
+        g.push_back(gpu.shared[e].last - T);
     }
-    g.push_back(double(hostQueue.size()));
-    for (uint32_t v : hostQueue)
+    g.push_back(double(gpu.hostQueue.size()));
+    for (uint32_t v : gpu.hostQueue)
       g.push_back(inst(v));
-    g.push_back(hostBusy);
+    g.push_back(gpu.hostBusy);
     return g.size() <= kMaxSignature;
   }
 
@@ -1184,7 +1246,8 @@ private:
     uint64_t highest = 0;
     for (const Assigned &a : assigned)
       highest = std::max<uint64_t>(highest, a.instance);
-    for (const Resident &r : resident)
+    Gpu &gpu = gpus[0];
+    for (const Resident &r : gpu.resident)
       highest = std::max<uint64_t>(highest, r.instance);
     if (highest + dI >= n || (touched != kNone && touched + dI >= n))
       return false;
@@ -1269,22 +1332,22 @@ private:
         shiftInstance(e.a);
     }
     events.reorder();
-    for (uint32_t slot = 0; slot < resident.size(); ++slot) {
-      shiftInstance(resident[slot].instance);
-      residentSlot[resident[slot].instance] = slot;
+    for (uint32_t slot = 0; slot < gpu.resident.size(); ++slot) {
+      shiftInstance(gpu.resident[slot].instance);
+      residentSlot[gpu.resident[slot].instance] = slot;
     }
-    for (Urgency &u : waiting)
+    for (Urgency &u : gpu.waiting)
       shiftInstance(u.instance);
     for (unsigned e = 0; e < 3; ++e) {
-      for (uint32_t &v : copyQueues[e])
+      for (uint32_t &v : gpu.copyQueues[e])
         shiftInstance(v);
-      for (SharedCopy &c : shared[e].active) {
+      for (SharedCopy &c : gpu.shared[e].active) {
         shiftInstance(c.instance);
         c.moveFrom += dT;
       }
-      shared[e].last += dT;
+      gpu.shared[e].last += dT;
     }
-    for (uint32_t &v : hostQueue)
+    for (uint32_t &v : gpu.hostQueue)
       shiftInstance(v);
     clock += dT;
     return true;
@@ -1303,7 +1366,8 @@ private:
       if (options.lookEverywhere) {
         if (lowering == Lowering::Streams)
           markAllQueues();
-        blocksChanged = true;
+        for (Gpu &gpu : gpus)
+          gpu.blocksChanged = true;
       }
       if (lowering == Lowering::Streams)
         progress |= pumpQueues(now);
@@ -1384,9 +1448,8 @@ private:
   std::vector<double> segmentDoneAt;
   uint32_t nextSegment = 0, lastLaunched = kNone;
 
-  // Device.
+  // Devices.
   const DeviceProfile::BlockUse capacity;      ///< one SM's, all free
-  std::vector<DeviceProfile::BlockUse> freeSM; ///< what each SM has free
   /// BlockDone events' lists of SM runs, and the free ones among them.
   /// SMs first .. first + count - 1, each with `blocks` of one kernel's.
   struct SMRun {
@@ -1394,8 +1457,7 @@ private:
   };
   std::vector<std::vector<SMRun>> batches;
   std::vector<uint32_t> freeBatches;
-  std::vector<Resident> resident;
-  /// Each resident instance's place in `resident`.
+  /// Each resident instance's place in its device's `resident`.
   std::unique_ptr<uint32_t[]> residentSlot;
   /// The resident kernels with blocks not yet placed, in urgency order.
   struct Urgency {
@@ -1405,17 +1467,35 @@ private:
       return priority != o.priority ? priority < o.priority : instance < o.instance;
     }
   };
-  std::vector<Urgency> waiting;
   std::vector<Shape> shapes; ///< per stage
-  /// Whether pumpBlocks could place a block it could not before.
-  bool blocksChanged = false;
   /// Whether a launch waits for a resident-kernel slot.
   bool blockedOnResidency = false;
-  std::deque<uint32_t> copyQueues[3];
-  uint8_t engineBusy[3] = {0, 0, 0};
-  SharedDirection shared[3];
-  std::deque<uint32_t> hostQueue;
-  uint8_t hostBusy = 0;
+  /// One device's SMs, resident kernels, copy engines and host-function
+  /// executor (the profile's, each).
+  struct Gpu {
+    std::vector<DeviceProfile::BlockUse> freeSM; ///< what each SM has free
+    std::vector<Resident> resident;
+    /// The resident kernels with blocks not yet placed, in urgency order.
+    std::vector<Urgency> waiting;
+    /// Whether pumpBlocks could place a block it could not before.
+    bool blocksChanged = false;
+    std::deque<uint32_t> copyQueues[3];
+    uint8_t engineBusy[3] = {0, 0, 0};
+    SharedDirection shared[3];
+    std::deque<uint32_t> hostQueue;
+    uint8_t hostBusy = 0;
+  };
+  std::vector<Gpu> gpus;
+  std::vector<uint32_t> deviceOfStream; ///< with several devices
+  /// Whether a collective spans several devices: its parts meet
+  /// (rendezvous) before any runs.
+  bool rendezvous = false;
+  /// Per collective instance (its first part's), the parts whose block has
+  /// started: each waits there until the last arrives.
+  struct Meeting {
+    llvm::SmallVector<std::pair<uint32_t, uint32_t>, 8> arrived; ///< part, batch
+  };
+  llvm::DenseMap<uint32_t, Meeting> meetings;
 
   // Extrapolation.
   Periodicity period;          ///< empty: no (more) checkpoints

@@ -23,6 +23,7 @@ using pipec::test::FrontendRun;
 namespace {
 
 using test::ancestors;
+using test::randomProgram;
 using test::Bits;
 using test::Edge;
 using test::slowReduction;
@@ -41,74 +42,6 @@ std::set<Edge> dependenciesAndStreamOrder(const Schedule &s) {
     lastOnStream[s.streamOf(v)] = v;
   }
   return h;
-}
-
-/// A random program: T stages on S streams (some unpinned), random
-/// same-iteration edges that respect a random hidden order, some @prev;
-/// with `conditional`, some stages run only in some iterations; with
-/// `devices` above 1, the streams are on that many devices, at random.
-std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditional = false,
-                          uint32_t devices = 1) {
-  uint32_t t = 1 + rng() % 9, streams = 1 + rng() % 4;
-  uint32_t iterations = 1 + rng() % (conditional ? 7 : 3);
-  std::vector<uint32_t> rank(t);
-  for (uint32_t i = 0; i < t; ++i)
-    rank[i] = i;
-  std::shuffle(rank.begin(), rank.end(), rng);
-  std::string text = "pipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
-  if (devices > 1) {
-    streams = devices + rng() % 4; // a stream on each device at least
-    for (uint32_t d = 0; d < devices; ++d)
-      text += "  device gpu" + std::to_string(d) + ";\n";
-  }
-  std::vector<uint32_t> deviceOf(streams, 0);
-  for (uint32_t s = 0; s < streams; ++s) {
-    text += "  stream s" + std::to_string(s);
-    if (devices > 1) {
-      deviceOf[s] = s < devices ? s : rng() % devices;
-      text += " on gpu" + std::to_string(deviceOf[s]);
-    }
-    text += ";\n";
-  }
-  for (uint32_t i = 0; i < t; ++i) {
-    text += "  stage X" + std::to_string(i);
-    int32_t stream = -1;
-    if (!allowAuto || rng() % 3) {
-      stream = static_cast<int32_t>(rng() % streams);
-      text += " on s" + std::to_string(stream);
-    }
-    if (devices > 1 && stream >= 0 && rng() % 5 == 0) {
-      // A collective: the streams of 1 to all devices, one each (the
-      // chosen stream's device first).
-      std::string list = "s" + std::to_string(stream);
-      for (uint32_t d = 0; d < devices; ++d)
-        if (d != deviceOf[stream] && rng() % 2)
-          for (uint32_t s = 0; s < streams; ++s)
-            if (deviceOf[s] == d) {
-              list += ", s" + std::to_string(s);
-              break;
-            }
-      text.erase(text.size() - (" on s" + std::to_string(stream)).size());
-      text += " on (" + list + ") " +
-              std::string(rng() % 2 ? "allreduce" : "allgather") + " " +
-              std::to_string(1 + rng() % 8) + "MB";
-    } else if (devices > 1 && stream >= 0 && rng() % 4 == 0) // a peer copy
-      text += " copy p2p " + std::to_string(1 + rng() % 20) + "us to gpu" +
-              std::to_string((deviceOf[stream] + 1 + rng() % (devices - 1)) % devices);
-    else
-      text += " kernel " + std::to_string(1 + rng() % 20) + "us";
-    if (conditional && rng() % 3 == 0)
-      text += test::randomRunCondition(rng);
-    std::vector<std::string> deps;
-    for (uint32_t j = 0; j < t; ++j) {
-      if (rank[j] < rank[i] && rng() % 3 == 0)
-        deps.push_back("X" + std::to_string(j));
-      else if (iterations > 1 && rng() % 8 == 0)
-        deps.push_back("X" + std::to_string(j) + "@prev");
-    }
-    text += test::dependsOnClause(deps) + ";\n";
-  }
-  return text + "}\n";
 }
 
 /// Everything a correct stream lowering must satisfy, checked from its ops.
