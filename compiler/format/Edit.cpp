@@ -79,6 +79,8 @@ llvm::Expected<std::string> pipec::applyEdits(const ast::File &file, llvm::Strin
         return fail("stream '" + e.stream + "' exists");
       ast::StreamDecl d;
       d.name = keep(e.stream);
+      if (!e.device.empty())
+        d.device = keep(e.device);
       d.priority = priorityOf(e.priority);
       // After the last stream (or before the first item): where pipec fmt
       // puts it, in order, since the formatter keeps equal places in order.

@@ -24,13 +24,14 @@ namespace pipec {
 struct Edit {
   enum Kind : uint8_t {
     SetStream,     ///< `stage` on `stream` (empty: no `on`, pipec assigns it)
-    AddStream,     ///< `stream` declared, with `priority` ("" for none)
+    AddStream,     ///< `stream` declared, with `priority` ("" for none), on
+                   ///< `device` ("" for none)
     SetPriority,   ///< `stream`'s priority: "high", "normal", "low", "-3"
     SetSlots,      ///< `buffer[slots]`
     AddDependency, ///< `stage` depends_on(`dependency`), e.g. "A", "A@prev(2)"
     RemoveStream,  ///< `stream`'s declaration (no stage is on it)
   } kind = SetStream;
-  std::string stage, stream, priority, buffer, dependency;
+  std::string stage, stream, priority, buffer, dependency, device;
   uint32_t slots = 1;
 
   static Edit setStream(std::string stage, std::string stream) {
@@ -39,10 +40,11 @@ struct Edit {
     e.stage = std::move(stage), e.stream = std::move(stream);
     return e;
   }
-  static Edit addStream(std::string stream, std::string priority) {
+  static Edit addStream(std::string stream, std::string priority, std::string device = {}) {
     Edit e;
     e.kind = AddStream;
     e.stream = std::move(stream), e.priority = std::move(priority);
+    e.device = std::move(device);
     return e;
   }
   static Edit setPriority(std::string stream, std::string priority) {

@@ -180,13 +180,13 @@ Schedule::Schedule(const program::Pipeline &pipeline,
   } else {
     analysis = analyze(*this, profile);
   }
-  // The device model simulates one GPU: a pipeline of several gets no
+  // A graph is lowered for one device: a pipeline of several gets no
   // verdict (and --lower=auto keeps its streams).
   if (options.graphCost && pipeline.deviceCount() == 1)
     analysis.graphAdvice = options.graphCost->advise(*this, options.replays);
   else if (options.graphCost)
-    analysis.graphAdvice.reasons = {"not simulated: the device model has one GPU, and this "
-                                    "pipeline declares " +
+    analysis.graphAdvice.reasons = {"not simulated: pipec lowers a pipeline of several "
+                                    "devices to streams, and this one declares " +
                                     std::to_string(pipeline.deviceCount()) + " devices"};
   times.analysis = watch.lap();
   switch (options.lowering) {

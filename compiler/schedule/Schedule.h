@@ -145,6 +145,13 @@ struct Schedule {
   const program::Stream &stream(uint32_t index) const {
     return streamPlan.streams[index];
   }
+  /// A stream as timelines label it: its name, `DEVICE/NAME` with several
+  /// devices.
+  std::string streamLabel(uint32_t index) const {
+    const program::Stream &st = streamPlan.streams[index];
+    return pipeline.devices.size() > 1 ? pipeline.devices[st.device].name + "/" + st.name
+                                       : st.name;
+  }
   /// The graph lowering's edges, sorted by (from, to).
   std::vector<std::pair<uint32_t, uint32_t>> graphEdges() const;
 

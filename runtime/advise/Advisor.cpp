@@ -200,17 +200,25 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
     if (stage.kind == StageKind::Cpu || program::unpinned(stage) ||
         !tried.insert(stage.name).second || tried.size() > 8)
       continue;
+    // (Within its device: another device's stream would move the work
+    // there. A collective's part is its device's.)
+    if (program::isCollective(stage))
+      continue;
+    const uint32_t device = stage.stream < 0 ? 0 : p.streams[stage.stream].device;
     for (const program::Stream &st : p.streams)
-      if (stage.stream < 0 || st.name != p.streams[stage.stream].name)
+      if ((stage.stream < 0 || st.name != p.streams[stage.stream].name) &&
+          st.device == device)
         out.push_back({formatv("move stage '{0}' to stream '{1}'", stage.name, st.name),
                        {Edit::setStream(stage.name, st.name)},
                        "move " + stage.name});
     llvm::StringSet<> taken;
     std::string fresh = freshStream(p, stage.name + "_stream", taken);
     std::string priority = stage.stream < 0 ? "" : priorityText(p.streams[stage.stream]);
-    out.push_back({formatv("move stage '{0}' to a new stream '{1}'{2}", stage.name, fresh,
+    const std::string on = p.devices.size() > 1 ? p.devices[device].name : std::string();
+    out.push_back({formatv("move stage '{0}' to a new stream '{1}'{2}{3}", stage.name, fresh,
+                           on.empty() ? "" : " on " + on,
                            priority.empty() ? "" : " of priority " + priority),
-                   {Edit::addStream(fresh, priority), Edit::setStream(stage.name, fresh)},
+                   {Edit::addStream(fresh, priority, on), Edit::setStream(stage.name, fresh)},
                    "move " + stage.name});
   }
   // A stream per kind of work (copies per direction), each keeping the
@@ -224,28 +232,36 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
     std::map<std::string, std::string> made; // name -> priority
     llvm::StringSet<> taken;
     std::map<std::string, std::string> nameOf; // kind + priority -> stream
+    // Several devices: a set per device ('compute_gpu1', ...). A
+    // collective keeps its streams.
+    const bool several = p.devices.size() > 1;
     for (const program::Stage &st : p.stages) {
-      if (st.kind == StageKind::Cpu)
+      if (st.kind == StageKind::Cpu || program::isCollective(st))
         continue;
       std::string kind = st.kind == StageKind::Copy   ? spelling(st.direction)
                          : st.kind == StageKind::Host ? "host"
                                                       : "compute";
       std::string priority = st.stream < 0 ? "" : priorityText(p.streams[st.stream]);
-      std::string key = kind + "/" + priority;
+      const std::string device =
+          several && st.stream >= 0 ? p.devices[p.streams[st.stream].device].name : "";
+      std::string key = kind + "/" + priority + "/" + device;
       auto it = nameOf.find(key);
       if (it == nameOf.end()) {
         std::string base = kind;
         if (!priority.empty() && priority != "normal")
           base += "_" + (priority[0] == '-' ? "p" + priority.substr(1) : priority);
+        if (!device.empty())
+          base += "_" + device;
         it = nameOf.emplace(key, freshStream(p, base, taken)).first;
-        c.edits.push_back(Edit::addStream(it->second, priority));
+        c.edits.push_back(Edit::addStream(it->second, priority, device));
       }
       c.edits.push_back(Edit::setStream(st.name, it->second));
     }
     out.push_back(std::move(c));
   }
-  // Every stream pipec's to choose.
-  {
+  // Every stream pipec's to choose (on one device: with several, a stage
+  // without `on` would go to the first).
+  if (p.devices.size() <= 1) {
     Candidate c{"let pipec assign every stage's stream (drop the 'on' clauses)", {},
                 "assign"};
     for (const program::Stage &st : p.stages)
@@ -356,7 +372,10 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
   out.lowerBoundUs = a.lowerBoundUs;
   out.binding = a.bounds[a.binding].key;
   out.bindingWords = a.bounds[a.binding].words;
-  out.graph = a.graphAdvice.evaluated ? a.graphAdvice : cost.advise(compiled, options.replays);
+  // (Several devices: no graph verdict is simulated, as compile says.)
+  out.graph = a.graphAdvice.evaluated || p.devices.size() > 1
+                  ? a.graphAdvice
+                  : cost.advise(compiled, options.replays);
 
   // The baseline: compile's schedule, run (its replay is the graph's
   // "before" too).

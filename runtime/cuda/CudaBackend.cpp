@@ -412,6 +412,13 @@ private:
     res.bytes.assign(stages.size(), 0);
     res.spinNanos.assign(stages.size(), 0);
     res.spinSmem.assign(stages.size(), 0);
+    if (s.pipeline.deviceCount() > 1)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "pipeline '%s' declares %zu devices: 'pipec run' runs one device on the GPU for "
+          "now (--backend=sim runs them all on the model; 'pipec compile --emit=cuda' "
+          "writes a program that drives them all)",
+          s.pipeline.name.c_str(), s.pipeline.deviceCount());
     for (size_t k = 0; k < stages.size(); ++k) {
       const program::Stage &st = stages[k];
       if (st.kind == StageKind::Collective)

@@ -42,6 +42,19 @@ void timeRow(llvm::raw_ostream &os, llvm::StringRef label, double a, double b) {
      << llvm::right_justify(signedTime(b - a), kColumn) << change(a, b) << '\n';
 }
 
+/// A share of the makespan, in percent, and B - A in points.
+void shareRow(llvm::raw_ostream &os, llvm::StringRef label, double a, double b) {
+  const double d = (b - a) * 100;
+  os << "  " << llvm::left_justify(label, kLabel)
+     << llvm::right_justify(formatPercent(a, 1), kColumn)
+     << llvm::right_justify(formatPercent(b, 1), kColumn)
+     << llvm::right_justify(d == 0 ? std::string("0")
+                                   : formatv("{0}{1:f1} pt", d > 0 ? "+" : "-", std::abs(d))
+                                         .str(),
+                            kColumn)
+     << '\n';
+}
+
 void countRow(llvm::raw_ostream &os, llvm::StringRef label, uint64_t a, uint64_t b) {
   const int64_t d = int64_t(b) - int64_t(a);
   os << "  " << llvm::left_justify(label, kLabel)
@@ -88,6 +101,24 @@ void runtime::printComparison(llvm::ArrayRef<LoweringRun> a, llvm::ArrayRef<Lowe
     timeRow(os, "critical path", sa.analysis.criticalPathUs, sb.analysis.criticalPathUs);
     if (!ra.objectiveWords.empty() && ra.objectiveWords == rb.objectiveWords)
       timeRow(os, "objective", ra.objectiveUs, rb.objectiveUs);
+    // Several devices: the bubble (each device's idle share of the run) of
+    // the device idle the longest, and on average.
+    if (!ra.devices.empty() && !rb.devices.empty()) {
+      auto worst = [](const LoweringRun &r) {
+        double w = 0;
+        for (const DeviceUse &d : r.devices)
+          w = std::max(w, d.bubbleFraction);
+        return w;
+      };
+      auto mean = [](const LoweringRun &r) {
+        double sum = 0;
+        for (const DeviceUse &d : r.devices)
+          sum += d.bubbleFraction;
+        return sum / double(r.devices.size());
+      };
+      shareRow(os, "bubble, most", worst(ra), worst(rb));
+      shareRow(os, "bubble, mean", mean(ra), mean(rb));
+    }
     countRow(os, "streams", sa.streamPlan.streams.size(), sb.streamPlan.streams.size());
     if (ra.lowering == Lowering::Streams) {
       countRow(os, "waits", sa.waits, sb.waits);

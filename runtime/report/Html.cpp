@@ -117,7 +117,7 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
                   x(v), y(v), colorOf(s.instances.stage(v).kind), x(v) + 6,
                   y(v) + 19, escape(s.instances.name(v)),
                   escape(s.onHost(v) ? std::string("the host thread")
-                                     : s.stream(s.streamOf(v)).name));
+                                     : s.streamLabel(s.streamOf(v))));
   os << "</svg>\n</div>\n";
 }
 
@@ -165,7 +165,7 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
                   st * lane + 20,
                   escape(st == streams           ? std::string("host calls")
                          : st == s.hostChain() ? std::string("host (cpu)")
-                                               : s.stream(st).name),
+                                               : s.streamLabel(st)),
                   left, st * lane + 28, left + width);
   for (uint32_t v = 0; v < shown; ++v) {
     uint32_t st = s.streamOf(v);

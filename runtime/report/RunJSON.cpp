@@ -45,6 +45,8 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
             number("blocked", r.hostUs.blocked);
           });
           number("makespan_us", r.makespanUs);
+          if (!r.devices.empty())
+            writeDeviceUses(j, r.devices);
           if (!r.objectiveWords.empty())
             j.attributeObject("objective", [&] {
               j.attribute("name", r.objectiveWords);

@@ -2,6 +2,7 @@
 
 #include "runtime/report/Reports.h"
 
+#include "compiler/emit/Emitters.h"
 #include "compiler/program/TimeFormat.h"
 #include "runtime/cost/GraphCost.h"
 
@@ -105,6 +106,11 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
     }
     os << "  " << llvm::left_justify("overlap", 16) << llvm::right_justify("", 12)
        << "   " << overlap(a, r) << '\n';
+    // Each device's share of the run (several devices).
+    for (size_t d = 0; d < r.devices.size(); ++d)
+      os << "  " << llvm::left_justify(d ? "" : "devices", 16)
+         << llvm::right_justify(r.devices[d].name, 12) << "   "
+         << describeDeviceUse(r.devices[d], "the makespan") << '\n';
     if (r.violations)
       os << formatv("  DEPENDENCY VIOLATIONS: {0} stage pair(s) started before "
                     "what they depend on had ended\n",

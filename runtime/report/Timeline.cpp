@@ -25,8 +25,8 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
   const double span = std::max(r.makespanUs, 1e-9);
   const double origin = r.firstStartUs;
   size_t nameWidth = s.hasHostStages() ? 4 : 0; // "host"
-  for (const program::Stream &st : s.streamPlan.streams)
-    nameWidth = std::max(nameWidth, st.name.size());
+  for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st)
+    nameWidth = std::max(nameWidth, s.streamLabel(st).size());
 
   os << llvm::formatv("timeline of '{0}' ({1}), {2} across, one column "
                       "= {3}; a letter where a stage covers at least half a "
@@ -70,7 +70,7 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
       if (cells[c] == ' ')
         cells[c] = symbolFor(s.instances.stageOf(v));
     os << "  "
-       << llvm::left_justify(st == s.hostChain() ? std::string("host") : s.stream(st).name,
+       << llvm::left_justify(st == s.hostChain() ? std::string("host") : s.streamLabel(st),
                              nameWidth)
        << " |"
        << cells << "| " << formatPercent(std::min(1.0, busy / span)) << " busy\n";

@@ -29,15 +29,27 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
   };
   j.object([&] {
     j.attributeArray("traceEvents", [&] {
+      int64_t nextPid = 1;
       for (size_t i = 0; i < runs.size(); ++i) {
         const LoweringRun &r = runs[i];
         const Schedule &s = *r.schedule;
-        const int64_t pid = int64_t(i) + 1;
-        metadata("process_name", pid, 0,
-                 s.pipeline.name + " (" + spelling(r.lowering) + ")");
+        const int64_t pid = nextPid++;
+        const std::string process = s.pipeline.name + " (" + spelling(r.lowering) + ")";
+        metadata("process_name", pid, 0, process);
         metadata("thread_name", pid, 0, "host");
+        // Several devices: each one's streams in a process of its own, after
+        // the host's.
+        std::vector<int64_t> devicePid;
+        if (s.pipeline.devices.size() > 1)
+          for (const program::Device &d : s.pipeline.devices) {
+            devicePid.push_back(nextPid++);
+            metadata("process_name", devicePid.back(), 0, process + " device " + d.name);
+          }
+        auto streamPid = [&](uint32_t st) {
+          return devicePid.empty() ? pid : devicePid[s.stream(st).device];
+        };
         for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st)
-          metadata("thread_name", pid, int64_t(st) + 1,
+          metadata("thread_name", streamPid(st), int64_t(st) + 1,
                    "stream " + s.stream(st).name);
         const uint32_t shown =
             static_cast<uint32_t>(std::min<size_t>(r.start.size(), kMaxTraceInstances));
@@ -79,7 +91,7 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
             j.attribute("name", s.instances.name(v));
             j.attribute("cat", spelling(stage.kind));
             j.attribute("ph", "X");
-            j.attribute("pid", pid);
+            j.attribute("pid", s.onHost(v) ? pid : streamPid(s.streamOf(v)));
             // A cpu stage runs on the host thread, beside its calls.
             j.attribute("tid", s.onHost(v) ? int64_t(0) : int64_t(s.streamOf(v)) + 1);
             number("ts", r.start[v]);
@@ -89,6 +101,9 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
               j.attribute("iteration", int64_t(s.instances.iterationOf(v)));
               j.attribute("stream", s.onHost(v) ? std::string("host")
                                                  : s.stream(s.streamOf(v)).name);
+              if (!devicePid.empty() && !s.onHost(v))
+                j.attribute("device",
+                            s.pipeline.devices[s.stream(s.streamOf(v)).device].name);
             });
           });
         }

@@ -68,8 +68,6 @@ int tool::runAdvise() {
     return status;
   if (!objectiveApplies(*objective, c))
     return UsageError;
-  if (!onOneDevice(c, "'pipec advise'"))
-    return UsageError;
   // The syntax again (compile consumed it), for the edits.
   DiagnosticEngine quiet([](const Diagnostic &) {}, 0);
   ast::File file = parseFile(c.src.sm, c.src.bufferId, c.src.name, quiet);

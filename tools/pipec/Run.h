@@ -20,9 +20,6 @@ std::optional<runtime::Objective> objectiveOption();
 /// Whether every compiled pipeline has the stage `objective` names; if not,
 /// says which does not.
 bool objectiveApplies(const runtime::Objective &objective, const driver::Compiled &c);
-/// Whether every compiled pipeline runs on one device: `what` (running it,
-/// emitting CUDA for it) is not yet done for several; if not, says which.
-bool onOneDevice(const driver::Compiled &c, llvm::StringRef what);
 
 } // namespace pipec::tool
 
