@@ -9,6 +9,7 @@
 
 #include "compiler/support/Kinds.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
@@ -148,6 +149,11 @@ struct Stage {
 
 /// A part of a collective (version 4).
 inline bool isCollective(const Stage &s) { return s.kind == StageKind::Collective; }
+/// The stage's name as declared: a collective's part `AR:gpu1` is `AR`.
+inline llvm::StringRef declaredName(const Stage &s) {
+  return isCollective(s) && s.parts > 1 ? llvm::StringRef(s.name).split(':').first
+                                        : llvm::StringRef(s.name);
+}
 
 /// A stage that runs on a stream but was declared without `on`: the
 /// compiler gives it one. A `cpu` stage runs on the host thread, on none.

@@ -193,11 +193,22 @@ void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,
                                                         "'{2}' of iteration {3})",
                                                         a.name, itA, b.name, itB)
                                               .str();
-    std::string fix = itA == itB ? llvm::formatv("depends_on({0})", a.name).str()
+    // (In the words of the file: a collective by its name, not its part's.)
+    const llvm::StringRef first = program::declaredName(a), second = program::declaredName(b);
+    std::string fix = itA == itB ? llvm::formatv("depends_on({0})", first).str()
                       : itB - itA == 1
-                          ? llvm::formatv("depends_on({0}@prev)", a.name).str()
-                          : llvm::formatv("depends_on({0}@prev({1}))", a.name, itB - itA)
+                          ? llvm::formatv("depends_on({0}@prev)", first).str()
+                          : llvm::formatv("depends_on({0}@prev({1}))", first, itB - itA)
                                 .str();
+    // One stream: neither on the host thread, nor a collective's part, and
+    // both on one device.
+    auto deviceOf = [&](const program::Stage &st) {
+      return st.stream < 0 ? 0u : p.streams[st.stream].device;
+    };
+    const bool oneStream = a.kind != StageKind::Cpu && b.kind != StageKind::Cpu &&
+                           !(program::isCollective(a) && a.parts > 1) &&
+                           !(program::isCollective(b) && b.parts > 1) &&
+                           deviceOf(a) == deviceOf(b);
     diags
         .error(where,
                llvm::formatv("data race on '{0}': '{1}' {2} it and '{3}' {4} it "
@@ -206,11 +217,8 @@ void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,
                              a.name, r.firstWrites ? "writes" : "reads", when)
                    .str())
         .attachNote(b.range,
-                    llvm::formatv("order them, e.g. add '{0}' to stage '{1}'{2}", fix, b.name,
-                                  // A cpu stage has no stream to share.
-                                  a.kind == StageKind::Cpu || b.kind == StageKind::Cpu
-                                      ? ""
-                                      : " (or put both on one stream)")
+                    llvm::formatv("order them, e.g. add '{0}' to stage '{1}'{2}", fix, second,
+                                  oneStream ? " (or put both on one stream)" : "")
                         .str());
   }
 }

@@ -343,7 +343,7 @@ static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
   case StageKind::Cpu:
     return b.host ? nullptr : "cpu stages read and write pinned host memory";
   case StageKind::Collective:
-    return nullptr; // it touches no buffer (reported before)
+    return b.host ? "a collective reads and writes device memory" : nullptr;
   case StageKind::Memset:
     if (!write)
       return "a memset writes device memory and reads none";
@@ -457,8 +457,10 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
                                            b.name, theirs));
           continue;
         }
-        // A stage touches device memory of its stream's device only.
-        if (!toPeer && !b.host && into.stream != kNoStream && out.devices.size() > 1 &&
+        // A stage touches device memory of its stream's device only (a
+        // collective over several, of the devices it spans: checkCollective).
+        const bool spans = into.kind == StageKind::Collective && !s.moreStreams.empty();
+        if (!toPeer && !spans && !b.host && into.stream != kNoStream && out.devices.size() > 1 &&
             b.device != kUnknownDevice && out.streams[into.stream].device != b.device) {
           const std::string &mine = out.devices[out.streams[into.stream].device].name;
           const std::string &theirs = out.devices[b.device].name;
@@ -739,12 +741,44 @@ void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &ou
   }
   if (head.bytes)
     head.durationUs = profile.collectiveTimeUs(head.collective, *head.bytes, parts);
+  // Its reads and writes: each part's are the buffers on its device; a
+  // buffer on a device it does not span is an error.
+  std::vector<Access> accesses = std::move(head.accesses);
+  head.accesses.clear();
+  std::vector<std::vector<Access>> partAccesses(parts);
+  if (parts == 1) {
+    partAccesses[0] = std::move(accesses);
+  } else if (known) {
+    for (const Access &a : accesses) {
+      const Buffer &b = out.buffers[a.buffer];
+      if (b.device == kUnknownDevice)
+        continue; // reported with the buffer
+      uint32_t k = 0;
+      while (k < parts && out.streams[streamOf[k]].device != b.device)
+        ++k;
+      if (k < parts) {
+        partAccesses[k].push_back(a);
+        continue;
+      }
+      std::string spanned;
+      for (uint32_t j = 0; j < parts; ++j)
+        spanned += (j ? ", '" : "'") + out.devices[out.streams[streamOf[j]].device].name + "'";
+      diags
+          .error(a.range, formatv("collective '{0}' cannot access buffer '{1}' on device "
+                                  "'{2}': it spans {3}, and each part touches its own "
+                                  "device's memory",
+                                  head.name, b.name, out.devices[b.device].name, spanned))
+          .attachNote(b.range, formatv("'{0}' is declared here, on device '{1}'", b.name,
+                                       out.devices[b.device].name));
+    }
+  }
   const std::string base = head.name;
   for (uint32_t k = 0; k < parts; ++k) {
     Stage &part = out.stages[first + k];
     if (k > 0)
       part = out.stages[first];
     part.stream = streamOf[k];
+    part.accesses = std::move(partAccesses[k]);
     if (parts > 1 && known)
       part.name = base + ":" + out.devices[out.streams[streamOf[k]].device].name;
   }
@@ -1213,13 +1247,7 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
     into.kind = s.kind, into.direction = s.direction;
   checkAttrs(s, into);
   checkPeer(s, out, p, into);
-  if (collective && !s.accesses.empty())
-    diags.error(s.accesses.front().range,
-                formatv("collective '{0}' cannot read or write buffers yet: it moves the "
-                        "size it gives; order it with 'depends_on'",
-                        into.name));
-  else
-    checkAccesses(s, out, buffers, p, bufferUsed, into);
+  checkAccesses(s, out, buffers, p, bufferUsed, into);
   if (into.kind == StageKind::Copy && into.direction == CopyDirection::P2P)
     checkPeerFound(s, out, into);
   if (into.peerDevice >= kNoPeer)
