@@ -99,13 +99,16 @@ TEST_CASE("data: inferred dependencies are exactly those the contract requires")
 }
 
 namespace {
-/// `sync declared` against the slow check, on `trials` random programs.
-void racesAgainstSlowCheck(std::mt19937 &rng, int trials, bool conditional) {
+/// `sync declared` against the slow check, on `trials` random programs
+/// (of several devices, with peer copies and collectives, with `devices`).
+void racesAgainstSlowCheck(std::mt19937 &rng, int trials, bool conditional,
+                           bool devices = false) {
   size_t racy = 0, clean = 0, cpu = 0;
   for (int trial = 0; trial < trials; ++trial) {
     // Half of them with cpu stages: host program order orders too.
     std::string text =
-        test::randomData(rng, /*declared=*/true, /*host=*/trial % 2 == 1, conditional);
+        devices ? test::randomDeviceData(rng, /*declared=*/true)
+                : test::randomData(rng, /*declared=*/true, /*host=*/trial % 2 == 1, conditional);
     FrontendRun front(text);
     if (front.errors)
       continue;
@@ -150,7 +153,8 @@ void racesAgainstSlowCheck(std::mt19937 &rng, int trials, bool conditional) {
   }
   CHECK(racy > size_t(trials / 8));
   CHECK(clean > size_t(trials / 8));
-  CHECK(cpu > size_t(trials / 4));
+  if (!devices)
+    CHECK(cpu > size_t(trials / 4));
 }
 } // namespace
 
@@ -209,4 +213,42 @@ TEST_CASE("data: inferred dependencies leave no race when stages skip iterations
       }
   }
   CHECK(conditional > 300);
+}
+
+TEST_CASE("data: several devices, peer copies and collectives: races exactly when unordered") {
+  // A collective's part touches its own device's buffers: the race check
+  // against the slow one, pair by pair of instances.
+  std::mt19937 rng(46);
+  racesAgainstSlowCheck(rng, 600, /*conditional=*/false, /*devices=*/true);
+}
+
+TEST_CASE("data: several devices: inferred dependencies leave no race, by the slow check") {
+  std::mt19937 rng(47);
+  size_t parts = 0, checked = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    std::string text = test::randomDeviceData(rng, /*declared=*/false);
+    FrontendRun front(text);
+    INFO(text);
+    REQUIRE(front.errors == 0);
+    Schedule s(front.program.pipelines[0], DeviceProfile(), ScheduleOptions());
+    CHECK(findRaces(s).empty());
+    auto reach = test::happensBefore(s);
+    std::vector<Touch> order = programOrder(s.pipeline);
+    for (size_t i = 0; i < order.size(); ++i)
+      for (size_t j = i + 1; j < order.size(); ++j) {
+        const Touch &a = order[i], &b = order[j];
+        if (a.buffer != b.buffer || a.slot != b.slot || (!a.write && !b.write))
+          continue;
+        uint32_t u = s.instances.idOf(a.stage, a.iteration),
+                 v = s.instances.idOf(b.stage, b.iteration);
+        if (u == v)
+          continue;
+        CHECK((reach[u][v] || reach[v][u]));
+        ++checked;
+      }
+    for (const program::Stage &st : s.pipeline.stages)
+      parts += program::isCollective(st) && st.parts > 1 && !st.accesses.empty();
+  }
+  CHECK(parts > 300);
+  CHECK(checked > 2000);
 }

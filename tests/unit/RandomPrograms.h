@@ -260,6 +260,88 @@ inline std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditi
   return text + "}\n";
 }
 
+
+/// Random data on 2 or 3 devices (version 4): a stream or two and a buffer
+/// or two (rings of 1 to 3 slots) per device; kernels touch their device's
+/// buffers, peer copies read theirs and write another device's, and
+/// collectives read and write a buffer of each device they span.
+inline std::string randomDeviceData(std::mt19937 &rng, bool declared) {
+  const uint32_t devices = 2 + rng() % 2, stages = 2 + rng() % 7;
+  const uint32_t iterations = 1 + rng() % 4;
+  std::string t = "version 4;\npipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
+  if (declared)
+    t += "  sync declared;\n";
+  std::vector<std::vector<std::string>> streams(devices), buffers(devices);
+  for (uint32_t d = 0; d < devices; ++d) {
+    const std::string dev = "g" + std::to_string(d);
+    t += "  device " + dev + ";\n";
+    for (uint32_t k = 0, n = 1 + rng() % 2; k < n; ++k) {
+      streams[d].push_back("s" + std::to_string(d) + "_" + std::to_string(k));
+      t += "  stream " + streams[d].back() + " on " + dev + ";\n";
+    }
+    for (uint32_t k = 0, n = 1 + rng() % 2; k < n; ++k) {
+      buffers[d].push_back("b" + std::to_string(d) + "_" + std::to_string(k));
+      t += "  buffer " + buffers[d].back() + "[" + std::to_string(1 + rng() % 3) + "] 1MB on " +
+           dev + ";\n";
+    }
+  }
+  auto pick = [&](const std::vector<std::string> &from) { return from[rng() % from.size()]; };
+  auto list = [](const char *what, const std::vector<std::string> &bs) {
+    if (bs.empty())
+      return std::string();
+    std::string out = std::string(" ") + what + "(";
+    for (size_t i = 0; i < bs.size(); ++i)
+      out += (i ? ", " : "") + bs[i];
+    return out + ")";
+  };
+  for (uint32_t i = 0; i < stages; ++i) {
+    const uint32_t d = rng() % devices;
+    std::vector<std::string> reads, writes;
+    t += "  stage X" + std::to_string(i);
+    switch (rng() % 4) {
+    case 0: { // a collective over this device and some others
+      std::string on = pick(streams[d]);
+      reads.push_back(pick(buffers[d]));
+      writes.push_back(reads.back());
+      for (uint32_t e = 0; e < devices; ++e)
+        if (e != d && rng() % 3) {
+          on += ", " + pick(streams[e]);
+          if (rng() % 2)
+            reads.push_back(pick(buffers[e]));
+          writes.push_back(pick(buffers[e]));
+        }
+      t += " on (" + on + ") allreduce 1MB";
+      break;
+    }
+    case 1: { // a peer copy to another device
+      const uint32_t e = (d + 1 + rng() % (devices - 1)) % devices;
+      t += " on " + pick(streams[d]) + " copy p2p 1MB";
+      reads.push_back(pick(buffers[d]));
+      writes.push_back(pick(buffers[e]));
+      break;
+    }
+    default:
+      t += " on " + pick(streams[d]) + " kernel " + std::to_string(1 + rng() % 9) + "us";
+      if (rng() % 2)
+        reads.push_back(pick(buffers[d]));
+      if (rng() % 2)
+        writes.push_back(pick(buffers[d]));
+      break;
+    }
+    std::sort(reads.begin(), reads.end());
+    reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+    std::sort(writes.begin(), writes.end());
+    writes.erase(std::unique(writes.begin(), writes.end()), writes.end());
+    t += list("reads", reads) + list("writes", writes);
+    std::vector<std::string> deps;
+    for (uint32_t j = 0; j < i; ++j)
+      if (rng() % 5 == 0)
+        deps.push_back("X" + std::to_string(j));
+    t += dependsOnClause(deps) + ";\n";
+  }
+  return t + "}\n";
+}
+
 } // namespace pipec::test
 
 #endif // PIPEC_TESTS_RANDOMPROGRAMS_H
