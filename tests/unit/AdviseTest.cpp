@@ -173,6 +173,75 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
   CHECK(kinds[1] > 3); // priorities
 }
 
+TEST_CASE("advise: on several devices, each suggestion keeps every stage on its device") {
+  // Random programs on 2 to 4 devices (streams, peer copies, collectives;
+  // half with buffers on each device): every suggestion, applied, checks
+  // clean, runs each stage on the device it ran on, gives what it announced
+  // on the same model and computes the same.
+  std::mt19937 rng(31);
+  size_t suggestions = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    // First, one where B, held back on s1 behind A, gains from a stream of
+    // its own: declared on g1, B's device (the first, g0, cannot touch b1).
+    std::string text = trial == 0 ? "version 4;\npipeline p {\n  device g0;\n  device g1;\n"
+                                    "  stream s0 on g0;\n  stream s1 on g1;\n"
+                                    "  buffer a1 1MB on g1;\n  buffer b1 1MB on g1;\n"
+                                    "  stage A on s1 kernel 500us writes(a1);\n"
+                                    "  stage B on s1 kernel 400us writes(b1);\n"
+                                    "  stage C on s0 kernel 10us;\n}\n"
+                       : trial % 2 ? test::randomDeviceData(rng, /*declared=*/false)
+                                   : test::randomProgram(rng, /*allowAuto=*/false,
+                                                         /*conditional=*/false, 2 + rng() % 3);
+    FrontendRun front(text);
+    INFO(text);
+    REQUIRE(front.errors == 0);
+    DeviceProfile profile;
+    auto model = runtime::makeSimBackend(profile);
+    runtime::SimGraphCost cost(profile);
+    runtime::SimAssignmentCost assign(profile);
+    runtime::AdviseOptions options;
+    options.replays = 10;
+    options.schedule.replays = 10;
+    options.schedule.graphCost = &cost;
+    options.schedule.assignEvaluator = &assign;
+    // A lower bar than a user's, so that suggestions come often enough.
+    options.minGainFraction = 0.002;
+    const program::Pipeline &p = front.program.pipelines[0];
+    Schedule compiled(p, profile, options.schedule);
+    auto advice = runtime::advise({&front.file, text}, compiled, profile, *model, cost, options);
+    REQUIRE(static_cast<bool>(advice));
+    CHECK(!advice->graph.evaluated); // the answer compile gives
+    if (trial == 0)
+      REQUIRE(advice->suggestions.size() == 1);
+    std::map<std::string, uint32_t> deviceOf;
+    for (const program::Stage &st : p.stages)
+      deviceOf[st.name] = p.streams[st.stream].device;
+    for (const runtime::Suggestion &s : advice->suggestions) {
+      INFO(s.change);
+      CHECK(!s.graph);
+      CHECK(s.afterUs <= (1 - options.minGainFraction) * s.beforeUs + 1e-9);
+      ++suggestions;
+      Applied applied(s.text);
+      INFO(s.text);
+      REQUIRE(applied.front.errors == 0);
+      const program::Pipeline &q = applied.front.program.pipelines.at(0);
+      REQUIRE(q.devices.size() == p.devices.size());
+      for (const program::Stage &st : q.stages) {
+        REQUIRE(deviceOf.count(st.name));
+        CHECK(q.devices[q.streams[st.stream].device].name ==
+              p.devices[deviceOf[st.name]].name);
+      }
+      Schedule after(q, profile, options.schedule);
+      auto again = runtime::measure(after, *model, 10, Lowering::Streams, options.objective);
+      REQUIRE(static_cast<bool>(again));
+      CHECK(*again == doctest::Approx(s.afterUs).epsilon(1e-9));
+      CHECK(slowVerdict(compiled, after) == "");
+      CHECK(!changedMeaning(compiled, after));
+    }
+  }
+  CHECK(suggestions > 10);
+}
+
 TEST_CASE("meaning: the fast check answers as the slow one on random changes") {
   // Random programs, and random edits of them: a stage moved, a stream's
   // priority, a ring deepened (state too), dependencies added.
