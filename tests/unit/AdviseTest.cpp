@@ -102,6 +102,22 @@ struct Applied {
   FrontendRun front;
 };
 
+/// What advise needs, on the default profile's model: the backend, the
+/// costs, options of 10 replays.
+struct AdviseSetup {
+  AdviseSetup() : model(runtime::makeSimBackend(profile)), cost(profile), assign(profile) {
+    options.replays = 10;
+    options.schedule.replays = 10;
+    options.schedule.graphCost = &cost;
+    options.schedule.assignEvaluator = &assign;
+  }
+  DeviceProfile profile;
+  std::unique_ptr<runtime::Backend> model;
+  runtime::SimGraphCost cost;
+  runtime::SimAssignmentCost assign;
+  runtime::AdviseOptions options;
+};
+
 } // namespace
 
 TEST_CASE("advise: every suggestion, applied, gives what it announced and computes the same") {
@@ -117,21 +133,17 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
     FrontendRun front(text);
     if (front.errors)
       continue;
-    DeviceProfile profile;
-    auto model = runtime::makeSimBackend(profile);
-    runtime::SimGraphCost cost(profile);
-    runtime::SimAssignmentCost assign(profile);
-    runtime::AdviseOptions options;
-    options.replays = 10;
-    options.schedule.replays = 10;
-    options.schedule.graphCost = &cost;
-    options.schedule.assignEvaluator = &assign;
+    AdviseSetup setup;
+    const DeviceProfile &profile = setup.profile;
+    runtime::Backend &model = *setup.model;
+    runtime::SimGraphCost &cost = setup.cost;
+    runtime::AdviseOptions &options = setup.options;
     if (trial % 5 == 4 && !front.program.pipelines[0].stages.empty())
       options.objective = {runtime::Objective::StageEnd,
                            front.program.pipelines[0].stages.back().name, trial % 2 == 1};
     const program::Pipeline &p = front.program.pipelines[0];
     Schedule compiled(p, profile, options.schedule);
-    auto advice = runtime::advise({&front.file, text}, compiled, profile, *model, cost, options);
+    auto advice = runtime::advise({&front.file, text}, compiled, profile, model, cost, options);
     REQUIRE(static_cast<bool>(advice));
     for (const runtime::Suggestion &s : advice->suggestions) {
       INFO(text << s.change);
@@ -156,7 +168,7 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
       const program::Pipeline &q = applied.front.program.pipelines.at(0);
       Schedule after(q, profile, options.schedule);
       // It gives the objective announced.
-      auto again = runtime::measure(after, *model, 10, Lowering::Streams, options.objective);
+      auto again = runtime::measure(after, model, 10, Lowering::Streams, options.objective);
       REQUIRE(static_cast<bool>(again));
       CHECK(*again == doctest::Approx(s.afterUs).epsilon(1e-9));
       // It computes what the program computed.
@@ -195,20 +207,16 @@ TEST_CASE("advise: on several devices, each suggestion keeps every stage on its 
     FrontendRun front(text);
     INFO(text);
     REQUIRE(front.errors == 0);
-    DeviceProfile profile;
-    auto model = runtime::makeSimBackend(profile);
-    runtime::SimGraphCost cost(profile);
-    runtime::SimAssignmentCost assign(profile);
-    runtime::AdviseOptions options;
-    options.replays = 10;
-    options.schedule.replays = 10;
-    options.schedule.graphCost = &cost;
-    options.schedule.assignEvaluator = &assign;
+    AdviseSetup setup;
+    const DeviceProfile &profile = setup.profile;
+    runtime::Backend &model = *setup.model;
+    runtime::SimGraphCost &cost = setup.cost;
+    runtime::AdviseOptions &options = setup.options;
     // A lower bar than a user's, so that suggestions come often enough.
     options.minGainFraction = 0.002;
     const program::Pipeline &p = front.program.pipelines[0];
     Schedule compiled(p, profile, options.schedule);
-    auto advice = runtime::advise({&front.file, text}, compiled, profile, *model, cost, options);
+    auto advice = runtime::advise({&front.file, text}, compiled, profile, model, cost, options);
     REQUIRE(static_cast<bool>(advice));
     CHECK(!advice->graph.evaluated); // the answer compile gives
     if (trial == 0)
@@ -232,7 +240,7 @@ TEST_CASE("advise: on several devices, each suggestion keeps every stage on its 
               p.devices[deviceOf[st.name]].name);
       }
       Schedule after(q, profile, options.schedule);
-      auto again = runtime::measure(after, *model, 10, Lowering::Streams, options.objective);
+      auto again = runtime::measure(after, model, 10, Lowering::Streams, options.objective);
       REQUIRE(static_cast<bool>(again));
       CHECK(*again == doctest::Approx(s.afterUs).epsilon(1e-9));
       CHECK(slowVerdict(compiled, after) == "");

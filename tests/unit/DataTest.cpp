@@ -59,6 +59,26 @@ requiredPairs(const program::Pipeline &p) {
   return out;
 }
 
+/// The slow check that `s` orders every conflicting pair of instances (two
+/// touches of one slot, one a write) as program order does; how many pairs.
+size_t checkConflictsOrdered(const Schedule &s) {
+  auto reach = test::happensBefore(s);
+  std::vector<Touch> order = programOrder(s.pipeline);
+  size_t pairs = 0;
+  for (size_t i = 0; i < order.size(); ++i)
+    for (size_t j = i + 1; j < order.size(); ++j) {
+      const Touch &a = order[i], &b = order[j];
+      if (a.buffer != b.buffer || a.slot != b.slot || (!a.write && !b.write))
+        continue;
+      uint32_t u = s.instances.idOf(a.stage, a.iteration),
+               v = s.instances.idOf(b.stage, b.iteration);
+      if (u == v)
+        continue;
+      CHECK(reach[u][v]);
+      ++pairs;
+    }
+  return pairs;
+}
 
 } // namespace
 
@@ -199,18 +219,7 @@ TEST_CASE("data: inferred dependencies leave no race when stages skip iterations
     INFO(text);
     CHECK(findRaces(s).empty());
     // And the slow check agrees: every conflicting pair is ordered.
-    auto reach = test::happensBefore(s);
-    std::vector<Touch> order = programOrder(s.pipeline);
-    for (size_t i = 0; i < order.size(); ++i)
-      for (size_t j = i + 1; j < order.size(); ++j) {
-        const Touch &a = order[i], &b = order[j];
-        if (a.buffer != b.buffer || a.slot != b.slot || (!a.write && !b.write))
-          continue;
-        uint32_t u = s.instances.idOf(a.stage, a.iteration),
-                 v = s.instances.idOf(b.stage, b.iteration);
-        if (u != v)
-          CHECK(reach[u][v]);
-      }
+    checkConflictsOrdered(s);
   }
   CHECK(conditional > 300);
 }
@@ -232,20 +241,7 @@ TEST_CASE("data: several devices: inferred dependencies leave no race, by the sl
     REQUIRE(front.errors == 0);
     Schedule s(front.program.pipelines[0], DeviceProfile(), ScheduleOptions());
     CHECK(findRaces(s).empty());
-    auto reach = test::happensBefore(s);
-    std::vector<Touch> order = programOrder(s.pipeline);
-    for (size_t i = 0; i < order.size(); ++i)
-      for (size_t j = i + 1; j < order.size(); ++j) {
-        const Touch &a = order[i], &b = order[j];
-        if (a.buffer != b.buffer || a.slot != b.slot || (!a.write && !b.write))
-          continue;
-        uint32_t u = s.instances.idOf(a.stage, a.iteration),
-                 v = s.instances.idOf(b.stage, b.iteration);
-        if (u == v)
-          continue;
-        CHECK((reach[u][v] || reach[v][u]));
-        ++checked;
-      }
+    checked += checkConflictsOrdered(s);
     for (const program::Stage &st : s.pipeline.stages)
       parts += program::isCollective(st) && st.parts > 1 && !st.accesses.empty();
   }
