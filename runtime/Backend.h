@@ -52,6 +52,7 @@ struct HostCall {
   double start, end; ///< microseconds from the replay's first host call
   const char *what;  ///< "launch", "record", "wait", "graph launch", ...
   uint32_t instance; ///< UINT32_MAX when none
+  uint32_t thread = 0; ///< the device whose host thread made it
 };
 
 /// A share of the gap between a run and its lower bound, and its cause.

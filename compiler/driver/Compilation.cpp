@@ -102,8 +102,7 @@ bool driver::checkSource(Source &src, const DeviceProfile &profile,
           streamOfStage.push_back(st.kind == StageKind::Cpu ? kHostStream
                                                             : static_cast<uint32_t>(st.stream));
         reportRaces(instances,
-                    findRaces(instances, streamOfStage,
-                              static_cast<uint32_t>(p.streams.size()), diags.errorsLeft()),
+                    findRaces(instances, streamOfStage, p.streams, diags.errorsLeft()),
                     diags);
         continue;
       }

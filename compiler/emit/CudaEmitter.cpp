@@ -607,6 +607,13 @@ private:
       case Op::Cpu:
         writeCpu(op.instance);
         break;
+      case Op::Join:
+        // This program issues every device's calls from one thread, in
+        // issue order: the other thread's cpu stage has run.
+        os << "  // join: ";
+        writeLabel(op.instance);
+        os << " ran on another device's host thread\n";
+        break;
       case Op::GraphLaunch:
         break;
       }

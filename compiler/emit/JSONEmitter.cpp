@@ -119,6 +119,8 @@ private:
               j.attribute("priority", program::spelling(st.priorityClass));
             j.attribute("cuda_priority", int64_t(st.cudaPriority));
             j.attribute("auto", st.isAuto);
+            if (s.pipeline.devices.size() > 1)
+              j.attribute("device", s.pipeline.devices[st.device].name);
           });
       });
       j.attribute("sync", s.pipeline.syncDeclared ? "declared" : "inferred");
@@ -162,9 +164,11 @@ private:
       const program::Stage &st = p.stages[k];
       llvm::raw_string_ostream h(head[k]), t(tail[k]);
       h << ",\"name\":\"" << st.name << "\",\"instance\":\"" << st.name;
-      if (s.streamPlan.streamOfStage[k] == kHostStream)
+      if (s.streamPlan.streamOfStage[k] == kHostStream) {
         t << ",\"stream\":null";
-      else
+        if (p.devices.size() > 1)
+          t << ",\"device\":\"" << p.devices[st.hostDevice].name << '"';
+      } else
         t << ",\"stream\":\"" << s.stream(s.streamPlan.streamOfStage[k]).name << '"';
       t << ",\"kind\":\"" << spelling(st.kind) << "\",\"direction\":";
       if (st.kind == StageKind::Copy)
@@ -256,6 +260,14 @@ private:
       record.push_back("{\"op\":\"record\",\"stream\":\"" + st.name + "\",\"event\":");
       wait.push_back("{\"op\":\"wait\",\"stream\":\"" + st.name + "\",\"event\":");
     }
+    // With several devices, a call off any stream names its host thread's
+    // device.
+    const program::Pipeline &p = s.pipeline;
+    const std::vector<uint32_t> threadOfOp = opThreads(s, list);
+    std::vector<std::string> onThread;
+    for (size_t d = 0; d < p.deviceCount(); ++d)
+      onThread.push_back(p.devices.size() > 1 ? ",\"device\":\"" + p.devices[d].name + '"'
+                                              : std::string());
     out << '[';
     writeInChunks(list.size(), out, [&](size_t from, size_t to, llvm::raw_ostream &out) {
       for (size_t i = from; i < to; ++i) {
@@ -277,10 +289,16 @@ private:
           out << wait[op.stream] << Decimal(op.event) << '}';
           break;
         case Op::Cpu:
-          out << "{\"op\":\"cpu\",\"stage\":" << Decimal(op.instance) << '}';
+          out << "{\"op\":\"cpu\",\"stage\":" << Decimal(op.instance)
+              << onThread[threadOfOp[i]] << '}';
           break;
         case Op::Sync:
-          out << "{\"op\":\"sync\",\"event\":" << Decimal(op.event) << '}';
+          out << "{\"op\":\"sync\",\"event\":" << Decimal(op.event)
+              << onThread[threadOfOp[i]] << '}';
+          break;
+        case Op::Join:
+          out << "{\"op\":\"join\",\"stage\":" << Decimal(op.instance)
+              << onThread[threadOfOp[i]] << '}';
           break;
         case Op::GraphLaunch:
           out << "{\"op\":\"graph_launch\",\"segment\":" << Decimal(op.event) << '}';

@@ -43,9 +43,15 @@ void streams(const Schedule &s, llvm::raw_ostream &os) {
       os << "  on " << s.pipeline.devices[st.device].name;
     os << "  busy " << us(s.analysis.streamBusyUs[i]) << '\n';
   }
-  if (s.hasHostStages())
-    os << "  " << llvm::left_justify("host thread", width) << "  cpu stages, in issue order"
-       << "  busy " << us(s.analysis.hostBusyUs) << '\n';
+  if (!s.hasHostStages())
+    return;
+  // Each device's host thread that runs cpu stages.
+  const program::Pipeline &p = s.pipeline;
+  for (size_t d = 0; d < p.deviceCount(); ++d)
+    if (p.devices.size() <= 1 || s.hasHostStages(uint32_t(d)))
+      os << "  " << llvm::left_justify("host thread", width) << "  cpu stages, in issue order"
+         << (p.devices.size() > 1 ? "  on " + p.devices[d].name : std::string())
+         << "  busy " << us(s.analysis.hostBusyUs[d]) << '\n';
 }
 
 std::string bytes(uint64_t n) { return formatBytes(n); }
@@ -111,9 +117,21 @@ void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
     record.push_back("  record  " + padded + "  e");
     wait.push_back("  wait    " + padded + "  e");
   }
-  const std::string padding(width, ' ');
+  // With several devices, a host call off any stream names its thread's
+  // device where a stream's name goes.
+  const program::Pipeline &p = s.pipeline;
+  for (const program::Device &d : p.devices)
+    width = std::max(width, d.name.size());
+  std::vector<std::string> thread;
+  for (size_t d = 0; d < p.deviceCount(); ++d) {
+    const std::string name = p.devices.size() > 1 ? p.devices[d].name : std::string();
+    thread.push_back(name + std::string(width - name.size(), ' '));
+  }
+  const std::vector<uint32_t> threadOfOp = opThreads(s, s.ops);
   os << "\nhost calls, in issue order:\n";
-  for (const Op &op : s.ops) {
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const Op &op = s.ops[i];
+    const std::string &padding = thread[threadOfOp[i]];
     switch (op.kind) {
     case Op::Launch:
       os << launch[op.stream];
@@ -130,6 +148,9 @@ void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
     case Op::Sync:
       os << "  sync    " << padding << "  e" << Decimal(op.event) << " for ";
       break;
+    case Op::Join:
+      os << "  join    " << padding << "  ";
+      break;
     case Op::GraphLaunch:
       break;
     }
@@ -141,6 +162,9 @@ void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
                 s.records == 1 ? "" : "s", s.waits, s.waits == 1 ? "" : "s");
   if (s.hasHostStages())
     os << formatv(", {0} host synchronisation{1}", s.syncs, s.syncs == 1 ? "" : "s");
+  if (s.joins)
+    os << formatv(", {0} join{1} of another device's host thread", s.joins,
+                  s.joins == 1 ? "" : "s");
   os << '\n';
 }
 

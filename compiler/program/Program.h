@@ -122,6 +122,10 @@ struct Stage {
   /// A `copy p2p`: the device it writes to (index into Pipeline::devices);
   /// it runs on its stream's device, the source.
   uint32_t peerDevice = 0;
+  /// A `cpu` stage (version 4): the device whose host thread runs it, as
+  /// `on DEVICE` names it (the first device without it). Each device has a
+  /// host thread of its own, which issues that device's calls.
+  uint32_t hostDevice = 0;
   /// A collective (version 4) is one stage per device it spans, its parts:
   /// stages group .. group + parts - 1, one after another, each on a stream
   /// of its own device, named `NAME:DEVICE` (just NAME when it spans one).

@@ -197,11 +197,14 @@ static void forEachInstance(const Schedule &s, Each each) {
       each(v, s.reduction.kept.row(v));
     return;
   }
-  std::vector<uint32_t> lastOn(s.hostChain() + 1, kNone);
+  std::vector<uint32_t> lastOn(s.chains(), kNone);
   std::vector<uint32_t> anchor(s.segments, kNone);
   std::vector<uint8_t> seen(s.segments, 0);
   std::vector<uint32_t> preds;
-  uint32_t lastCpu = kNone;
+  // Per device's host thread. Several devices are lowered to streams only:
+  // a device stage follows the last cpu stage its thread ran.
+  std::vector<uint32_t> lastCpu(s.pipeline.deviceCount(), kNone);
+  const bool several = lastCpu.size() > 1;
   for (uint32_t v = 0; v < n; ++v) {
     llvm::ArrayRef<uint32_t> deps = inst.deps().row(v);
     preds.assign(deps.begin(), deps.end());
@@ -210,12 +213,15 @@ static void forEachInstance(const Schedule &s, Each each) {
       preds.push_back(previous);
     previous = v;
     if (s.onHost(v)) {
-      lastCpu = v;
+      lastCpu[s.threadOf(v)] = v;
+    } else if (several) {
+      if (lastCpu[s.threadOf(v)] != kNone)
+        preds.push_back(lastCpu[s.threadOf(v)]);
     } else {
       uint32_t segment = s.segmentOf[v];
       if (!seen[segment]) {
         seen[segment] = 1;
-        anchor[segment] = lastCpu;
+        anchor[segment] = lastCpu[0];
       }
       if (anchor[segment] != kNone)
         preds.push_back(anchor[segment]);
@@ -229,11 +235,12 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   const Instances &inst = s.instances;
   const size_t n = inst.size();
   a.streamBusyUs.assign(s.streamPlan.streams.size(), 0);
+  a.hostBusyUs.assign(s.pipeline.deviceCount(), 0);
   for (uint32_t v = 0; v < n; ++v) {
     double d = inst.stage(v).durationUs;
     a.sequentialUs += d;
     if (s.onHost(v))
-      a.hostBusyUs += d;
+      a.hostBusyUs[s.threadOf(v)] += d;
     else
       a.streamBusyUs[s.streamOf(v)] += d;
   }
@@ -322,8 +329,15 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
                           : "stream '" + s.stream(busiest).name + "'",
                       a.streamBoundUs});
   addResourceBounds(s, profile, a);
-  // The host thread runs every cpu stage in turn, in every lowering.
-  a.bounds.push_back({"host", "the host thread's cpu work", a.hostBusyUs});
+  // A host thread runs each of its cpu stages in turn, in every lowering.
+  const size_t thread =
+      std::max_element(a.hostBusyUs.begin(), a.hostBusyUs.end()) - a.hostBusyUs.begin();
+  a.bounds.push_back({"host",
+                      s.pipeline.devices.size() > 1
+                          ? "the cpu work of " + s.pipeline.devices[thread].name +
+                                "'s host thread"
+                          : std::string("the host thread's cpu work"),
+                      a.hostBusyUs[thread]});
   a.binding = 0;
   for (size_t i = 1; i < a.bounds.size(); ++i)
     if (a.bounds[i].us > a.bounds[a.binding].us)

@@ -94,7 +94,9 @@ struct Analysis {
   std::vector<uint32_t> criticalPath; ///< instances, first to last
   std::vector<StreamOrderDelay> streamOrderOnCriticalPath;
   std::vector<double> streamBusyUs; ///< per stream
-  double hostBusyUs = 0;            ///< the cpu stages' work on the host thread
+  /// The cpu stages' work on each device's host thread (one entry with
+  /// one device).
+  std::vector<double> hostBusyUs;
   std::vector<DeviceUse> devices;   ///< per declared device; none when none is
   /// Named lower bounds (critical path, busiest stream, SM area, each copy
   /// engine, the host-function executor); lowerBoundUs is the largest, the

@@ -15,8 +15,7 @@
 using namespace pipec;
 
 std::vector<Race> pipec::findRaces(const Schedule &s, size_t maxRaces) {
-  return findRaces(s.instances, s.streamPlan.streamOfStage,
-                   static_cast<uint32_t>(s.streamPlan.streams.size()), maxRaces);
+  return findRaces(s.instances, s.streamPlan.streamOfStage, s.streamPlan.streams, maxRaces);
 }
 
 namespace {
@@ -52,16 +51,22 @@ struct Slot {
 
 std::vector<Race> pipec::findRaces(const Instances &inst,
                                    const std::vector<uint32_t> &streamOfStage,
-                                   uint32_t streams, size_t maxRaces) {
+                                   const std::vector<program::Stream> &onStreams,
+                                   size_t maxRaces) {
   const program::Pipeline &p = inst.pipeline();
   const size_t n = inst.size();
-  // The host thread is one more chain, after the streams: a cpu stage runs
-  // in issue order after the ones before it, and whatever is issued after a
-  // cpu stage follows it (host program order).
-  const uint32_t host = streams++;
+  // Each device's host thread is one more chain, after the streams: a cpu
+  // stage runs in issue order after the ones of its thread before it, and
+  // whatever its thread issues after it follows it (host program order).
+  const uint32_t host = static_cast<uint32_t>(onStreams.size());
+  const uint32_t streams = host + static_cast<uint32_t>(p.deviceCount());
   auto chainOfStage = [&](uint32_t stage) {
     uint32_t c = streamOfStage[stage];
-    return c == kHostStream ? host : c;
+    return c == kHostStream ? host + p.stages[stage].hostDevice : c;
+  };
+  // The host thread that issues a chain's stages.
+  auto threadChain = [&](uint32_t c) {
+    return c >= host ? c : host + onStreams[c].device;
   };
   auto streamOf = [&](uint32_t v) { return chainOfStage(inst.stageOf(v)); };
   std::vector<Race> races;
@@ -135,8 +140,8 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
       join(u);
     if (lastOn[c] != kNone)
       join(lastOn[c]);
-    if (c != host && lastOn[host] != kNone)
-      join(lastOn[host]);
+    if (const uint32_t t = threadChain(c); c != t && lastOn[t] != kNone)
+      join(lastOn[t]);
     seq[v] = ++count[c];
     mine[c] = seq[v];
     lastOn[c] = v;

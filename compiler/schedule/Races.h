@@ -20,6 +20,7 @@
 #define PIPEC_SCHEDULE_RACES_H
 
 #include "compiler/diag/Diagnostics.h"
+#include "compiler/program/Program.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -41,11 +42,13 @@ struct Race {
 /// Every stage pair's first race (in issue order of its second instance),
 /// up to `maxRaces` pairs: it looks no further once it has them (the error
 /// limit shows no more). `streamOfStage` and `streams`: the streams the
-/// stages run on, kHostStream for a cpu stage (the host thread orders it
-/// after the cpu stages and before whatever is issued after it).
+/// stages run on, kHostStream for a cpu stage (its device's host thread
+/// orders it after that thread's cpu stages and before whatever the thread
+/// issues after it).
 std::vector<Race> findRaces(const Instances &instances,
                             const std::vector<uint32_t> &streamOfStage,
-                            uint32_t streams, size_t maxRaces = SIZE_MAX);
+                            const std::vector<program::Stream> &streams,
+                            size_t maxRaces = SIZE_MAX);
 std::vector<Race> findRaces(const Schedule &schedule, size_t maxRaces = SIZE_MAX);
 
 /// `error: data race on 'x'` for each race, naming both stages and the first

@@ -97,7 +97,7 @@ Schedule::Schedule(const program::Pipeline &pipeline,
     hostStages |= st.kind == StageKind::Cpu;
   for (uint32_t v = 0; v < n; ++v) {
     uint32_t stream = streamPlan.streamOfStage[instances.stageOf(v)];
-    instanceStream[v] = stream == kHostStream ? streams : stream;
+    instanceStream[v] = stream == kHostStream ? streams + instances.stage(v).hostDevice : stream;
   }
   // Every predecessor lies within the instances' reach: k + 1 iterations'
   // worth for the farthest @prev(k) (and the previous instance on a stream,
@@ -107,29 +107,30 @@ Schedule::Schedule(const program::Pipeline &pipeline,
   if (!hostStages) {
     reduction = transitiveReduction(instances.deps(), instanceStream, streams, window);
   } else {
-    // Host program order: a cpu stage happens before everything issued
-    // after it. The host thread is one more chain (cpu stages in issue
-    // order), and each instance on a stream follows the last cpu stage
-    // issued since the previous instance of its stream (stream order
-    // carries it to the rest).
+    // Host program order: a cpu stage happens before everything its host
+    // thread issues after it. Each device's host thread is one more chain
+    // (its cpu stages in issue order), and each instance on a stream
+    // follows the last cpu stage its device's thread ran since the previous
+    // instance of its stream (stream order carries it to the rest).
     const CSR &deps = instances.deps();
     CSR ordered;
     ordered.begin.reserve(n + 1);
     ordered.targets.reserve(deps.edges() + n);
     std::vector<uint32_t> lastOn(streams, UINT32_MAX);
-    uint32_t lastCpu = UINT32_MAX;
+    std::vector<uint32_t> lastCpu(pipeline.deviceCount(), UINT32_MAX);
     std::vector<uint64_t> extra; // the edge index of each host-order edge
     for (uint32_t v = 0; v < n; ++v) {
       llvm::ArrayRef<uint32_t> row = deps.row(v);
       uint32_t host = UINT32_MAX;
       if (!onHost(v)) {
         uint32_t &last = lastOn[instanceStream[v]];
-        if (lastCpu != UINT32_MAX && (last == UINT32_MAX || lastCpu > last) &&
-            !std::binary_search(row.begin(), row.end(), lastCpu))
-          host = lastCpu;
+        const uint32_t cpu = lastCpu[threadOf(v)];
+        if (cpu != UINT32_MAX && (last == UINT32_MAX || cpu > last) &&
+            !std::binary_search(row.begin(), row.end(), cpu))
+          host = cpu;
         last = v;
       } else {
-        lastCpu = v;
+        lastCpu[threadOf(v)] = v;
       }
       bool placed = host == UINT32_MAX;
       for (uint32_t u : row) {
@@ -146,7 +147,7 @@ Schedule::Schedule(const program::Pipeline &pipeline,
       }
       ordered.begin.push_back(ordered.targets.size());
     }
-    reduction = transitiveReduction(ordered, instanceStream, streams + 1, window);
+    reduction = transitiveReduction(ordered, instanceStream, chains(), window);
     // The flags of the declared (and inferred) edges alone.
     std::vector<uint8_t> declared;
     declared.reserve(deps.edges());
@@ -205,16 +206,23 @@ Schedule::Schedule(const program::Pipeline &pipeline,
     ops.clear();
     ops.shrink_to_fit();
     eventObjects = 0;
-    records = waits = syncs = 0;
+    records = waits = syncs = joins = 0;
     analysis.eventDensity = 0;
   }
 }
 
 /// Whether edge u -> v of the reduction needs an event: a cross-stream
 /// wait, or a host synchronisation (a cpu stage after a device stage). An
-/// edge from a cpu stage needs none: the host issues v only after u ran.
+/// edge from a cpu stage needs none: its thread issues v only after u ran
+/// (another device's thread joins it: needsJoin).
 static bool needsEvent(const Schedule &s, uint32_t u, uint32_t v) {
   return !s.onHost(u) && s.streamOf(u) != s.streamOf(v);
+}
+
+/// Whether edge u -> v is a cpu stage before what another device's host
+/// thread issues: that thread waits for u to have run (a Join).
+static bool needsJoin(const Schedule &s, uint32_t u, uint32_t v) {
+  return s.onHost(u) && s.threadOf(u) != s.threadOf(v);
 }
 
 // Event and segment numbers are at most the instances, which Sema bounds.
@@ -225,8 +233,10 @@ void pipec::planEvents(Schedule &s) {
   const size_t n = s.instances.size();
   const CSR &kept = s.reduction.kept;
   constexpr uint32_t kNone = UINT32_MAX;
-  // The last consumer that waits (or syncs) for each producer.
+  // The last consumer that waits (or syncs) for each producer, and whether
+  // one is issued by another device's host thread than the producer's.
   std::vector<uint32_t> lastWaiter(n, kNone);
+  std::vector<uint8_t> otherThread(s.pipeline.deviceCount() > 1 ? n : 0, 0);
   size_t waits = 0, producers = 0;
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : kept.row(v))
@@ -234,15 +244,16 @@ void pipec::planEvents(Schedule &s) {
         producers += lastWaiter[u] == kNone;
         lastWaiter[u] = v;
         ++waits;
+        if (!otherThread.empty() && s.threadOf(u) != s.threadOf(v))
+          otherThread[u] = 1;
+      } else {
+        waits += needsJoin(s, u, v);
       }
 
   std::vector<uint32_t> eventOf(n, kNone);
   // Free event objects per device: CUDA records an event only on a stream
   // of the device it was made on (a wait may be on any device's stream).
   const size_t devices = s.pipeline.deviceCount();
-  auto deviceOf = [&](uint32_t stream) {
-    return stream == kHostStream ? 0u : s.streamPlan.streams[stream].device;
-  };
   std::vector<uint32_t> deviceOfEvent;
   std::vector<std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>>> free(
       devices);
@@ -252,6 +263,11 @@ void pipec::planEvents(Schedule &s) {
     const bool cpu = s.onHost(v);
     const uint32_t stream = cpu ? kHostStream : s.streamOf(v);
     for (uint32_t u : kept.row(v)) {
+      if (needsJoin(s, u, v)) {
+        s.ops.push_back({Op::Join, kHostStream, u, 0});
+        ++s.joins;
+        continue;
+      }
       if (!needsEvent(s, u, v))
         continue;
       if (cpu) {
@@ -261,13 +277,16 @@ void pipec::planEvents(Schedule &s) {
         s.ops.push_back({Op::Wait, stream, u, eventOf[u]});
         ++s.waits;
       }
-      if (lastWaiter[u] == v) // no later wait binds to this record
+      // No later wait binds to this record: the event is free again, but
+      // for one another thread waits for (that thread might bind to the
+      // next record if it came late, and threads keep no common order).
+      if (lastWaiter[u] == v && (otherThread.empty() || !otherThread[u]))
         free[deviceOfEvent[eventOf[u]]].push(eventOf[u]);
     }
     s.ops.push_back({cpu ? Op::Cpu : Op::Launch, stream, v, 0});
     if (lastWaiter[v] != kNone) {
       uint32_t event;
-      const uint32_t device = deviceOf(stream);
+      const uint32_t device = s.threadOf(v);
       if (!free[device].empty()) {
         event = free[device].top();
         free[device].pop();
@@ -280,6 +299,22 @@ void pipec::planEvents(Schedule &s) {
       ++s.records;
     }
   }
+}
+
+std::vector<uint32_t> pipec::opThreads(const Schedule &s, const std::vector<Op> &ops) {
+  std::vector<uint32_t> thread(ops.size(), 0);
+  if (s.pipeline.deviceCount() == 1 || &ops == &s.graphOps)
+    return thread;
+  uint32_t next = 0; // the thread of the call after
+  for (size_t i = ops.size(); i-- > 0;) {
+    const Op &op = ops[i];
+    if (op.kind == Op::Cpu)
+      next = s.threadOf(op.instance);
+    else if (op.kind != Op::Sync && op.kind != Op::Join && op.stream != kHostStream)
+      next = s.streamPlan.streams[op.stream].device;
+    thread[i] = next;
+  }
+  return thread;
 }
 
 void pipec::planSegments(Schedule &s) {

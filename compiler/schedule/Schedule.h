@@ -57,14 +57,18 @@ struct ScheduleOptions {
 unsigned automaticStreamsBound(const ScheduleOptions &options, const DeviceProfile &profile);
 
 /// One host call. The stream lowering: Launch, Record and Wait on a
-/// stream, Cpu (a `cpu` stage, on the host thread) and Sync (the host waits
-/// for the latest record of `event`). The graph lowering: GraphLaunch of
+/// stream, Cpu (a `cpu` stage, on its host thread), Sync (the host waits
+/// for the latest record of `event`) and Join (with several devices: the
+/// thread waits until another device's thread has run cpu stage
+/// `instance`). A Launch, Record or Wait is its stream's device's thread's
+/// call; a Cpu its stage's thread's; a Sync or Join that of the call after
+/// it (opThreads). The graph lowering: GraphLaunch of
 /// segment `event`, then Record (on the launch stream), Sync and Cpu.
 /// Twelve bytes: a schedule of 10^7 instances holds some 2.5 * 10^7 of
 /// them. An event or segment number fits 24 bits: there are at most as many
 /// as instances (kMaxEventNumber, checked where they are made).
 struct Op {
-  enum Kind : uint8_t { Launch, Record, Wait, Cpu, Sync, GraphLaunch };
+  enum Kind : uint8_t { Launch, Record, Wait, Cpu, Sync, GraphLaunch, Join };
   Op(Kind kind, uint32_t stream, uint32_t instance, uint32_t event)
       : kind(kind), event(event), stream(stream), instance(instance) {}
   Kind kind : 8;
@@ -116,6 +120,7 @@ struct Schedule {
   uint64_t records = 0;
   uint64_t waits = 0;
   uint64_t syncs = 0; ///< host synchronisations (Sync ops)
+  uint64_t joins = 0; ///< one host thread waiting for another's (Join ops)
 
   // Graph lowering: the device work between host synchronisations, one
   // graph a segment, launched in order on one stream.
@@ -131,13 +136,36 @@ struct Schedule {
   uint32_t streamOf(uint32_t instance) const {
     return instanceStream[instance];
   }
-  /// The chain of `cpu` stages in instanceStream and the reduction: one past
-  /// the streams.
-  uint32_t hostChain() const { return static_cast<uint32_t>(streamPlan.streams.size()); }
-  /// Whether the instance is a `cpu` stage (on the host thread).
-  bool onHost(uint32_t instance) const { return instanceStream[instance] == hostChain(); }
+  /// The chain of the `cpu` stages of a device's host thread in
+  /// instanceStream and the reduction: past the streams, one per device.
+  uint32_t hostChain(uint32_t device = 0) const {
+    return static_cast<uint32_t>(streamPlan.streams.size()) + device;
+  }
+  /// The chains: the streams, then each device's host thread.
+  uint32_t chains() const {
+    return hostChain(static_cast<uint32_t>(pipeline.deviceCount()));
+  }
+  /// Whether the instance is a `cpu` stage (on a host thread).
+  bool onHost(uint32_t instance) const { return instanceStream[instance] >= hostChain(); }
+  /// The device whose host thread issues (or runs) the instance: a `cpu`
+  /// stage's, or its stream's device.
+  uint32_t threadOf(uint32_t instance) const {
+    const uint32_t c = instanceStream[instance];
+    return c >= hostChain() ? c - hostChain() : streamPlan.streams[c].device;
+  }
+  /// The device whose host thread a chain is, or whose stream it is.
+  uint32_t threadOfChain(uint32_t chain) const {
+    return chain >= hostChain() ? chain - hostChain() : streamPlan.streams[chain].device;
+  }
   /// Whether the pipeline has `cpu` stages at all.
   bool hasHostStages() const { return hostStages; }
+  /// Whether a device's host thread runs `cpu` stages.
+  bool hasHostStages(uint32_t device) const {
+    for (const program::Stage &st : pipeline.stages)
+      if (st.kind == StageKind::Cpu && st.hostDevice == device)
+        return true;
+    return false;
+  }
   /// The graph lowering's edges into each instance: the transitive
   /// reduction of dependencies and stream order within its segment (the
   /// stream lowering's reduction when there is no `cpu` stage).
@@ -167,6 +195,10 @@ private:
 /// calls: each segment launched at its first stage's place in issue order,
 /// a record and a sync before each synchronising cpu stage.
 void planSegments(Schedule &schedule);
+
+/// The device whose host thread makes each of `ops` (a schedule's ops or
+/// graphOps; the graph lowering's are one device's).
+std::vector<uint32_t> opThreads(const Schedule &schedule, const std::vector<Op> &ops);
 
 /// Plans the stream lowering's host calls: waits for exactly the
 /// cross-stream edges of the reduction, one record per producer, and event

@@ -71,6 +71,9 @@ private:
                        const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
                        std::vector<bool> &streamUsed);
   void spreadCollectives(Pipeline &out);
+  void checkHostThread(const ast::StageDecl &s, Pipeline &out,
+                       const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
+                       Stage &into);
   void checkPeer(const ast::StageDecl &s, const Pipeline &out,
                  const ast::Pipeline &p, Stage &into);
   void checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &into);
@@ -869,6 +872,35 @@ void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out,
   into.peerDevice = kUnknownDevice;
 }
 
+/// `on X` on a cpu stage: X names a device, whose host thread runs it; a
+/// stage on a stream is an error.
+void Sema::checkHostThread(const ast::StageDecl &s, Pipeline &out,
+                           const llvm::StringMap<uint32_t> &streams,
+                           const ast::Pipeline &p, Stage &into) {
+  // At most kMaxDevices devices: a scan is as quick as a map.
+  for (size_t d = 0; d < out.devices.size(); ++d)
+    if (out.devices[d].name == s.stream->text) {
+      into.hostDevice = static_cast<uint32_t>(d);
+      return;
+    }
+  if (!out.devices.empty() && !streams.count(s.stream->text)) {
+    reportUnknown(*s.stream, "device", p.devices);
+    return;
+  }
+  // Work on the issuing host thread: it has no stream.
+  diags.error(s.stream->range(),
+              out.devices.empty()
+                  ? formatv("cpu stage '{0}' cannot run on a stream: it runs on the host "
+                            "thread that issues the pipeline, in issue order",
+                            into.name)
+                        .str()
+                  : formatv("cpu stage '{0}' cannot run on a stream: it runs on a "
+                            "device's host thread, in issue order; name the device, as in "
+                            "'on {1}'",
+                            into.name, out.devices.front().name)
+                        .str());
+}
+
 /// A `copy p2p` has a peer, and it is another device than its source.
 void Sema::checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &into) {
   if (into.peerDevice == kUnknownDevice || version < 4)
@@ -1227,11 +1259,7 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
   if (!s.accesses.empty())
     needsVersion(2, s.accesses.front().range, "reads and writes");
   if (s.stream && s.kind == StageKind::Cpu) {
-    // Work on the issuing host thread: it has no stream.
-    diags.error(s.stream->range(),
-                formatv("cpu stage '{0}' cannot run on a stream: it runs on the host "
-                        "thread that issues the pipeline, in issue order",
-                        into.name));
+    checkHostThread(s, out, streams, p, into);
   } else if (s.stream) {
     auto it = streams.find(s.stream->text);
     if (it == streams.end()) {

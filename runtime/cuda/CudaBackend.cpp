@@ -580,6 +580,7 @@ private:
           return e;
         break;
       case Op::GraphLaunch:
+      case Op::Join: // several devices only, which this backend refuses
         break;
       }
     }

@@ -94,16 +94,15 @@ public:
     // in pendingReady, which says when to look next itself: an event in the
     // heap for each would only double the work.
     constexpr double kNever = std::numeric_limits<double>::infinity();
-    while (!events.empty() || hostDone != kNever || !pendingReady.empty()) {
+    while (!events.empty() || nextHostDone() != kNever || !pendingReady.empty()) {
       if (period)
         maybeCheckpoint();
       double now = events.empty() ? kNever : events.top().time;
-      now = std::min(now, hostDone);
+      now = std::min(now, nextHostDone());
       if (!pendingReady.empty())
         now = std::min(now, pendingReady.top().first);
       clock = now;
-      while (hostDone <= now)
-        finishHostOp(now);
+      finishHostOps(now);
       while (!events.empty() && events.top().time == now) {
         Event e = events.top();
         events.pop();
@@ -112,10 +111,8 @@ public:
       }
       pump(now);
       // A launch that waited for room in the driver's queue goes now.
-      while (hostBlock == Block::Queue && pendingLaunches < queueDepth()) {
-        deliverBlocked(now);
-        while (hostDone <= now)
-          finishHostOp(now);
+      while (deliverOneBlocked(now)) {
+        finishHostOps(now);
         pump(now);
       }
     }
@@ -194,14 +191,28 @@ private:
     return options.priorities ? s.stream(s.streamOf(instance)).cudaPriority : 0;
   }
 
-  // --- The host thread ----------------------------------------------------------
-  // It runs the schedule's calls in order (s.ops, or s.graphOps for the
-  // graph lowering): `issue=` dispatch and the API cost of each call, `cpu`
-  // stages, and synchronisations, where it blocks until the event's record
-  // completes, then wakes after sync_latency_us. A launch whose call is done
-  // while the driver already holds launch_queue_depth launches not yet
-  // started waits for one of them to start.
-  enum class Block : uint8_t { None, Record, Queue };
+  // --- The host threads --------------------------------------------------------
+  // Each device's host thread runs its calls of the schedule (s.ops, or
+  // s.graphOps for the graph lowering) in order: `issue=` dispatch and the
+  // API cost of each call, `cpu` stages, and synchronisations, where it
+  // blocks until the event's record completes, then wakes after
+  // sync_latency_us. A launch whose call is done while the driver already
+  // holds launch_queue_depth launches of its device not yet started waits
+  // for one of them to start. With several devices a thread waits too for
+  // what another thread must have done first (the threads share no order):
+  // a wait or sync until the record it binds to was issued, a join until
+  // the other thread's cpu stage ran (then wakes after sync_latency_us).
+  enum class Block : uint8_t { None, Record, Queue, Issued, Join };
+
+  struct HostThread {
+    size_t next = 0;     ///< the op it is at (an index into the list)
+    size_t pos = 0;      ///< several devices: where it is in its ops
+    double at = 0;       ///< when that op started
+    double done = 0;     ///< when its own work ends (infinity: blocked or done)
+    Block block = Block::None;
+    double blockedSince = 0;
+    uint32_t device = 0; ///< whose thread it is
+  };
 
   const std::vector<Op> &hostOps() const {
     return lowering == Lowering::Streams ? s.ops : s.graphOps;
@@ -225,71 +236,114 @@ private:
     }
     if (options.recordHost)
       out.host.reserve(list.size());
-    hostAt = 0;
-    hostNext = 0;
-    beginHostOp();
+    threads.assign(lowering == Lowering::Streams ? gpus.size() : 1, HostThread());
+    if (threads.size() > 1) {
+      opThread = opThreads(s, list);
+      threadOps.assign(threads.size(), {});
+      for (uint32_t i = 0; i < list.size(); ++i)
+        threadOps[opThread[i]].push_back(i);
+      issuedUpTo.assign(threads.size(), 0);
+    }
+    for (uint32_t t = 0; t < threads.size(); ++t) {
+      HostThread &h = threads[t];
+      h.device = t;
+      h.next = threads.size() == 1 ? 0 : threadOps[t].empty() ? list.size() : threadOps[t][0];
+      beginHostOp(h);
+    }
   }
 
-  void hostSpan(double from, double to, const char *what, uint32_t instance) {
+  /// When every thread is done (or blocked for good), the last of them.
+  double nextHostDone() const {
+    double done = threads[0].done;
+    for (size_t t = 1; t < threads.size(); ++t)
+      done = std::min(done, threads[t].done);
+    return done;
+  }
+
+  void hostSpan(const HostThread &h, double from, double to, const char *what,
+                uint32_t instance) {
     if (options.recordHost)
-      out.host.push_back({from, to, what, instance});
+      out.host.push_back({from, to, what, instance, h.device});
   }
 
-  /// Starts op hostNext at hostAt: when its own work ends (hostDone), or
-  /// blocked.
-  void beginHostOp() {
+  void block(HostThread &h, Block why, double since) {
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    h.block = why;
+    h.blockedSince = since;
+    h.done = kNever;
+  }
+
+  /// Several threads: whether op i of another thread was issued (its call done).
+  bool issued(uint32_t i) const { return issuedUpTo[opThread[i]] > i; }
+
+  /// Starts op h.next at h.at: when its own work ends (h.done), or blocked.
+  void beginHostOp(HostThread &h) {
     constexpr double kNever = std::numeric_limits<double>::infinity();
     const std::vector<Op> &list = hostOps();
-    if (hostNext >= list.size()) {
-      hostDone = kNever;
-      out.submitUs = hostAt;
+    if (h.next >= list.size()) {
+      h.done = kNever;
+      out.submitUs = std::max(out.submitUs, h.at);
       return;
     }
-    const Op &op = list[hostNext];
+    const Op &op = list[h.next];
     switch (op.kind) {
     case Op::Launch: {
       const double dispatch = options.dispatch ? s.instances.stage(op.instance).issueUs : 0;
-      double done = hostAt + dispatch + p.launchUs;
+      double done = h.at + dispatch + p.launchUs;
       if (options.issueAt)
         done = std::max(done, (*options.issueAt)[op.instance]);
       const double call = done - p.launchUs;
       if (dispatch > 0)
-        hostSpan(call - dispatch, call, "issue", op.instance);
-      hostSpan(call, done, "launch", op.instance);
+        hostSpan(h, call - dispatch, call, "issue", op.instance);
+      hostSpan(h, call, done, "launch", op.instance);
       out.hostTime.issue += dispatch;
       out.hostTime.api += p.launchUs;
-      hostDone = done;
+      h.done = done;
       return;
     }
     case Op::Record:
     case Op::Wait: {
+      if (op.kind == Op::Wait && threads.size() > 1 && boundRecord[h.next] != kNone &&
+          !issued(boundRecord[h.next])) {
+        block(h, Block::Issued, h.at);
+        return;
+      }
       const double cost = op.kind == Op::Record ? p.recordUs : p.waitUs;
-      hostSpan(hostAt, hostAt + cost, op.kind == Op::Record ? "record" : "wait", op.instance);
+      hostSpan(h, h.at, h.at + cost, op.kind == Op::Record ? "record" : "wait", op.instance);
       out.hostTime.api += cost;
-      hostDone = hostAt + cost;
+      h.done = h.at + cost;
       return;
     }
     case Op::Cpu: {
       const double work = s.instances.stage(op.instance).durationUs;
       const double start =
-          options.issueAt ? std::max(hostAt, (*options.issueAt)[op.instance]) : hostAt;
+          options.issueAt ? std::max(h.at, (*options.issueAt)[op.instance]) : h.at;
       setStart(op.instance, start);
       out.hostTime.cpu += work;
-      hostDone = start + work;
+      h.done = start + work;
       return;
     }
     case Op::Sync: {
-      const uint32_t record = boundRecord[hostNext];
+      const uint32_t record = boundRecord[h.next];
       if (record != kNone && recordDoneAt.get(record) < 0) {
-        hostBlock = Block::Record;
-        blockedSince = hostAt;
-        hostDone = kNever;
+        block(h, Block::Record, h.at);
         return;
       }
-      const double done = record == kNone ? hostAt : recordDoneAt.get(record);
-      const double wake = std::max(hostAt, done + p.syncLatencyUs);
-      syncSpan(hostAt, wake, op.instance);
-      hostDone = wake;
+      const double done = record == kNone ? h.at : recordDoneAt.get(record);
+      const double wake = std::max(h.at, done + p.syncLatencyUs);
+      syncSpan(h, h.at, wake, op.instance);
+      h.done = wake;
+      return;
+    }
+    case Op::Join: {
+      const double done = out.end[op.instance];
+      if (done < 0) {
+        block(h, Block::Join, h.at);
+        return;
+      }
+      const double wake = std::max(h.at, done + p.syncLatencyUs);
+      syncSpan(h, h.at, wake, op.instance);
+      h.done = wake;
       return;
     }
     case Op::GraphLaunch: {
@@ -297,79 +351,139 @@ private:
       const double update = double(segmentDynamic[g]) * p.nodeUpdateUs;
       const double launch = p.graphLaunchUs + double(segmentNodes[g]) * p.graphNodeUs;
       if (update > 0)
-        hostSpan(hostAt, hostAt + update, "update nodes", kNone);
-      hostSpan(hostAt + update, hostAt + update + launch, "graph launch", kNone);
+        hostSpan(h, h.at, h.at + update, "update nodes", kNone);
+      hostSpan(h, h.at + update, h.at + update + launch, "graph launch", kNone);
       out.hostTime.api += update + launch;
-      hostDone = hostAt + update + launch;
+      h.done = h.at + update + launch;
       return;
     }
     }
   }
 
-  void syncSpan(double from, double to, uint32_t producer) {
-    hostSpan(from, to, "sync", producer);
+  void syncSpan(const HostThread &h, double from, double to, uint32_t producer) {
+    hostSpan(h, from, to, "sync", producer);
     out.hostTime.blocked += to - from;
   }
 
-  /// Op hostNext's own work is done at `now`: it takes effect, and the next
+  /// Op h.next's own work is done at `now`: it takes effect, and the next
   /// one starts.
-  void finishHostOp(double now) {
-    constexpr double kNever = std::numeric_limits<double>::infinity();
+  void finishHostOp(HostThread &h, double now) {
     const std::vector<Op> &list = hostOps();
-    const Op &op = list[hostNext];
+    const Op &op = list[h.next];
     ++out.simulatedEvents;
     switch (op.kind) {
-    case Op::Launch:
-      if (pendingLaunches >= queueDepth()) {
+    case Op::Launch: {
+      Gpu &gpu = threads.size() > 1 ? gpus[opThread[h.next]] : gpus[0];
+      if (gpu.pendingLaunches >= queueDepth()) {
         // The driver's queue is full: the call returns once a launch starts.
-        hostBlock = Block::Queue;
-        blockedSince = now;
-        hostDone = kNever;
+        block(h, Block::Queue, now);
         return;
       }
-      ++pendingLaunches;
+      ++gpu.pendingLaunches;
       [[fallthrough]];
+    }
     case Op::Record:
     case Op::Wait:
       if (lowering == Lowering::Streams) {
         const uint32_t q = queueOf(op.stream);
-        queues[q].push_back(static_cast<uint32_t>(hostNext));
+        queues[q].push_back(static_cast<uint32_t>(h.next));
         markQueue(q);
       } else {
-        graphRecord(static_cast<uint32_t>(hostNext), now);
+        graphRecord(static_cast<uint32_t>(h.next), now);
       }
       break;
     case Op::Cpu:
       setEnd(op.instance, now);
       break;
     case Op::Sync:
+    case Op::Join:
       break;
     case Op::GraphLaunch:
       segmentLaunched(op.event, now);
       break;
     }
-    hostAt = now;
-    ++hostNext;
-    beginHostOp();
+    h.at = now;
+    if (threads.size() == 1) {
+      ++h.next;
+    } else {
+      const uint32_t t = opThread[h.next];
+      issuedUpTo[t] = h.next + 1;
+      h.next = ++h.pos < threadOps[t].size() ? threadOps[t][h.pos] : list.size();
+      // Another thread may wait for this call, or for this cpu stage.
+      if (op.kind == Op::Record || op.kind == Op::Cpu)
+        wakeThreads(now);
+    }
+    beginHostOp(h);
+  }
+
+  /// Several threads: those blocked on another's issue or cpu stage look again.
+  void wakeThreads(double now) {
+    for (HostThread &other : threads)
+      if (other.block == Block::Issued || other.block == Block::Join) {
+        const Op &op = hostOps()[other.next];
+        const bool ready = other.block == Block::Issued ? issued(boundRecord[other.next])
+                                                        : out.end[op.instance] >= 0;
+        if (!ready)
+          continue;
+        other.block = Block::None;
+        other.at = std::max(other.blockedSince, now);
+        if (op.kind == Op::Join) {
+          // Blocked from blockedSince: the join's span starts there.
+          const double wake = now + p.syncLatencyUs;
+          syncSpan(other, other.blockedSince, wake, op.instance);
+          other.done = wake;
+        } else {
+          // The wait's call, once the record it binds to is issued.
+          hostSpan(other, other.blockedSince, now, "blocked: another thread's record",
+                   op.instance);
+          out.hostTime.blocked += now - other.blockedSince;
+          beginHostOp(other);
+        }
+      }
+  }
+
+  /// Every thread's ops whose work is done by `now`, thread by thread (a
+  /// thread woken by another's looks again).
+  void finishHostOps(double now) {
+    for (bool again = true; again;) {
+      again = false;
+      for (HostThread &h : threads)
+        while (h.done <= now) {
+          finishHostOp(h, now);
+          again = threads.size() > 1;
+        }
+    }
+  }
+
+  /// Delivers a launch that waited for room in its device's driver queue,
+  /// if one has room now.
+  bool deliverOneBlocked(double now) {
+    for (HostThread &h : threads)
+      if (h.block == Block::Queue && gpus[h.device].pendingLaunches < queueDepth()) {
+        deliverBlocked(h, now);
+        return true;
+      }
+    return false;
   }
 
   /// The launch that waited for room in the driver's queue is taken now.
-  void deliverBlocked(double now) {
-    hostBlock = Block::None;
-    hostSpan(blockedSince, now, "blocked: launch queue full", kNone);
-    out.hostTime.blocked += now - blockedSince;
-    hostDone = now;
+  void deliverBlocked(HostThread &h, double now) {
+    h.block = Block::None;
+    hostSpan(h, h.blockedSince, now, "blocked: launch queue full", kNone);
+    out.hostTime.blocked += now - h.blockedSince;
+    h.done = now;
   }
 
   /// Record op `record` completed at `now`: a host blocked on it wakes.
   void recordCompleted(uint32_t record, double now) {
     recordDoneAt.set(record, now);
-    if (hostBlock == Block::Record && boundRecord[hostNext] == record) {
-      hostBlock = Block::None;
-      const double wake = std::max(hostAt, now + p.syncLatencyUs);
-      syncSpan(blockedSince, wake, hostOps()[hostNext].instance);
-      hostDone = wake;
-    }
+    for (HostThread &h : threads)
+      if (h.block == Block::Record && boundRecord[h.next] == record) {
+        h.block = Block::None;
+        const double wake = std::max(h.at, now + p.syncLatencyUs);
+        syncSpan(h, h.blockedSince, wake, hostOps()[h.next].instance);
+        h.done = wake;
+      }
   }
 
   // --- Stream lowering -------------------------------------------------------
@@ -461,7 +575,7 @@ private:
           break; // no room for another resident kernel
         } else {
           streamBusy[stream] = 1;
-          --pendingLaunches;
+          --gpuOf(op.instance).pendingLaunches;
         }
         q.pop_front();
         progress = true;
@@ -977,7 +1091,7 @@ private:
 
   void maybeCheckpoint() {
     if (lowering == Lowering::Streams) {
-      if (hostNext < period.opOfBlock(nextCheck))
+      if (threads[0].next < period.opOfBlock(nextCheck))
         return;
     } else {
       while (lowest < n && out.end[lowest] >= 0)
@@ -1005,7 +1119,7 @@ private:
 
   void checkpoint(uint32_t b) {
     const bool behind = lowering == Lowering::Streams
-                            ? hostNext - period.opOfBlock(b) >= period.ops
+                            ? threads[0].next - period.opOfBlock(b) >= period.ops
                             : lowest - blockStart(b) >= period.instances;
     if (behind || !signature(sig, b)) {
       // Not at this block's start (several passed at once), or too much
@@ -1084,16 +1198,16 @@ private:
     auto opAt = [&](uint64_t o) { return o == kNone ? kNoneMark : double(o) - O; };
 
     // The host.
-    const bool hostFinished = hostNext >= hostOps().size();
-    g.push_back(opAt(hostNext));
-    g.push_back(time(hostDone));
-    g.push_back(hostFinished ? 0 : hostAt - T);
-    g.push_back(double(hostBlock));
-    g.push_back(hostBlock != Block::None ? blockedSince - T : 0);
-    g.push_back(pendingLaunches);
+    const bool hostFinished = threads[0].next >= hostOps().size();
+    g.push_back(opAt(threads[0].next));
+    g.push_back(time(threads[0].done));
+    g.push_back(hostFinished ? 0 : threads[0].at - T);
+    g.push_back(double(threads[0].block));
+    g.push_back(threads[0].block != Block::None ? threads[0].blockedSince - T : 0);
+    g.push_back(gpus[0].pendingLaunches);
 
     if (lowering == Lowering::Streams) {
-      uint64_t oldest = hostNext;
+      uint64_t oldest = threads[0].next;
       for (uint32_t q = 0; q < queues.size(); ++q) {
         g.push_back(double(queues[q].size()));
         for (uint32_t o : queues[q]) {
@@ -1111,11 +1225,11 @@ private:
       }
       // The records a wait or sync still to come may bind to.
       const uint64_t from = oldest >= period.reach ? oldest - period.reach : 0;
-      if (hostNext - from > kMaxSignature)
+      if (threads[0].next - from > kMaxSignature)
         return false;
       g.push_back(opAt(from));
       const std::vector<Op> &list = hostOps();
-      for (uint64_t r = from; r < hostNext; ++r)
+      for (uint64_t r = from; r < threads[0].next; ++r)
         if (list[r].kind == Op::Record) {
           const double done = recordDoneAt.get(r);
           g.push_back(done < 0 ? kNoneMark : done - T);
@@ -1272,18 +1386,18 @@ private:
         v = static_cast<uint32_t>(v + dI);
     };
     // The host.
-    if (hostNext < hostOps().size()) {
+    if (threads[0].next < hostOps().size()) {
       const uint64_t dO = uint64_t(blocks) * period.ops;
-      hostNext += dO;
-      hostAt += dT;
-      if (!std::isinf(hostDone))
-        hostDone += dT;
-      if (hostBlock != Block::None)
-        blockedSince += dT;
+      threads[0].next += dO;
+      threads[0].at += dT;
+      if (!std::isinf(threads[0].done))
+        threads[0].done += dT;
+      if (threads[0].block != Block::None)
+        threads[0].blockedSince += dT;
     }
     if (lowering == Lowering::Streams) {
       const uint64_t dO = uint64_t(blocks) * period.ops;
-      uint64_t oldest = hostNext - dO;
+      uint64_t oldest = threads[0].next - dO;
       for (uint32_t q = 0; q < queues.size(); ++q) {
         for (uint32_t &o : queues[q]) {
           oldest = std::min<uint64_t>(oldest, o);
@@ -1297,7 +1411,7 @@ private:
         t += dT;
       const uint64_t from = oldest >= period.reach ? oldest - period.reach : 0;
       const std::vector<Op> &list = hostOps();
-      for (uint64_t r = hostNext - dO; r-- > from;)
+      for (uint64_t r = threads[0].next - dO; r-- > from;)
         if (list[r].kind == Op::Record) {
           const double done = recordDoneAt.get(r);
           if (done >= 0)
@@ -1394,13 +1508,12 @@ private:
   Heap<Event> events;
   uint64_t seq = 0;
 
-  // The host thread.
-  size_t hostNext = 0;   ///< the op it is at
-  double hostAt = 0;     ///< when that op started
-  double hostDone = 0;   ///< when its own work ends (infinity: blocked or done)
-  Block hostBlock = Block::None;
-  double blockedSince = 0;
-  uint32_t pendingLaunches = 0; ///< delivered to the device, not yet started
+  // The host threads: one, or with several devices (stream lowering) one
+  // per device, each with its ops in order and how far it has issued.
+  std::vector<HostThread> threads;
+  std::vector<uint32_t> opThread;
+  std::vector<std::vector<uint32_t>> threadOps;
+  std::vector<size_t> issuedUpTo; ///< per thread: its ops before this are issued
   std::vector<uint32_t> boundRecord; ///< per op: the record a wait or sync binds to
   /// Per op: when a record completed (-1: not yet). Its pages are touched
   /// only where records complete: a run that skips ahead leaves most
@@ -1479,6 +1592,7 @@ private:
     std::vector<Urgency> waiting;
     /// Whether pumpBlocks could place a block it could not before.
     bool blocksChanged = false;
+    uint32_t pendingLaunches = 0; ///< delivered to the device, not yet started
     std::deque<uint32_t> copyQueues[3];
     uint8_t engineBusy[3] = {0, 0, 0};
     SharedDirection shared[3];

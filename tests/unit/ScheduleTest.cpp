@@ -64,6 +64,7 @@ void checkStreamLowering(const Schedule &s) {
   std::vector<Edge> pending;
   std::set<uint32_t> producers;
   std::map<uint32_t, size_t> recordAt, lastWaitAt;
+  std::set<uint32_t> crossThread;
   uint64_t records = 0, waits = 0;
   for (size_t i = 0; i < s.ops.size(); ++i) {
     const Op &op = s.ops[i];
@@ -84,6 +85,11 @@ void checkStreamLowering(const Schedule &s) {
       CHECK(eventCovers[op.event] == op.instance); // binds to the right record
       pending.push_back({eventCovers[op.event], op.stream});
       lastWaitAt[op.instance] = i;
+      // A wait issued by another device's host thread keeps its event
+      // from reuse: the threads keep no common order.
+      if (s.streamPlan.streams.at(op.stream).device !=
+          s.streamPlan.streams.at(s.streamOf(op.instance)).device)
+        crossThread.insert(op.instance);
       break;
     }
     case Op::Launch: {
@@ -104,6 +110,7 @@ void checkStreamLowering(const Schedule &s) {
     case Op::Cpu:
     case Op::Sync:
     case Op::GraphLaunch:
+    case Op::Join:
       FAIL("no host-thread op in a program without cpu stages");
       break;
     }
@@ -126,7 +133,8 @@ void checkStreamLowering(const Schedule &s) {
 
   // 5. Event objects: each recorded on one device's streams only (CUDA
   //    records an event on its own device), and per device as many as
-  //    records alive at once there, no more.
+  //    records alive at once there, no more; one waited for by another
+  //    device's host thread stays alive.
   auto deviceOf = [&](uint32_t stream) { return s.streamPlan.streams.at(stream).device; };
   std::map<uint32_t, uint32_t> deviceOfEvent;
   std::map<uint32_t, std::vector<std::pair<size_t, int>>> changes; // per device
@@ -138,7 +146,8 @@ void checkStreamLowering(const Schedule &s) {
   for (auto [producer, at] : recordAt) {
     const uint32_t device = deviceOf(s.streamOf(producer));
     changes[device].push_back({at, +1});
-    changes[device].push_back({lastWaitAt[producer], -1});
+    if (!crossThread.count(producer))
+      changes[device].push_back({lastWaitAt[producer], -1});
   }
   uint32_t objects = 0;
   for (auto &[device, list] : changes) {
