@@ -32,8 +32,8 @@ uint64_t runtime::countViolations(const Schedule &s,
                                   const std::vector<double> &end,
                                   double slackUs) {
   const size_t n = s.instances.size();
-  // The host thread's cpu stages are one more chain: they never overlap.
-  std::vector<uint32_t> lastOnStream(s.hostChain() + 1, UINT32_MAX);
+  // Each host thread's cpu stages are one more chain: they never overlap.
+  std::vector<uint32_t> lastOnStream(s.chains(), UINT32_MAX);
   uint64_t violations = 0;
   for (uint32_t v = 0; v < n; ++v) {
     for (uint32_t u : s.instances.deps().row(v))
