@@ -33,13 +33,16 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
   const std::string p = "p" + std::to_string(index);
   os << "  subgraph cluster_" << p << " {\n"
      << "    label=" << quote("pipeline " + s.pipeline.name) << ";\n";
-  // The streams, and the host thread when cpu stages run on it.
-  const uint32_t lanes = s.hostChain() + (s.hasHostStages() ? 1 : 0);
-  for (uint32_t st = 0; st < lanes; ++st) {
-    const bool host = st == s.hostChain();
+  // The streams, and each host thread that runs cpu stages.
+  for (uint32_t st = 0; st < s.chains(); ++st) {
+    const bool host = st >= s.hostChain();
+    if (host && !s.hasHostStages(s.threadOfChain(st)))
+      continue;
     os << "  subgraph cluster_" << p << "_" << st << " {\n"
        << "    label="
-       << quote(host ? std::string("host thread")
+       << quote(host ? s.pipeline.devices.size() > 1
+                           ? "host thread of " + s.pipeline.devices[s.threadOfChain(st)].name
+                           : std::string("host thread")
                      : s.stream(st).name +
                            (s.pipeline.devices.empty()
                                 ? std::string()

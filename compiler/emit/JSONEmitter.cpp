@@ -146,6 +146,9 @@ private:
       j.attribute("records", int64_t(s.records));
       j.attribute("waits", int64_t(s.waits));
       j.attribute("syncs", int64_t(s.syncs));
+      // Several devices: one host thread each, and the joins between them.
+      if (s.pipeline.devices.size() > 1)
+        j.attribute("joins", int64_t(s.joins));
       if (s.lowering == Lowering::Graph)
         graph(s);
       else

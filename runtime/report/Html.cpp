@@ -116,8 +116,10 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
                   "y=\"{4}\">{5}</text><title>{5} on {6}</title></g>\n",
                   x(v), y(v), colorOf(s.instances.stage(v).kind), x(v) + 6,
                   y(v) + 19, escape(s.instances.name(v)),
-                  escape(s.onHost(v) ? std::string("the host thread")
-                                     : s.streamLabel(s.streamOf(v))));
+                  escape(!s.onHost(v) ? s.streamLabel(s.streamOf(v))
+                         : s.pipeline.devices.size() > 1
+                             ? s.pipeline.devices[s.threadOf(v)].name + "'s host thread"
+                             : std::string("the host thread")));
   os << "</svg>\n</div>\n";
 }
 
@@ -125,15 +127,23 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
 /// boxes (zoomed in, the boxes' titles still say what waited).
 constexpr size_t kMaxArrows = 300;
 
-/// A timeline: one lane per stream (and the host thread's cpu stages),
-/// then a row of the host's calls when they were kept; one labelled box
+/// A timeline: one lane per stream (and each host thread's cpu stages),
+/// then a row of each host thread's calls when they were kept; one labelled box
 /// per stage; in the stream lowering, event waits as arrows. It scales to
 /// the page's width (a viewBox), and the page's zoom widens it.
 void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
   const Schedule &s = *r.schedule;
-  const size_t streams = s.hostChain() + (s.hasHostStages() ? 1 : 0);
+  // The rows: the streams, then each host thread that runs cpu stages.
+  std::vector<uint32_t> rowOf(s.chains(), 0);
+  size_t streams = 0;
+  for (uint32_t c = 0; c < s.chains(); ++c)
+    if (c < s.hostChain() || s.hasHostStages(s.threadOfChain(c)))
+      rowOf[c] = static_cast<uint32_t>(streams++);
+  auto row = [&](uint32_t v) { return rowOf[s.streamOf(v)]; };
   const bool calls = !r.host.empty();
-  const size_t lanes = streams + (calls ? 1 : 0);
+  // The host's calls: a row per host thread (each device's).
+  const size_t threads = std::max<size_t>(1, s.pipeline.devices.size());
+  const size_t lanes = streams + (calls ? threads : 0);
   const int lane = 30, left = 110, width = 1200;
   // At most kMaxPageInstances boxes: the first ones, on their own span.
   const uint32_t shown =
@@ -158,17 +168,25 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
   os << "<defs><marker id=\"arrow\" markerWidth=\"8\" markerHeight=\"8\" "
         "refX=\"7\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" "
         "fill=\"#c00\"/></marker></defs>\n";
-  for (uint32_t st = 0; st < lanes; ++st)
+  auto lanePrint = [&](size_t at, const std::string &label) {
     os << formatv("<text class=\"lane\" x=\"4\" y=\"{0}\">{1}</text>"
                   "<line class=\"lane\" x1=\"{2}\" y1=\"{3}\" x2=\"{4}\" "
                   "y2=\"{3}\"/>\n",
-                  st * lane + 20,
-                  escape(st == streams           ? std::string("host calls")
-                         : st == s.hostChain() ? std::string("host (cpu)")
-                                               : s.streamLabel(st)),
-                  left, st * lane + 28, left + width);
+                  at * lane + 20, escape(label), left, at * lane + 28, left + width);
+  };
+  for (uint32_t c = 0; c < s.chains(); ++c)
+    if (c < s.hostChain())
+      lanePrint(rowOf[c], s.streamLabel(c));
+    else if (s.hasHostStages(s.threadOfChain(c)))
+      lanePrint(rowOf[c], s.pipeline.devices.size() > 1
+                              ? s.pipeline.devices[s.threadOfChain(c)].name + "/host (cpu)"
+                              : std::string("host (cpu)"));
+  if (calls)
+    for (size_t t = 0; t < threads; ++t)
+      lanePrint(streams + t, threads > 1 ? s.pipeline.devices[t].name + "/host calls"
+                                         : std::string("host calls"));
   for (uint32_t v = 0; v < shown; ++v) {
-    uint32_t st = s.streamOf(v);
+    const uint32_t st = row(v);
     double x0 = px(r.start[v]), x1 = std::max(px(r.end[v]), x0 + 1);
     const std::string name = s.instances.name(v);
     // A white edge sets adjacent boxes apart; a name where it fits.
@@ -183,15 +201,16 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
       os << formatv("<text class=\"label\" x=\"{0:f1}\" y=\"{1}\">{2}</text>\n", x0 + 3,
                     st * lane + 20, escape(name));
   }
-  // The host thread's calls, within the span shown.
+  // The host threads' calls, within the span shown (threads interleave:
+  // the list is not in time order).
   if (calls)
     for (const HostCall &c : r.host) {
       if (c.start - r.firstStartUs > span)
-        break;
+        continue;
       double x0 = px(c.start), x1 = std::max(px(c.end), x0 + 0.5);
       os << formatv("<rect class=\"call\" x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" "
                     "height=\"20\"><title>{3}: {4:f1} to {5:f1} us</title></rect>\n",
-                    x0, streams * lane + 6, x1 - x0, c.what, c.start - r.firstStartUs,
+                    x0, (streams + c.thread) * lane + 6, x1 - x0, c.what, c.start - r.firstStartUs,
                     c.end - r.firstStartUs);
     }
   // Event waits: cross-stream edges of the stream lowering (a graph has
@@ -211,8 +230,8 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
           if (s.streamOf(u) != s.streamOf(v) && !s.onHost(u) && !s.onHost(v))
             os << formatv("<line class=\"wait\" x1=\"{0:f1}\" y1=\"{1}\" "
                           "x2=\"{2:f1}\" y2=\"{3}\" marker-end=\"url(#arrow)\"/>\n",
-                          px(r.end[u]), s.streamOf(u) * lane + 16, px(r.start[v]),
-                          s.streamOf(v) * lane + 16);
+                          px(r.end[u]), row(u) * lane + 16, px(r.start[v]),
+                          row(v) * lane + 16);
   }
   os << formatv("<text x=\"{0}\" y=\"{1}\">0</text><text x=\"{2}\" y=\"{1}\" "
                 "text-anchor=\"end\">{3:f1} us</text>\n",

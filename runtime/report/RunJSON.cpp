@@ -69,6 +69,10 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
                   j.attribute("stream", nullptr);
                 else
                   j.attribute("stream", s.stream(s.streamOf(v)).name);
+                // Several devices: the device it ran on (a cpu stage: whose
+                // host thread ran it), as in the schedule.
+                if (s.pipeline.devices.size() > 1)
+                  j.attribute("device", s.pipeline.devices[s.threadOf(v)].name);
                 number("start_us", r.start[v] - r.firstStartUs);
                 number("end_us", r.end[v] - r.firstStartUs);
               });

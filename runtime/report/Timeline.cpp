@@ -24,18 +24,34 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
   const Schedule &s = *r.schedule;
   const double span = std::max(r.makespanUs, 1e-9);
   const double origin = r.firstStartUs;
-  size_t nameWidth = s.hasHostStages() ? 4 : 0; // "host"
-  for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st)
-    nameWidth = std::max(nameWidth, s.streamLabel(st).size());
+  // The streams, then each host thread that runs cpu stages on a lane of
+  // its own: "host", or "DEVICE/host" with several devices.
+  auto label = [&](uint32_t chain) {
+    if (chain < s.hostChain())
+      return s.streamLabel(chain);
+    if (s.pipeline.devices.size() <= 1)
+      return std::string("host");
+    return s.pipeline.devices[s.threadOfChain(chain)].name + "/host";
+  };
+  std::vector<uint8_t> shownLane(s.chains(), 0);
+  for (uint32_t st = 0; st < s.hostChain(); ++st)
+    shownLane[st] = 1;
+  for (uint32_t v = 0; v < r.start.size(); ++v)
+    if (s.onHost(v))
+      shownLane[s.streamOf(v)] = 1;
+  size_t nameWidth = 0;
+  for (uint32_t st = 0; st < s.chains(); ++st)
+    if (shownLane[st])
+      nameWidth = std::max(nameWidth, label(st).size());
 
   os << llvm::formatv("timeline of '{0}' ({1}), {2} across, one column "
                       "= {3}; a letter where a stage covers at least half a "
                       "column (a shorter stage keeps its best one):\n",
                       s.pipeline.name, spelling(r.lowering),
                       formatTime(r.makespanUs), formatTime(span / width));
-  // The streams, then the host thread's cpu stages on a lane of their own.
-  const uint32_t lanes = s.hostChain() + (s.hasHostStages() ? 1 : 0);
-  for (uint32_t st = 0; st < lanes; ++st) {
+  for (uint32_t st = 0; st < s.chains(); ++st) {
+    if (!shownLane[st])
+      continue;
     std::string cells(width, ' ');
     std::vector<double> covered(width, 0);
     double busy = 0;
@@ -70,8 +86,7 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
       if (cells[c] == ' ')
         cells[c] = symbolFor(s.instances.stageOf(v));
     os << "  "
-       << llvm::left_justify(st == s.hostChain() ? std::string("host") : s.streamLabel(st),
-                             nameWidth)
+       << llvm::left_justify(label(st), nameWidth)
        << " |"
        << cells << "| " << formatPercent(std::min(1.0, busy / span)) << " busy\n";
   }

@@ -36,17 +36,22 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
         const int64_t pid = nextPid++;
         const std::string process = s.pipeline.name + " (" + spelling(r.lowering) + ")";
         metadata("process_name", pid, 0, process);
-        metadata("thread_name", pid, 0, "host");
-        // Several devices: each one's streams in a process of its own, after
-        // the host's.
+        // Several devices: each one's host thread (tid 0) and streams in a
+        // process of its own, after the pipeline's, as one process a rank.
         std::vector<int64_t> devicePid;
         if (s.pipeline.devices.size() > 1)
           for (const program::Device &d : s.pipeline.devices) {
             devicePid.push_back(nextPid++);
             metadata("process_name", devicePid.back(), 0, process + " device " + d.name);
+            metadata("thread_name", devicePid.back(), 0, "host");
           }
+        else
+          metadata("thread_name", pid, 0, "host");
         auto streamPid = [&](uint32_t st) {
           return devicePid.empty() ? pid : devicePid[s.stream(st).device];
+        };
+        auto hostPid = [&](uint32_t thread) {
+          return devicePid.empty() ? pid : devicePid[thread];
         };
         for (uint32_t st = 0; st < s.streamPlan.streams.size(); ++st)
           metadata("thread_name", streamPid(st), int64_t(st) + 1,
@@ -79,7 +84,7 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
                                           s.instances.name(h.instance));
             j.attribute("cat", "api");
             j.attribute("ph", "X");
-            j.attribute("pid", pid);
+            j.attribute("pid", hostPid(h.thread));
             j.attribute("tid", 0);
             number("ts", h.start);
             number("dur", h.end - h.start);
@@ -91,8 +96,8 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
             j.attribute("name", s.instances.name(v));
             j.attribute("cat", spelling(stage.kind));
             j.attribute("ph", "X");
-            j.attribute("pid", s.onHost(v) ? pid : streamPid(s.streamOf(v)));
-            // A cpu stage runs on the host thread, beside its calls.
+            j.attribute("pid", s.onHost(v) ? hostPid(s.threadOf(v)) : streamPid(s.streamOf(v)));
+            // A cpu stage runs on its host thread, beside its calls.
             j.attribute("tid", s.onHost(v) ? int64_t(0) : int64_t(s.streamOf(v)) + 1);
             number("ts", r.start[v]);
             number("dur", r.end[v] - r.start[v]);
@@ -101,9 +106,8 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
               j.attribute("iteration", int64_t(s.instances.iterationOf(v)));
               j.attribute("stream", s.onHost(v) ? std::string("host")
                                                  : s.stream(s.streamOf(v)).name);
-              if (!devicePid.empty() && !s.onHost(v))
-                j.attribute("device",
-                            s.pipeline.devices[s.stream(s.streamOf(v)).device].name);
+              if (!devicePid.empty())
+                j.attribute("device", s.pipeline.devices[s.threadOf(v)].name);
             });
           });
         }

@@ -342,7 +342,7 @@ private:
         return;
       }
       const double wake = std::max(h.at, done + p.syncLatencyUs);
-      syncSpan(h, h.at, wake, op.instance);
+      syncSpan(h, h.at, wake, op.instance, "join");
       h.done = wake;
       return;
     }
@@ -360,8 +360,10 @@ private:
     }
   }
 
-  void syncSpan(const HostThread &h, double from, double to, uint32_t producer) {
-    hostSpan(h, from, to, "sync", producer);
+  /// A sync (or a join: `what`) blocked the thread from `from` to `to`.
+  void syncSpan(const HostThread &h, double from, double to, uint32_t producer,
+                const char *what = "sync") {
+    hostSpan(h, from, to, what, producer);
     out.hostTime.blocked += to - from;
   }
 
@@ -430,7 +432,7 @@ private:
         if (op.kind == Op::Join) {
           // Blocked from blockedSince: the join's span starts there.
           const double wake = now + p.syncLatencyUs;
-          syncSpan(other, other.blockedSince, wake, op.instance);
+          syncSpan(other, other.blockedSince, wake, op.instance, "join");
           other.done = wake;
         } else {
           // The wait's call, once the record it binds to is issued.

@@ -342,6 +342,45 @@ inline std::string randomDeviceData(std::mt19937 &rng, bool declared) {
   return t + "}\n";
 }
 
+/// A random program on 2 to 4 devices (version 4), each with a stream or
+/// two and its host thread: kernels and copies on the streams, cpu stages
+/// `on` a device, random declared dependencies (some @prev), 1 to 3
+/// iterations. The shape of a step of several ranks.
+inline std::string randomHostThreads(std::mt19937 &rng) {
+  const uint32_t devices = 2 + rng() % 3, stages = 2 + rng() % 10;
+  const uint32_t iterations = 1 + rng() % 3;
+  std::string t = "version 4;\npipeline r {\n  iterations " + std::to_string(iterations) +
+                  ";\n";
+  std::vector<uint32_t> streamsOf(devices);
+  for (uint32_t d = 0; d < devices; ++d) {
+    t += "  device gpu" + std::to_string(d) + ";\n";
+    streamsOf[d] = 1 + rng() % 2;
+    for (uint32_t k = 0; k < streamsOf[d]; ++k)
+      t += "  stream s" + std::to_string(d) + "_" + std::to_string(k) + " on gpu" +
+           std::to_string(d) + ";\n";
+  }
+  for (uint32_t i = 0; i < stages; ++i) {
+    const uint32_t d = rng() % devices;
+    t += "  stage X" + std::to_string(i);
+    if (rng() % 3 == 0) {
+      t += " on gpu" + std::to_string(d) + " cpu " + std::to_string(rng() % 40) + "us";
+    } else {
+      t += " on s" + std::to_string(d) + "_" + std::to_string(rng() % streamsOf[d]);
+      t += rng() % 4 ? " kernel " + std::to_string(1 + rng() % 30) + "us"
+                     : std::string(" copy h2d ") + std::to_string(1 + rng() % 2000) + "KB";
+    }
+    std::vector<std::string> deps;
+    for (uint32_t j = 0; j < stages; ++j) {
+      if (j < i && rng() % 4 == 0)
+        deps.push_back("X" + std::to_string(j));
+      else if (iterations > 1 && rng() % 8 == 0)
+        deps.push_back("X" + std::to_string(j) + "@prev");
+    }
+    t += dependsOnClause(deps) + ";\n";
+  }
+  return t + "}\n";
+}
+
 } // namespace pipec::test
 
 #endif // PIPEC_TESTS_RANDOMPROGRAMS_H
