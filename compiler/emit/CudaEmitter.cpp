@@ -269,7 +269,7 @@ public:
           s.pipeline.stages[k].kind == StageKind::Memset)
         copyIndex[k] = copies++;
     if (program::hasCollectives(s.pipeline))
-      comms.emplace(s);
+      comms.emplace(s, profile);
     for (const program::Buffer &b : s.pipeline.buffers) {
       declaredBase.push_back(declaredSlots);
       declaredSlots += b.slots;

@@ -76,7 +76,7 @@ static bool loadNccl() {
   } while (0)
 )";
 
-Communicators::Communicators(const Schedule &s) : s(s) {
+Communicators::Communicators(const Schedule &s, const DeviceProfile &profile) : s(s) {
   const program::Pipeline &p = s.pipeline;
   partOf.assign(p.stages.size(), -1);
   std::map<std::vector<uint32_t>, uint32_t> slotOf; // a set's first slot
@@ -97,6 +97,10 @@ Communicators::Communicators(const Schedule &s) : s(s) {
       partOf[k + r] = static_cast<int32_t>(partStage.size());
       partStage.push_back(k + r);
       partComm.push_back(it->second + r);
+      // Given a time, the bytes that take it by NCCL's formulas.
+      partBytes.push_back(st.bytes ? std::max<uint64_t>(1, *st.bytes)
+                                   : profile.collectiveBytes(st.collective, st.durationUs,
+                                                             st.parts));
     }
   }
 }
@@ -114,8 +118,7 @@ void Communicators::writeTables(llvm::raw_ostream &os) const {
   list([&](size_t i) { return s.streamPlan.streams[p.stages[partStage[i]].stream].device; },
        partStage.size());
   os << "};\nconst unsigned long long kPartBytes[kParts] = {";
-  list([&](size_t i) { return std::to_string(p.stages[partStage[i]].bytes.value_or(1)) + "ull"; },
-       partStage.size());
+  list([&](size_t i) { return std::to_string(partBytes[i]) + "ull"; }, partStage.size());
   os << "};\nconst int kPartComm[kParts] = {";
   list([&](size_t i) { return partComm[i]; }, partComm.size());
   size_t slots = 0;

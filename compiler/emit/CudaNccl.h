@@ -33,7 +33,8 @@ extern const char *const kNcclPrelude;
 /// of devices a collective spans; each part's rank in its set.
 class Communicators {
 public:
-  explicit Communicators(const Schedule &s);
+  /// `profile` gives the bytes of a collective given a time.
+  Communicators(const Schedule &s, const DeviceProfile &profile);
 
   /// The tables (kParts, kPartDevice, kPartBytes, kPartComm, the sets) and
   /// `makeComms`/`destroyComms`, inside the pipeline's namespace.
@@ -46,6 +47,7 @@ private:
   std::vector<int32_t> partOf;       ///< per stage: its index among parts, or -1
   std::vector<uint32_t> partStage;   ///< per part: its stage
   std::vector<uint32_t> partComm;    ///< per part: its communicator slot
+  std::vector<uint64_t> partBytes;   ///< per part: its buffer's bytes
   std::vector<std::vector<uint32_t>> sets; ///< devices of each communicator set
 };
 

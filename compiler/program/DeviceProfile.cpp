@@ -157,6 +157,15 @@ double DeviceProfile::collectiveTimeUs(program::CollectiveOp op, uint64_t bytes,
   return ncclBaseUs + steps * ncclStepUs + double(bytes) * share / (ncclBusGBps * 1e3);
 }
 
+uint64_t DeviceProfile::collectiveBytes(program::CollectiveOp op, double us,
+                                       uint32_t ranks) const {
+  // The formula is ncclBaseUs + fixed + bytes * slope: solved for bytes.
+  const double fixed = collectiveTimeUs(op, 0, ranks);
+  const double slope = collectiveTimeUs(op, 1u << 30, ranks) - fixed;
+  const double bytes = (us - fixed) / slope * double(1u << 30);
+  return bytes >= 1 && bytes < 1e15 ? static_cast<uint64_t>(bytes) : 1;
+}
+
 double DeviceProfile::copyTimeUs(program::CopyDirection dir,
                                  uint64_t bytes) const {
   // bytes / (GB/s * 1e9) seconds = bytes / (GB/s * 1e3) microseconds.

@@ -107,6 +107,9 @@ struct DeviceProfile {
   /// broadcast all of them in n-1; on one device it is a copy.
   double collectiveTimeUs(program::CollectiveOp op, uint64_t bytes,
                           uint32_t ranks) const;
+  /// The bytes a collective over `ranks` devices moves in `us` by the same
+  /// formulas (at least 1): for one given a time, as an import measures it.
+  uint64_t collectiveBytes(program::CollectiveOp op, double us, uint32_t ranks) const;
   /// Microseconds to move `bytes` in direction `dir`.
   double copyTimeUs(program::CopyDirection dir, uint64_t bytes) const;
 };

@@ -626,14 +626,14 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
   into.direction = s.direction;
   into.collective = s.collective;
   // Copies and memsets take a size (bytes moved or filled) or a time; a
-  // collective, the size it reduces or gathers.
+  // collective, the size it reduces or gathers, or a time (measured).
   const bool collective = into.kind == StageKind::Collective;
   bool isCopy = into.kind == StageKind::Copy || into.kind == StageKind::Memset;
   // What the amount should have been; spelt out only for a diagnostic.
   auto expects = [&]() -> std::string {
     if (collective)
-      return formatv("'{0}' expects a size ({1})", spelling(into.collective),
-                     sema::sizeUnitList());
+      return formatv("'{0}' expects a size ({1}) or a time ({2})",
+                     spelling(into.collective), sema::sizeUnitList(), sema::timeUnitList());
     if (isCopy)
       return formatv("'{0}' expects a size ({1}) or a time ({2})",
                      spelling(into.kind), sema::sizeUnitList(),
@@ -680,12 +680,8 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
         into.kind == StageKind::Memset ? CopyDirection::D2D : into.direction, q.bytes);
     return;
   case sema::Quantity::Time:
-    if (collective) {
-      diags.error(a.range(), formatv("{0}, not a time: its time follows from the "
-                                     "devices it spans and the profile's links",
-                                     expects()));
-      return;
-    }
+    // A collective given a time (as an import measures it) takes that
+    // time, whatever the devices it spans and the links.
     if (q.tooLarge) {
       diags.error(a.range(), "time must be at most 3600s");
       return;
@@ -788,14 +784,17 @@ void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &ou
 }
 
 /// A collective's dependencies, and dependencies on it, between its parts:
-/// each part waits for what runs on its own device (what runs on the host,
-/// or on a device it does not span, every part waits for), and a stage
-/// that depends on it waits for the part on its own device (every part,
-/// where it has none there).
+/// each part waits for what runs on its own device (a `cpu` stage is on its
+/// host thread's device; what runs on a device it does not span, or a host
+/// stage without a stream, every part waits for), and a stage that depends
+/// on it waits for the part on its own device (every part, where it has
+/// none there).
 void Sema::spreadCollectives(Pipeline &out) {
   constexpr uint32_t kHost = UINT32_MAX;
   auto deviceOf = [&](uint32_t v) {
     const Stage &st = out.stages[v];
+    if (st.kind == StageKind::Cpu && !out.devices.empty())
+      return st.hostDevice;
     return st.stream == kNoStream ? kHost : out.streams[st.stream].device;
   };
   auto partOn = [&](uint32_t group, uint32_t device) -> uint32_t {

@@ -54,3 +54,23 @@ TEST_CASE("profile: bad values are refused with the key named") {
             "must be at most") != std::string::npos);
   CHECK(bad("[1]") == "a profile must be a JSON object");
 }
+
+TEST_CASE("profile: a collective's bytes for a time are the formula's inverse") {
+  // For each collective, rank count and time past its fixed cost, the
+  // bytes collectiveBytes gives take that time by collectiveTimeUs (to a
+  // byte's time); at or below the fixed cost, one byte.
+  DeviceProfile p;
+  using program::CollectiveOp;
+  for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::AllGather,
+                          CollectiveOp::ReduceScatter, CollectiveOp::Broadcast})
+    for (uint32_t ranks : {1u, 2u, 4u, 8u}) {
+      const double fixed = p.collectiveTimeUs(op, 0, ranks);
+      CHECK(p.collectiveBytes(op, fixed, ranks) == 1);
+      CHECK(p.collectiveBytes(op, fixed / 2, ranks) == 1);
+      for (double extra : {1.0, 37.5, 310.0, 12000.0}) {
+        const uint64_t bytes = p.collectiveBytes(op, fixed + extra, ranks);
+        CHECK(bytes > 1);
+        CHECK(p.collectiveTimeUs(op, bytes, ranks) == doctest::Approx(fixed + extra).epsilon(1e-6));
+      }
+    }
+}
