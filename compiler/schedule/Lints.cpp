@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <deque>
+#include <vector>
 
 using namespace pipec;
 
@@ -107,21 +108,38 @@ void pipec::lintHardwareQueues(const program::Pipeline &p, unsigned queues,
                                DiagnosticEngine &diags) {
   if (queues == 0 || p.streams.size() <= queues)
     return;
-  const program::Stream &extra = p.streams[queues];
-  diags
-      .warning(extra.range,
-               llvm::formatv("pipeline '{0}' declares {1} streams but the device "
-                             "has {2} hardware queues: stream '{3}' shares a "
-                             "queue with stream '{4}', and work of streams that "
-                             "share a queue runs in one FIFO, serialised even "
-                             "where the schedule lets it overlap",
-                             p.name, p.streams.size(), queues, extra.name,
-                             p.streams[0].name)
-                   .str())
-      .attachNote(p.streams[0].range,
-                  llvm::formatv("raise CUDA_DEVICE_MAX_CONNECTIONS (up to 32; "
-                                "'hardware_queues' in the profile) or declare "
-                                "at most {0} streams",
-                                queues)
-                      .str());
+  // Each device has its own queues: its streams, in order, round-robin
+  // onto them.
+  std::vector<std::vector<uint32_t>> streamsOf(p.deviceCount());
+  for (uint32_t i = 0; i < p.streams.size(); ++i)
+    streamsOf[p.devices.empty() ? 0 : p.streams[i].device].push_back(i);
+  for (size_t d = 0; d < streamsOf.size(); ++d) {
+    const std::vector<uint32_t> &own = streamsOf[d];
+    if (own.size() <= queues)
+      continue;
+    const program::Stream &first = p.streams[own[0]], &extra = p.streams[own[queues]];
+    const std::string declares =
+        p.devices.size() > 1
+            ? llvm::formatv("pipeline '{0}' puts {1} streams on device '{2}' but a device "
+                            "has",
+                            p.name, own.size(), p.devices[d].name)
+                  .str()
+            : llvm::formatv("pipeline '{0}' declares {1} streams but the device has", p.name,
+                            own.size())
+                  .str();
+    diags
+        .warning(extra.range,
+                 llvm::formatv("{0} {1} hardware queues: stream '{2}' shares a queue with "
+                               "stream '{3}', and work of streams that share a queue runs "
+                               "in one FIFO, serialised even where the schedule lets it "
+                               "overlap",
+                               declares, queues, extra.name, first.name)
+                     .str())
+        .attachNote(first.range,
+                    llvm::formatv("raise CUDA_DEVICE_MAX_CONNECTIONS (up to 32; "
+                                  "'hardware_queues' in the profile) or declare "
+                                  "at most {0} streams{1}",
+                                  queues, p.devices.size() > 1 ? " per device" : "")
+                        .str());
+  }
 }

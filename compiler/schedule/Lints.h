@@ -17,9 +17,9 @@ void lintRedundantDependencies(const program::Pipeline &pipeline,
                                DiagnosticEngine &diags);
 
 /// `warning: ... streams share ... hardware queues` when a pipeline declares
-/// more streams than the device has hardware queues: streams i and i+Q then
-/// feed one FIFO, and their work serialises falsely (on the device model as
-/// on CUDA).
+/// more streams than the device has hardware queues (with several devices,
+/// on one device: each has its own): streams i and i+Q then feed one FIFO,
+/// and their work serialises falsely (on the device model as on CUDA).
 void lintHardwareQueues(const program::Pipeline &pipeline, unsigned queues,
                         DiagnosticEngine &diags);
 
