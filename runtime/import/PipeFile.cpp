@@ -21,26 +21,7 @@ llvm::Error fail(const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
 }
 
-/// A stream's name: s7 for id 7; a negative id (s-1 is no name) s_neg1.
-std::string streamName(int64_t id) {
-  return id >= 0 ? "s" + std::to_string(id) : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));
-}
 
-std::string pipelineName(const ImportedStep &s) {
-  return !s.step       ? "trace"
-         : *s.step >= 0 ? "step_" + std::to_string(*s.step)
-                        : "step_neg" + std::to_string(uint64_t(0) - uint64_t(*s.step));
-}
-
-/// Text from the trace inside a line comment: control characters as
-/// spaces.
-void addCommentText(std::string &to, llvm::StringRef text) {
-  const size_t from = to.size();
-  to.append(text.data(), text.size());
-  for (size_t i = from; i < to.size(); ++i)
-    if (static_cast<unsigned char>(to[i]) < 0x20 || to[i] == 0x7f)
-      to[i] = ' ';
-}
 /// A line comment as fmt keeps it: without trailing spaces.
 void trimComment(std::string &comment) {
   while (!comment.empty() && comment.back() == ' ')
@@ -67,15 +48,29 @@ Time timeOf(double us) {
   return {(number + "us").str(), sema::parseQuantity(number, "us").micros};
 }
 
-/// One stage's line (its kind, time and attributes) as the file writes
-/// it, and as the program holds it.
-struct StageLine {
-  program::Stage stage; ///< without its name, stream and dependencies
-  std::string work;     ///< "kernel 4us", "copy h2d 8us", "cpu 12.5us"
-  std::string attrs;    ///< "[blocks=64, threads=256, issue=1.4us]", or empty
-};
+} // namespace
 
-llvm::Error describe(const ImportedStep &step, const ImportedStage &st,
+std::string importer::timeText(double us) { return timeOf(us).text; }
+
+std::string importer::streamName(int64_t id) {
+  return id >= 0 ? "s" + std::to_string(id) : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));
+}
+
+std::string importer::pipelineName(const ImportedStep &s) {
+  return !s.step       ? "trace"
+         : *s.step >= 0 ? "step_" + std::to_string(*s.step)
+                        : "step_neg" + std::to_string(uint64_t(0) - uint64_t(*s.step));
+}
+
+void importer::addCommentText(std::string &to, llvm::StringRef text) {
+  const size_t from = to.size();
+  to.append(text.data(), text.size());
+  for (size_t i = from; i < to.size(); ++i)
+    if (static_cast<unsigned char>(to[i]) < 0x20 || to[i] == 0x7f)
+      to[i] = ' ';
+}
+
+llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st,
                      const DeviceProfile &profile, StageLine &line) {
   program::Stage &s = line.stage;
   s = program::Stage();
@@ -148,6 +143,8 @@ llvm::Error describe(const ImportedStep &step, const ImportedStage &st,
   return llvm::Error::success();
 }
 
+namespace {
+
 /// The columns of a stage's line beside its kind and time: `on`, the
 /// dependencies, and the comment after it.
 struct StageCells {
@@ -164,31 +161,36 @@ struct StageCells {
     }
     if (!deps.empty())
       deps += ')';
-    comment = "// ";
-    switch (st.kind) {
-    case ImportedStage::Kind::Op:
-      addCommentText(comment, s.names[s.opOf(st).name]);
-      if (s.opOf(st).bytes)
-        comment += ", " + std::to_string(s.opOf(st).bytes) + " B";
-      if (st.blocking)
-        comment += "; the call returned once it was done";
-      break;
-    case ImportedStage::Kind::Sync:
-      comment += st.call == HostCall::StreamSync   ? "cudaStreamSynchronize"
-                 : st.call == HostCall::EventSync  ? "cudaEventSynchronize"
-                 : st.call == HostCall::DeviceSync ? "cudaDeviceSynchronize"
-                                                   : "the copy's call blocked";
-      comment += ", returned " + timeOf(st.returnUs).text + " into the step";
-      break;
-    case ImportedStage::Kind::HostWork:
-      comment += "the host, between runtime calls";
-      break;
-    }
+    comment = "// " + stageComment(s, st);
     trimComment(comment);
   }
 };
 
 } // namespace
+
+std::string importer::stageComment(const ImportedStep &s, const ImportedStage &st) {
+  std::string comment;
+  switch (st.kind) {
+  case ImportedStage::Kind::Op:
+    addCommentText(comment, s.names[s.opOf(st).name]);
+    if (s.opOf(st).bytes)
+      comment += ", " + std::to_string(s.opOf(st).bytes) + " B";
+    if (st.blocking)
+      comment += "; the call returned once it was done";
+    break;
+  case ImportedStage::Kind::Sync:
+    comment += st.call == HostCall::StreamSync   ? "cudaStreamSynchronize"
+               : st.call == HostCall::EventSync  ? "cudaEventSynchronize"
+               : st.call == HostCall::DeviceSync ? "cudaDeviceSynchronize"
+                                                 : "the copy's call blocked";
+    comment += ", returned " + timeOf(st.returnUs).text + " into the step";
+    break;
+  case ImportedStage::Kind::HostWork:
+    comment += "the host, between runtime calls";
+    break;
+  }
+  return comment;
+}
 
 llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef source,
                                        const DeviceProfile &profile) {

@@ -23,6 +23,32 @@
 
 namespace pipec::importer {
 
+/// One stage's line (its kind, time and attributes) as the file writes
+/// it, and as the program holds it.
+struct StageLine {
+  program::Stage stage; ///< without its name, stream and dependencies
+  std::string work;     ///< "kernel 4us", "copy h2d 8us", "cpu 12.5us"
+  std::string attrs;    ///< "[blocks=64, threads=256, issue=1.4us]", or empty
+};
+
+/// Describes a stage of the step as the file writes it: an error names the
+/// event when its numbers do not fit the language.
+llvm::Error describe(const ImportedStep &step, const ImportedStage &st,
+                     const DeviceProfile &profile, StageLine &line);
+/// The comment after a stage's line (without "// "): the op's full name,
+/// the sync's call.
+std::string stageComment(const ImportedStep &step, const ImportedStage &st);
+/// A time as the file writes it: microseconds, three decimals at most
+/// ("40us", "2.5us").
+std::string timeText(double us);
+/// A stream's name: s7 for id 7; a negative id (s-1 is no name) s_neg1.
+std::string streamName(int64_t id);
+/// The pipeline's: step_N, or trace for a trace without steps.
+std::string pipelineName(const ImportedStep &step);
+/// Appends text from the trace as a line comment may hold it: control
+/// characters as spaces.
+void addCommentText(std::string &to, llvm::StringRef text);
+
 /// The file, checked and measured (every stage representable, its columns'
 /// widths known) before a byte of it is written: a step it cannot write
 /// is an error naming the event, and no output at all.

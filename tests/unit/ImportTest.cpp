@@ -1,6 +1,7 @@
 // Reading Kineto traces as PyTorch writes them, and recovering orderings.
 
 #include "runtime/import/PipeFile.h"
+#include "runtime/import/Ranks.h"
 #include "runtime/import/Step.h"
 #include "runtime/import/Trace.h"
 
@@ -585,4 +586,22 @@ TEST_CASE("import: a long step's file is laid out on two threads, with the first
   auto early = writePipe(step, "long", profile);
   REQUIRE(!early);
   CHECK(llvm::toString(early.takeError()).find("event 31000") != std::string::npos);
+}
+
+TEST_CASE("import: NCCL kernels name their collective; nothing else does") {
+  using program::CollectiveOp;
+  using importer::ncclCollective;
+  CHECK(ncclCollective("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)") ==
+        CollectiveOp::AllReduce);
+  CHECK(ncclCollective("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)") ==
+        CollectiveOp::AllGather);
+  CHECK(ncclCollective("void ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*)") ==
+        CollectiveOp::ReduceScatter);
+  CHECK(ncclCollective("ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclWorkElem)") ==
+        CollectiveOp::Broadcast);
+  // Point-to-point and reductions to one rank are no collective pipec has.
+  CHECK(!ncclCollective("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)"));
+  CHECK(!ncclCollective("ncclKernel_Reduce_RING_LL_Sum_float(ncclWorkElem)"));
+  CHECK(!ncclCollective("void at::native::vectorized_elementwise_kernel<4>(int)"));
+  CHECK(!ncclCollective("my_ncclKernel_AllReduce"));
 }

@@ -15,9 +15,11 @@ using namespace pipec::tool;
 
 namespace {
 
-cl::opt<std::string> traceInput(cl::Positional, cl::Required,
-                                cl::desc("<trace.json or trace.json.gz> ('-' reads stdin)"),
-                                cl::sub(importCommand()), cl::cat(category()));
+cl::list<std::string> traceInputs(
+    cl::Positional, cl::OneOrMore,
+    cl::desc("<trace.json or trace.json.gz> ('-' reads stdin); several: one per rank, "
+             "imported as one program of several devices"),
+    cl::sub(importCommand()), cl::cat(category()));
 cl::opt<long long> importStep(
     "step", cl::desc("The ProfilerStep#N to import (default: the last with GPU ops)"),
     cl::value_desc("N"), cl::sub(importCommand()), cl::cat(category()));
@@ -34,7 +36,8 @@ cl::opt<std::string> profileOut(
 /// pipec import: the trace's step as a formatted .pipe file, and with
 /// --report what it says.
 int tool::runImport() {
-  commandFiles().input(traceInput, "the trace");
+  for (const std::string &trace : traceInputs)
+    commandFiles().input(trace, traceInputs.size() > 1 ? "a trace" : "the trace");
   registerProfileInput();
   commandFiles().output(outputPath, "-o");
   if (!profileOut.empty())
@@ -46,6 +49,9 @@ int tool::runImport() {
   std::optional<int64_t> step;
   if (importStep.getNumOccurrences())
     step = int64_t(importStep);
+  if (traceInputs.size() > 1)
+    return runImportRanks(traceInputs, step, importReport, profileOut);
+  const std::string &traceInput = traceInputs.front();
   Expected<importer::ImportedStep> imported = [&]() -> Expected<importer::ImportedStep> {
     Expected<importer::Trace> trace = importer::readTrace(traceInput);
     if (!trace)

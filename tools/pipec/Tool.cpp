@@ -256,6 +256,11 @@ int tool::compileFile(StringRef path, const DeviceProfile &profile,
     toolError(toString(std::move(e)));
     return InputErrors;
   }
+  return compileLoaded(profile, options, stopAfterParse, out);
+}
+
+int tool::compileLoaded(const DeviceProfile &profile, const ScheduleOptions &options,
+                        bool stopAfterParse, driver::Compiled &out) {
   // The graph verdict and the makespan assignment ask the device model, for
   // every command.
   runtime::SimGraphCost cost(profile);

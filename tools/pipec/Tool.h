@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace pipec::tool {
@@ -93,6 +94,10 @@ int compileFile(llvm::StringRef path, const DeviceProfile &profile,
                 const ScheduleOptions &options, bool stopAfterParse,
                 driver::Compiled &out);
 
+/// The same for a source already in `out.src` (text made in memory).
+int compileLoaded(const DeviceProfile &profile, const ScheduleOptions &options,
+                  bool stopAfterParse, driver::Compiled &out);
+
 /// Writes `write`'s output to `path`; on failure says why. `rewritesInput`:
 /// fmt -i, whose output is meant to replace its input.
 bool emitTo(llvm::StringRef path, const std::function<void(llvm::raw_ostream &)> &write,
@@ -106,6 +111,9 @@ int runRun();
 int runAdvise();
 int runFmt();
 int runImport();
+/// pipec import with several traces: one per rank (ImportRanks.cpp).
+int runImportRanks(const std::vector<std::string> &traces, std::optional<int64_t> step,
+                   bool report, const std::string &profileOut);
 int runProfile();
 int runCalibrate();
 

@@ -1,0 +1,266 @@
+//===- Ranks.cpp ----------------------------------------------------------===//
+
+#include "runtime/import/Ranks.h"
+
+#include "runtime/import/PipeFile.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace pipec;
+using namespace pipec::importer;
+using llvm::formatv;
+
+std::optional<program::CollectiveOp> importer::ncclCollective(llvm::StringRef name) {
+  // "ncclKernel_AllReduce_RING_LL_Sum_float(...)" (NCCL 2.x before 2.19),
+  // "ncclDevKernel_AllGather_RING_LL(...)" (2.19 on); "void " may lead.
+  name.consume_front("void ");
+  if (!name.startswith("ncclKernel_") && !name.startswith("ncclDevKernel_"))
+    return std::nullopt;
+  llvm::StringRef kind = name.split('_').second;
+  using program::CollectiveOp;
+  if (kind.startswith("AllReduce"))
+    return CollectiveOp::AllReduce;
+  if (kind.startswith("AllGather"))
+    return CollectiveOp::AllGather;
+  if (kind.startswith("ReduceScatter"))
+    return CollectiveOp::ReduceScatter;
+  if (kind.startswith("Broadcast"))
+    return CollectiveOp::Broadcast;
+  return std::nullopt;
+}
+
+namespace {
+
+/// Each rank's collective kernels, in issue order: (stage, what it runs).
+using Collectives = std::vector<std::pair<uint32_t, program::CollectiveOp>>;
+
+Collectives collectivesOf(const ImportedStep &s) {
+  Collectives out;
+  for (uint32_t i = 0; i < s.stages.size(); ++i) {
+    const ImportedStage &st = s.stages[i];
+    // A backlog op belongs to the step before: the ranks' need not agree.
+    if (st.onHost() || st.backlog || s.opOf(st).kind != OpKind::Kernel)
+      continue;
+    if (auto op = ncclCollective(s.names[s.opOf(st).name]))
+      out.push_back({i, *op});
+  }
+  return out;
+}
+
+/// When the rank's host was into the step: its first launch call (of an
+/// op issued in the step) returned, on the trace's clock. (The model's
+/// thread returns from it a launch's cost after it starts, on every rank.)
+double hostBeginTs(const ImportedStep &s) {
+  for (const ImportedStage &st : s.stages)
+    if (!st.onHost() && !st.backlog)
+      return s.originTs + st.hostUs;
+  return s.originTs;
+}
+
+/// The ranks on one clock, where their steps overlap on it: each rank's
+/// delay, and the span of them all.
+void alignStarts(const std::vector<Rank> &ranks, RanksSummary &summary) {
+  const size_t n = ranks.size();
+  std::vector<double> begin(n), from(n), to(n);
+  double longest = 0;
+  for (size_t r = 0; r < n; ++r) {
+    const ImportedStep &s = ranks[r].step;
+    double end = 0;
+    for (const ImportedStage &st : s.stages)
+      if (!st.onHost())
+        end = std::max(end, st.endUs);
+    begin[r] = hostBeginTs(s);
+    from[r] = s.originTs;
+    to[r] = s.originTs + end;
+    longest = std::max(longest, end);
+  }
+  const double first = *std::min_element(from.begin(), from.end());
+  const double last = *std::max_element(to.begin(), to.end());
+  const double firstBegin = *std::min_element(begin.begin(), begin.end());
+  // Steps that do not overlap were not recorded on one clock (or not in
+  // step): each rank then starts at once, and each is compared on its own.
+  bool overlap = true;
+  for (size_t r = 0; r < n; ++r)
+    overlap &= from[r] < *std::min_element(to.begin(), to.end());
+  summary.startDelayUs.assign(n, 0);
+  summary.recordedSpanUs = longest;
+  if (!overlap) {
+    summary.notes.push_back("the ranks' steps do not overlap on the traces' clocks (not "
+                            "recorded on one clock, or not the same step): each rank's host "
+                            "starts the step at once, and only each rank's own span is "
+                            "compared");
+    return;
+  }
+  summary.aligned = true;
+  summary.recordedSpanUs = last - first;
+  for (size_t r = 0; r < n; ++r)
+    summary.startDelayUs[r] = begin[r] - firstBegin;
+}
+
+} // namespace
+
+llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
+                                                 const DeviceProfile &profile,
+                                                 RanksSummary &summary) {
+  const size_t n = ranks.size();
+  std::vector<Collectives> collectives(n);
+  for (size_t r = 0; r < n; ++r)
+    collectives[r] = collectivesOf(ranks[r].step);
+  // The k-th collective of every rank is one, while they agree on what it
+  // runs; from the first disagreement on, each rank's are its own kernels.
+  size_t matched = 0;
+  for (;; ++matched) {
+    bool agree = true;
+    for (size_t r = 0; r < n && agree; ++r)
+      agree = matched < collectives[r].size() &&
+              collectives[r][matched].second == collectives[0][matched].second;
+    if (!agree)
+      break;
+  }
+  summary = RanksSummary();
+  summary.collectives = matched;
+  alignStarts(ranks, summary);
+  for (size_t r = 0; r < n; ++r) {
+    summary.unmatched += collectives[r].size() - matched;
+    if (collectives[r].size() > matched)
+      summary.notes.push_back(formatv(
+          "rank {0}: {1} NCCL collective kernel(s), from its collective #{2} on, match "
+          "no other rank's (the ranks differ there in number or kind); they stay rank "
+          "{0}'s own kernels",
+          r, collectives[r].size() - matched, matched + 1));
+    for (const std::string &note : ranks[r].step.notes)
+      summary.notes.push_back(formatv("rank {0}: {1}", r, note));
+  }
+
+  // Each rank's stages by their new names: r<rank>_<name>, or the
+  // collective's, <op>_<k>.
+  std::vector<std::vector<std::string>> nameOf(n);
+  std::vector<std::string> collectiveName(matched);
+  for (size_t k = 0; k < matched; ++k)
+    collectiveName[k] = formatv("{0}_{1}", spelling(collectives[0][k].second), k).str();
+  for (size_t r = 0; r < n; ++r) {
+    const ImportedStep &s = ranks[r].step;
+    nameOf[r].resize(s.stages.size());
+    for (uint32_t i = 0; i < s.stages.size(); ++i)
+      nameOf[r][i] = formatv("r{0}_{1}", r, s.stages[i].name).str();
+    for (size_t k = 0; k < matched; ++k)
+      nameOf[r][collectives[r][k].first] = collectiveName[k];
+  }
+  auto streamOf = [&](size_t r, int64_t id) { return formatv("r{0}_{1}", r, streamName(id)).str(); };
+
+  std::string t = "version 4;\n";
+  std::string head = formatv("// Imported by pipec from the traces of {0} ranks", n).str();
+  if (ranks[0].step.step)
+    head += ", ProfilerStep#" + std::to_string(*ranks[0].step.step);
+  for (const Rank &rank : ranks)
+    for (const ImportedStage &st : rank.step.stages)
+      (st.onHost() ? summary.cpuStages : summary.gpuOps) += 1;
+  head += formatv(": {0} GPU ops and {1} cpu stage(s), {2} collective(s) matched across "
+                  "the ranks",
+                  summary.gpuOps, summary.cpuStages, matched)
+              .str();
+  if (!ranks[0].step.device.name.empty()) {
+    head += ", recorded on ";
+    addCommentText(head, ranks[0].step.device.name);
+  }
+  t += head + ".\n";
+  for (size_t r = 0; r < n; ++r) {
+    std::string line = formatv("// rank{0}: ", r).str();
+    addCommentText(line, ranks[r].source);
+    t += line + "\n";
+  }
+  t += "// Each rank is a device with its own streams and host thread (its cpu\n"
+       "// stages, its launches' issue=). The k-th NCCL collective of every rank is\n"
+       "// one collective stage, with the time the last rank to join it measured.\n";
+  for (const std::string &note : summary.notes) {
+    std::string line = "// Note: ";
+    addCommentText(line, note);
+    t += line + "\n";
+  }
+  t += "pipeline " + pipelineName(ranks[0].step) + " {\n";
+  for (size_t r = 0; r < n; ++r)
+    t += formatv("  device rank{0};\n", r).str();
+  for (size_t r = 0; r < n; ++r)
+    for (int64_t id : ranks[r].step.streams)
+      t += formatv("  stream {0} on rank{1};\n", streamOf(r, id), r).str();
+
+  StageLine line;
+  auto depsText = [](const std::vector<std::string> &deps) {
+    std::string out;
+    for (size_t i = 0; i < deps.size(); ++i)
+      out += (i ? ", " : " depends_on(") + deps[i];
+    return deps.empty() ? out : out + ")";
+  };
+  auto rankStage = [&](size_t r, uint32_t i) -> llvm::Error {
+    const ImportedStep &s = ranks[r].step;
+    const ImportedStage &st = s.stages[i];
+    if (llvm::Error e = describe(s, st, profile, line))
+      return e;
+    t += "  stage " + nameOf[r][i] +
+         (st.onHost() ? formatv(" on rank{0} ", r).str()
+                      : " on " + streamOf(r, s.opOf(st).stream) + " ") +
+         line.work + (line.attrs.empty() ? "" : " " + line.attrs);
+    std::vector<std::string> deps;
+    for (uint32_t d : st.deps)
+      deps.push_back(nameOf[r][d]);
+    t += depsText(deps) + "; // " + stageComment(s, st) + "\n";
+    return llvm::Error::success();
+  };
+  // A rank whose host began the step later than the first one's.
+  for (size_t r = 0; r < n; ++r)
+    if (summary.startDelayUs[r] >= 0.0005)
+      t += formatv("  stage r{0}_start on rank{0} cpu {1}; // its host began the step {1} "
+                   "after the first rank's\n",
+                   r, timeText(summary.startDelayUs[r]))
+               .str();
+  std::vector<uint32_t> next(n, 0);
+  for (size_t k = 0; k <= matched; ++k) {
+    // Each rank's stages before its k-th collective (the rest, at the end).
+    for (size_t r = 0; r < n; ++r) {
+      const uint32_t end = k < matched ? collectives[r][k].first
+                                       : static_cast<uint32_t>(ranks[r].step.stages.size());
+      for (; next[r] < end; ++next[r])
+        if (llvm::Error e = rankStage(r, next[r]))
+          return e;
+    }
+    if (k == matched)
+      break;
+    // The collective: its launch's dispatch stays each rank's host time
+    // (a collective takes no issue=); its parts on each rank's stream.
+    std::vector<std::string> streams, deps;
+    llvm::StringSet<> seen;
+    double shortest = 0, longest = 0;
+    for (size_t r = 0; r < n; ++r) {
+      const ImportedStep &s = ranks[r].step;
+      const ImportedStage &st = s.stages[collectives[r][k].first];
+      const double issue = st.dispatchUs - profile.launchUs;
+      if (issue >= 0.0005)
+        t += formatv("  stage r{0}_issue_{1} on rank{0} cpu {2}; // the launch's dispatch\n", r,
+                     collectiveName[k], timeText(issue))
+                 .str();
+      streams.push_back(streamOf(r, s.opOf(st).stream));
+      for (uint32_t d : st.deps)
+        if (seen.insert(nameOf[r][d]).second)
+          deps.push_back(nameOf[r][d]);
+      shortest = r == 0 ? st.durUs : std::min(shortest, st.durUs);
+      longest = std::max(longest, st.durUs);
+      ++next[r];
+    }
+    std::string on;
+    for (size_t r = 0; r < n; ++r)
+      on += (r ? ", " : "(") + streams[r];
+    const ImportedStep &s0 = ranks[0].step;
+    std::string comment;
+    addCommentText(comment, s0.names[s0.opOf(s0.stages[collectives[0][k].first]).name]);
+    t += "  stage " + collectiveName[k] + " on " + on + ") " +
+         spelling(collectives[0][k].second) + " " + timeText(shortest) + depsText(deps) +
+         "; // " + comment +
+         formatv("; the ranks measured {0} to {1}", timeText(shortest), timeText(longest)).str() +
+         "\n";
+  }
+  t += "}\n";
+  return t;
+}

@@ -1,0 +1,60 @@
+//===- Ranks.h - The traces of several ranks, as one program --------------===//
+//
+// A distributed job's profiler writes one trace per rank. Imported
+// together they are one pipeline of several devices (language version 4):
+// each rank a device, with its streams and its own host thread (its cpu
+// stages `on` it, its launches' dispatch as recorded), and the NCCL kernels
+// that are one collective matched across ranks: the k-th all-reduce (all-
+// gather, reduce-scatter, broadcast) of every rank is one collective stage
+// with a part on each rank's stream, taking the time the last rank to join
+// it measured (the others waited for it inside the kernel). What the ranks
+// do not agree on stays each rank's own kernel, and the file says so.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_RUNTIME_IMPORT_RANKS_H
+#define PIPEC_RUNTIME_IMPORT_RANKS_H
+
+#include "compiler/program/DeviceProfile.h"
+#include "runtime/import/Step.h"
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipec::importer {
+
+/// One rank's step, and the trace it came from.
+struct Rank {
+  std::string source;
+  ImportedStep step;
+};
+
+/// The collective an NCCL kernel runs, from its name (ncclKernel_AllReduce_…,
+/// ncclDevKernel_AllGather_…); none for anything else (send/recv included).
+std::optional<program::CollectiveOp> ncclCollective(llvm::StringRef kernelName);
+
+/// What the import of several ranks matched, and what it could not.
+struct RanksSummary {
+  size_t collectives = 0; ///< matched across every rank
+  size_t unmatched = 0;   ///< NCCL collective kernels left as kernels
+  size_t gpuOps = 0, cpuStages = 0;
+  /// Whether the traces share one clock (their steps overlap on it, as on
+  /// one machine): each rank's host then starts the step when it did,
+  /// after the earliest (a `start` cpu stage of that delay), and
+  /// recordedSpanUs covers every rank on that clock.
+  bool aligned = false;
+  std::vector<double> startDelayUs; ///< per rank (0 when not aligned)
+  double recordedSpanUs = 0; ///< the longest rank's on its own clock when not aligned
+  std::vector<std::string> notes; ///< for the reader (stderr and the file)
+};
+
+/// The ranks' steps as the text of one .pipe file (version 4; laid out by
+/// the caller with `fmt`'s formatter). The same errors as one rank's.
+llvm::Expected<std::string> writeRanks(const std::vector<Rank> &ranks,
+                                       const DeviceProfile &profile, RanksSummary &summary);
+
+} // namespace pipec::importer
+
+#endif // PIPEC_RUNTIME_IMPORT_RANKS_H

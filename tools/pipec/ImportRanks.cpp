@@ -1,0 +1,206 @@
+//===- ImportRanks.cpp - pipec import of several ranks' traces ------------===//
+//
+// One trace per rank (as a distributed job's profiler writes them), one
+// program of several devices (runtime/import/Ranks.h). The file is made as
+// text, checked by the front end like any file (it must check clean: an
+// error is pipec's, said as such), laid out by fmt's formatter, and with
+// --report run on the device model beside what each rank recorded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tool.h"
+
+#include "compiler/emit/Emitters.h"
+#include "compiler/format/Formatter.h"
+#include "compiler/parse/Parser.h"
+#include "compiler/program/TimeFormat.h"
+#include "runtime/Backend.h"
+#include "runtime/import/Ranks.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace pipec;
+using namespace pipec::tool;
+
+namespace {
+
+/// What a rank recorded: first GPU op start to last end, on its own clock
+/// (the ranks' clocks are not aligned).
+double recordedSpanUs(const importer::ImportedStep &s) {
+  double end = 0;
+  for (const importer::ImportedStage &st : s.stages)
+    if (!st.onHost())
+      end = std::max(end, st.endUs);
+  return end;
+}
+
+/// Each rank's span on the model, as the recording's is measured: its
+/// device's first op start to last op end (its cpu stages left out); and,
+/// last, the same over every rank.
+std::vector<double> modelSpansUs(const runtime::LoweringRun &r, size_t ranks) {
+  std::vector<double> first(ranks + 1, -1), last(ranks + 1, 0);
+  const Schedule &s = *r.schedule;
+  for (uint32_t v = 0; v < r.start.size(); ++v) {
+    if (s.onHost(v))
+      continue;
+    for (size_t d : {size_t(s.threadOf(v)), ranks}) {
+      first[d] = first[d] < 0 ? r.start[v] : std::min(first[d], r.start[v]);
+      last[d] = std::max(last[d], r.end[v]);
+    }
+  }
+  std::vector<double> span(ranks + 1, 0);
+  for (size_t d = 0; d <= ranks; ++d)
+    span[d] = first[d] < 0 ? 0 : last[d] - first[d];
+  return span;
+}
+
+} // namespace
+
+int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<int64_t> step,
+                         bool report, const std::string &profileOut) {
+  std::vector<importer::Rank> ranks;
+  ranks.reserve(traces.size());
+  for (size_t r = 0; r < traces.size(); ++r) {
+    // Every rank's step is the one asked for, or the one rank 0's default
+    // picks: the ranks run the same steps.
+    std::optional<int64_t> number = step;
+    if (!number && r > 0)
+      number = ranks[0].step.step;
+    Expected<importer::ImportedStep> imported = [&]() -> Expected<importer::ImportedStep> {
+      Expected<importer::Trace> trace = importer::readTrace(traces[r]);
+      if (!trace)
+        return trace.takeError();
+      return importer::selectStep(std::move(*trace), number);
+    }();
+    if (!imported) {
+      toolError(formatv("rank {0} ({1}): {2}", r, traces[r], toString(imported.takeError())));
+      return InputErrors;
+    }
+    ranks.push_back({traces[r], std::move(*imported)});
+  }
+  DeviceProfile profile = importer::profileFor(ranks[0].step.device);
+  if (!profilePath.empty() && !loadProfile(profile))
+    return UsageError;
+  importer::RanksSummary summary;
+  Expected<std::string> text = importer::writeRanks(ranks, profile, summary);
+  if (!text) {
+    toolError(toString(text.takeError()));
+    return InputErrors;
+  }
+  for (const std::string &note : summary.notes)
+    WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
+
+  // The front end checks it as it would the written file.
+  driver::Compiled compiled;
+  compiled.src.name = compiled.src.path = "<import of " + std::to_string(ranks.size()) + " ranks>";
+  compiled.src.bufferId = compiled.src.sm.AddNewSourceBuffer(
+      MemoryBuffer::getMemBufferCopy(*text, compiled.src.name), SMLoc());
+  if (compileLoaded(profile, ScheduleOptions(), false, compiled) != Success ||
+      compiled.diags->warningCount() > 0 || compiled.schedules.size() != 1) {
+    toolError("internal error: the program imported from the ranks' traces does not check "
+              "clean (the diagnostics above); please report it with the traces");
+    return InputErrors;
+  }
+  // Laid out as fmt lays it out (the check keeps no whole syntax tree).
+  DiagnosticEngine layoutDiags(printingHandler(compiled.src.sm, errs(), compiled.src.name,
+                                               useColor()),
+                               errorLimit);
+  const ast::File syntax =
+      parseFile(compiled.src.sm, compiled.src.bufferId, compiled.src.name, layoutDiags);
+  const std::string formatted = formatFile(syntax, compiled.src.text());
+
+  if (!profileOut.empty() &&
+      !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
+    return WriteFailed;
+  const bool reporting = report || jsonOutput;
+  if ((!reporting || outputPath != "-") &&
+      !emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }))
+    return WriteFailed;
+  if (!reporting)
+    return Success;
+
+  const Schedule &schedule = *compiled.schedules.front();
+  runtime::RunOptions options;
+  options.replays = replays;
+  Expected<runtime::LoweringRun> run =
+      runtime::makeSimBackend(profile)->run(schedule, Lowering::Streams, options);
+  if (!run) {
+    toolError(toString(run.takeError()));
+    return RunFailed;
+  }
+  const std::vector<double> model = modelSpansUs(*run, ranks.size());
+  const double recordedLongest = summary.recordedSpanUs;
+  // The model against the recording, as a signed percentage.
+  auto relative = [](double model, double recorded) {
+    const double r = recorded > 0 ? 100 * (model - recorded) / recorded : 0.0;
+    return formatv("{0}{1:f1}%", r < 0 ? "" : "+", r).str();
+  };
+
+  if (jsonOutput) {
+    json::OStream j(outs(), 0);
+    j.object([&] {
+      j.attribute("format", "pipec-import-ranks-report");
+      j.attribute("version", 1);
+      j.attribute("collectives", int64_t(summary.collectives));
+      j.attribute("unmatched_collective_kernels", int64_t(summary.unmatched));
+      j.attribute("one_clock", summary.aligned);
+      j.attributeArray("ranks", [&] {
+        for (size_t r = 0; r < ranks.size(); ++r)
+          j.object([&] {
+            j.attribute("source", ranks[r].source);
+            j.attribute("device", schedule.pipeline.devices[r].name);
+            writeNumberAttribute(j, "recorded_span_us", recordedSpanUs(ranks[r].step));
+            writeNumberAttribute(j, "predicted_span_us", model[r]);
+            writeNumberAttribute(j, "busy_us", run->devices[r].busyUs);
+            writeNumberAttribute(j, "bubble_fraction", run->devices[r].bubbleFraction);
+            writeNumberAttribute(j, "comm_us", run->devices[r].commUs);
+          });
+      });
+      writeNumberAttribute(j, "recorded_span_us", recordedLongest);
+      writeNumberAttribute(j, "predicted_span_us", model[ranks.size()]);
+      writeNumberAttribute(j, "predicted_makespan_us", run->makespanUs);
+      writeNumberAttribute(j, "lower_bound_us", schedule.analysis.lowerBoundUs);
+      j.attribute("dependency_violations", int64_t(run->violations));
+      j.attributeArray("notes", [&] {
+        for (const std::string &note : summary.notes)
+          j.value(note);
+      });
+    });
+    outs() << '\n';
+    return Success;
+  }
+  raw_ostream &os = outs();
+  os << formatv("recorded step of {0} ranks: {1} GPU ops, {2} cpu stage(s), {3} collective(s) "
+                "matched across the ranks",
+                ranks.size(), summary.gpuOps, summary.cpuStages, summary.collectives);
+  if (summary.unmatched)
+    os << formatv(", {0} NCCL kernel(s) left unmatched", summary.unmatched);
+  os << '\n';
+  os << "the imported program on the device model, each rank a device with its own host "
+        "thread (first op start to last op end):\n";
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const double recorded = recordedSpanUs(ranks[r].step);
+    os << formatv("  rank{0,-4} recorded {1,9}  model {2,9} ({3})  busy {4}, bubble {5}",
+                  r, formatTime(recorded), formatTime(model[r]), relative(model[r], recorded),
+                  formatTime(run->devices[r].busyUs),
+                  formatPercent(run->devices[r].bubbleFraction, 1));
+    if (run->devices[r].commUs > 0)
+      os << formatv(", communication {0}", formatTime(run->devices[r].commUs));
+    os << '\n';
+  }
+  os << formatv(summary.aligned ? "  step     recorded {0,9}  model {1,9} ({2})  every rank's "
+                                  "ops, on the traces' one clock\n"
+                                : "  step     recorded {0,9}  model {1,9} ({2})  the longest "
+                                  "rank's span (the traces share no clock)\n",
+                formatTime(recordedLongest), formatTime(model[ranks.size()]),
+                relative(model[ranks.size()], recordedLongest));
+  os << formatv("  run      lower bound {0,9}  model {1,9}  first stage start to last end, cpu "
+                "stages included: no run finishes sooner than the bound\n",
+                formatTime(schedule.analysis.lowerBoundUs), formatTime(run->makespanUs));
+  return Success;
+}
