@@ -70,11 +70,16 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
     row(os, "host submit", r.timings.submitMedian, "host time to issue one replay");
     // Where the host's time went, when it did more than make API calls.
     const HostTime &h = r.hostUs;
+    // With several devices, each has its host thread: their times added up.
+    const size_t threads = r.schedule->pipeline.devices.size();
     if (h.cpu > 0 || h.issue > 0 || h.blocked > 0)
-      os << "  " << llvm::left_justify("host thread", 28) << "   "
-         << formatv("cpu stages {0}, dispatch (issue=) {1}, API calls {2}, blocked {3}",
+      os << "  " << llvm::left_justify(threads > 1 ? "host threads" : "host thread", 28)
+         << "   "
+         << formatv("cpu stages {0}, dispatch (issue=) {1}, API calls {2}, blocked {3}{4}",
                     formatTime(h.cpu), formatTime(h.issue), formatTime(h.api),
-                    formatTime(h.blocked))
+                    formatTime(h.blocked),
+                    threads > 1 ? formatv("; summed over the {0} devices' threads", threads).str()
+                                : std::string())
          << '\n';
     if (r.lowering == Lowering::Graph) {
       row(os, "capture", r.timings.capture, "stream capture, once");
