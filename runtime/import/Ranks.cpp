@@ -150,6 +150,18 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
       nameOf[r][collectives[r][k].first] = collectiveName[k];
   }
   auto streamOf = [&](size_t r, int64_t id) { return formatv("r{0}_{1}", r, streamName(id)).str(); };
+  // The stages pipec adds (a rank's start, a collective's dispatch) take a
+  // name no imported stage has.
+  llvm::StringSet<> taken;
+  for (const std::vector<std::string> &names : nameOf)
+    for (const std::string &name : names)
+      taken.insert(name);
+  auto freshName = [&](const std::string &base) {
+    std::string name = base;
+    for (unsigned k = 2; !taken.insert(name).second; ++k)
+      name = base + "_" + std::to_string(k);
+    return name;
+  };
 
   std::string t = "version 4;\n";
   std::string head = formatv("// Imported by pipec from the traces of {0} ranks", n).str();
@@ -212,9 +224,10 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
   // A rank whose host began the step later than the first one's.
   for (size_t r = 0; r < n; ++r)
     if (summary.startDelayUs[r] >= 0.0005)
-      t += formatv("  stage r{0}_start on rank{0} cpu {1}; // its host began the step {1} "
+      t += formatv("  stage {0} on rank{1} cpu {2}; // its host began the step {2} "
                    "after the first rank's\n",
-                   r, timeText(summary.startDelayUs[r]))
+                   freshName(formatv("r{0}_start", r).str()), r,
+                   timeText(summary.startDelayUs[r]))
                .str();
   std::vector<uint32_t> next(n, 0);
   for (size_t k = 0; k <= matched; ++k) {
@@ -238,8 +251,9 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
       const ImportedStage &st = s.stages[collectives[r][k].first];
       const double issue = st.dispatchUs - profile.launchUs;
       if (issue >= 0.0005)
-        t += formatv("  stage r{0}_issue_{1} on rank{0} cpu {2}; // the launch's dispatch\n", r,
-                     collectiveName[k], timeText(issue))
+        t += formatv("  stage {0} on rank{1} cpu {2}; // the launch's dispatch\n",
+                     freshName(formatv("r{0}_issue_{1}", r, collectiveName[k]).str()), r,
+                     timeText(issue))
                  .str();
       streams.push_back(streamOf(r, s.opOf(st).stream));
       for (uint32_t d : st.deps)

@@ -71,14 +71,20 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
     std::optional<int64_t> number = step;
     if (!number && r > 0)
       number = ranks[0].step.step;
-    Expected<importer::ImportedStep> imported = [&]() -> Expected<importer::ImportedStep> {
-      Expected<importer::Trace> trace = importer::readTrace(traces[r]);
-      if (!trace)
-        return trace.takeError();
-      return importer::selectStep(std::move(*trace), number);
-    }();
+    Expected<importer::Trace> trace = importer::readTrace(traces[r]);
+    if (!trace) {
+      toolError(formatv("rank {0} ({1}): {2}", r, traces[r], toString(trace.takeError())));
+      return InputErrors;
+    }
+    Expected<importer::ImportedStep> imported =
+        importer::selectStep(std::move(*trace), number);
     if (!imported) {
-      toolError(formatv("rank {0} ({1}): {2}", r, traces[r], toString(imported.takeError())));
+      std::string why = toString(imported.takeError());
+      if (number && !step) // the step was rank 0's, not the user's
+        why = formatv("rank 0's default step is ProfilerStep#{0}, and {1} (--step=N picks "
+                      "the step of every rank)",
+                      *number, why);
+      toolError(formatv("rank {0} ({1}): {2}", r, traces[r], why));
       return InputErrors;
     }
     ranks.push_back({traces[r], std::move(*imported)});
