@@ -68,6 +68,9 @@ struct LoweringRun {
   unsigned replays = 0;
   Timings timings;
   HostTime hostUs;
+  /// Several devices (the device model): each device's host thread's time;
+  /// hostUs adds them up. Empty otherwise.
+  std::vector<HostTime> hostThreadsUs;
   /// Per instance, microseconds from the replay's first host call.
   std::vector<double> start, end;
   std::vector<HostCall> host;

@@ -44,6 +44,18 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
             number("api", r.hostUs.api);
             number("blocked", r.hostUs.blocked);
           });
+          // Several devices: each one's host thread (host_us adds them up).
+          if (!r.hostThreadsUs.empty())
+            j.attributeArray("host_threads_us", [&] {
+              for (size_t d = 0; d < r.hostThreadsUs.size(); ++d)
+                j.object([&] {
+                  j.attribute("device", r.schedule->pipeline.devices[d].name);
+                  number("cpu", r.hostThreadsUs[d].cpu);
+                  number("issue", r.hostThreadsUs[d].issue);
+                  number("api", r.hostThreadsUs[d].api);
+                  number("blocked", r.hostThreadsUs[d].blocked);
+                });
+            });
           number("makespan_us", r.makespanUs);
           if (!r.devices.empty())
             writeDeviceUses(j, r.devices);

@@ -70,17 +70,21 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
     row(os, "host submit", r.timings.submitMedian, "host time to issue one replay");
     // Where the host's time went, when it did more than make API calls.
     const HostTime &h = r.hostUs;
-    // With several devices, each has its host thread: their times added up.
-    const size_t threads = r.schedule->pipeline.devices.size();
-    if (h.cpu > 0 || h.issue > 0 || h.blocked > 0)
-      os << "  " << llvm::left_justify(threads > 1 ? "host threads" : "host thread", 28)
-         << "   "
-         << formatv("cpu stages {0}, dispatch (issue=) {1}, API calls {2}, blocked {3}{4}",
-                    formatTime(h.cpu), formatTime(h.issue), formatTime(h.api),
-                    formatTime(h.blocked),
-                    threads > 1 ? formatv("; summed over the {0} devices' threads", threads).str()
-                                : std::string())
-         << '\n';
+    auto hostLine = [](const HostTime &h) {
+      return formatv("cpu stages {0}, dispatch (issue=) {1}, API calls {2}, blocked {3}",
+                     formatTime(h.cpu), formatTime(h.issue), formatTime(h.api),
+                     formatTime(h.blocked))
+          .str();
+    };
+    if (h.cpu > 0 || h.issue > 0 || h.blocked > 0) {
+      // With several devices, each device's host thread on a line.
+      if (r.hostThreadsUs.empty())
+        os << "  " << llvm::left_justify("host thread", 28) << "   " << hostLine(h) << '\n';
+      for (size_t d = 0; d < r.hostThreadsUs.size(); ++d)
+        os << "  " << llvm::left_justify(d ? "" : "host threads", 16)
+           << llvm::right_justify(r.schedule->pipeline.devices[d].name, 12) << "   "
+           << hostLine(r.hostThreadsUs[d]) << '\n';
+    }
     if (r.lowering == Lowering::Graph) {
       row(os, "capture", r.timings.capture, "stream capture, once");
       row(os, "instantiate", r.timings.instantiate, "cudaGraphInstantiate, once");

@@ -237,6 +237,7 @@ private:
     if (options.recordHost)
       out.host.reserve(list.size());
     threads.assign(lowering == Lowering::Streams ? gpus.size() : 1, HostThread());
+    out.threadTime.assign(threads.size() > 1 ? threads.size() : 0, runtime::HostTime());
     if (threads.size() > 1) {
       opThread = opThreads(s, list);
       threadOps.assign(threads.size(), {});
@@ -264,6 +265,14 @@ private:
                 uint32_t instance) {
     if (options.recordHost)
       out.host.push_back({from, to, what, instance, h.device});
+  }
+
+  /// Host time of thread h's: in the replay's sum, and with several
+  /// threads in the thread's own.
+  void charge(const HostThread &h, double runtime::HostTime::*what, double us) {
+    out.hostTime.*what += us;
+    if (threads.size() > 1)
+      out.threadTime[h.device].*what += us;
   }
 
   void block(HostThread &h, Block why, double since) {
@@ -296,8 +305,8 @@ private:
       if (dispatch > 0)
         hostSpan(h, call - dispatch, call, "issue", op.instance);
       hostSpan(h, call, done, "launch", op.instance);
-      out.hostTime.issue += dispatch;
-      out.hostTime.api += p.launchUs;
+      charge(h, &runtime::HostTime::issue, dispatch);
+      charge(h, &runtime::HostTime::api, p.launchUs);
       h.done = done;
       return;
     }
@@ -310,7 +319,7 @@ private:
       }
       const double cost = op.kind == Op::Record ? p.recordUs : p.waitUs;
       hostSpan(h, h.at, h.at + cost, op.kind == Op::Record ? "record" : "wait", op.instance);
-      out.hostTime.api += cost;
+      charge(h, &runtime::HostTime::api, cost);
       h.done = h.at + cost;
       return;
     }
@@ -319,7 +328,7 @@ private:
       const double start =
           options.issueAt ? std::max(h.at, (*options.issueAt)[op.instance]) : h.at;
       setStart(op.instance, start);
-      out.hostTime.cpu += work;
+      charge(h, &runtime::HostTime::cpu, work);
       h.done = start + work;
       return;
     }
@@ -353,7 +362,7 @@ private:
       if (update > 0)
         hostSpan(h, h.at, h.at + update, "update nodes", kNone);
       hostSpan(h, h.at + update, h.at + update + launch, "graph launch", kNone);
-      out.hostTime.api += update + launch;
+      charge(h, &runtime::HostTime::api, update + launch);
       h.done = h.at + update + launch;
       return;
     }
@@ -364,7 +373,7 @@ private:
   void syncSpan(const HostThread &h, double from, double to, uint32_t producer,
                 const char *what = "sync") {
     hostSpan(h, from, to, what, producer);
-    out.hostTime.blocked += to - from;
+    charge(h, &runtime::HostTime::blocked, to - from);
   }
 
   /// Op h.next's own work is done at `now`: it takes effect, and the next
@@ -438,7 +447,7 @@ private:
           // The wait's call, once the record it binds to is issued.
           hostSpan(other, other.blockedSince, now, "blocked: another thread's record",
                    op.instance);
-          out.hostTime.blocked += now - other.blockedSince;
+          charge(other, &runtime::HostTime::blocked, now - other.blockedSince);
           beginHostOp(other);
         }
       }
@@ -472,7 +481,7 @@ private:
   void deliverBlocked(HostThread &h, double now) {
     h.block = Block::None;
     hostSpan(h, h.blockedSince, now, "blocked: launch queue full", kNone);
-    out.hostTime.blocked += now - h.blockedSince;
+    charge(h, &runtime::HostTime::blocked, now - h.blockedSince);
     h.done = now;
   }
 

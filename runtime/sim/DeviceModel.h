@@ -62,6 +62,8 @@ struct ReplayTrace {
   /// or the graph launch.
   std::vector<runtime::HostCall> host;
   runtime::HostTime hostTime; ///< where the host's time went
+  /// Several devices: each device's host thread's (hostTime adds them up).
+  std::vector<runtime::HostTime> threadTime;
   uint64_t simulatedEvents = 0;   ///< the skipped iterations' counted too
   uint64_t extrapolatedIterations = 0; ///< how many were not simulated
 };

@@ -37,6 +37,7 @@ public:
     r.end = std::move(trace.end);
     r.host = std::move(trace.host);
     r.hostUs = trace.hostTime;
+    r.hostThreadsUs = std::move(trace.threadTime);
     r.simulatedEvents = trace.simulatedEvents;
     r.extrapolatedIterations = trace.extrapolatedIterations;
     if (options.timeline)

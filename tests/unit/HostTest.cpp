@@ -417,6 +417,17 @@ TEST_CASE("host: each device's host thread: exactly the waits, syncs and joins t
       CHECK(b.us <= r->makespanUs + 1e-6);
     for (auto [u, v] : happensBefore(s))
       CHECK(r->start[v] >= r->end[u] - 1e-9);
+    // Each thread's time is its own: none past the replay's submit time,
+    // and together they are the replay's.
+    REQUIRE(r->hostThreadsUs.size() == s.pipeline.devices.size());
+    runtime::HostTime sum;
+    for (const runtime::HostTime &t : r->hostThreadsUs) {
+      CHECK(t.cpu + t.issue + t.api + t.blocked <= r->timings.submitMedian + 1e-6);
+      sum.cpu += t.cpu, sum.issue += t.issue, sum.api += t.api, sum.blocked += t.blocked;
+    }
+    CHECK(sum.cpu == doctest::Approx(r->hostUs.cpu));
+    CHECK(sum.api == doctest::Approx(r->hostUs.api));
+    CHECK(sum.blocked == doctest::Approx(r->hostUs.blocked));
     bool overlap = false;
     for (uint32_t u = 0; u < n; ++u)
       for (uint32_t v = u + 1; v < n; ++v)
