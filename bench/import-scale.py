@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Import speed: a synthetic Kineto trace of N GPU ops (kernels and copies
 on 4 streams, a stream wait every 8 ops, one profiler step), imported to a
-.pipe file and with --report. Prints a Markdown table.
+.pipe file and with --report; then the same trace as each of R ranks (the
+import of several ranks, which checks and lays out its file with the front
+end). Prints Markdown tables.
 
   bench/import-scale.py [build dir]        (default: build)
 """
@@ -75,3 +77,20 @@ for n in (2000, 20000):
     plain, _ = measure([pipec, "import", path, "-o", os.path.join(work, "out.pipe")])
     report, _ = measure([pipec, "import", path, "--report"])
     print(f"| {n} | {size:.1f} | {plain:.2f} | {report:.2f} | {'< 2 s' if n == 20000 else ''} |")
+
+print()
+print("| ranks x GPU ops | import s | peak MiB | import --report s |")
+print("|---|---|---|---|")
+for ranks, n in ((4, 20000), (8, 100000)):
+    path = os.path.join(work, f"t{n}.json")
+    if not os.path.exists(path):
+        json.dump(trace(n), open(path, "w"))
+    # Peak memory of this child alone: /usr/bin/time when there is one.
+    args = [pipec, "import"] + [path] * ranks
+    start = time.monotonic()
+    timed = subprocess.run(["/usr/bin/time", "-f", "%M"] + args + ["-o", os.path.join(work, "r.pipe")],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    plain = time.monotonic() - start
+    peak = int(timed.stderr.strip().splitlines()[-1]) / 1024
+    report, _ = measure(args + ["--report"])
+    print(f"| {ranks} x {n} | {plain:.2f} | {peak:.0f} | {report:.2f} |")
