@@ -5,7 +5,9 @@
 // byte picks which. A profile that parses must write out and read back the
 // same; a trace that parses is imported, written as a .pipe file, and that
 // file must check clean, be laid out as fmt lays it out, and read back to
-// the program the importer builds itself. Crashes, sanitizer reports, leaks, hangs and
+// the program the importer builds itself. With bit 2 of the first byte set
+// too, the trace is imported as two ranks (itself twice, its collectives
+// matched with themselves), and that file must check clean. Crashes, sanitizer reports, leaks, hangs and
 // inputs over the time or memory budget (scripts/fuzz's -timeout and
 // -rss_limit_mb) are findings; errors are the expected answer to bad input.
 //
@@ -18,6 +20,7 @@
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/sema/Sema.h"
 #include "runtime/import/PipeFile.h"
+#include "runtime/import/Ranks.h"
 #include "runtime/import/Trace.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -92,13 +95,55 @@ void fuzzTrace(llvm::StringRef json) {
     __builtin_trap();
 }
 
+void fuzzRanks(llvm::StringRef json) {
+  std::vector<importer::Rank> ranks;
+  for (const char *name : {"rank0.json", "rank1.json"}) {
+    llvm::Expected<importer::Trace> trace = importer::parseTrace(json);
+    if (!trace) {
+      llvm::consumeError(trace.takeError());
+      return;
+    }
+    llvm::Expected<importer::ImportedStep> step =
+        importer::selectStep(std::move(*trace), std::nullopt);
+    if (!step) {
+      llvm::consumeError(step.takeError());
+      return;
+    }
+    ranks.push_back({name, std::move(*step)});
+  }
+  DeviceProfile profile = importer::profileFor(ranks[0].step.device);
+  importer::RanksSummary summary;
+  llvm::Expected<std::string> pipe = importer::writeRanks(ranks, profile, summary);
+  if (!pipe) {
+    llvm::consumeError(pipe.takeError());
+    return;
+  }
+  // The ranks are one: every collective of one matches the other's.
+  if (summary.unmatched)
+    __builtin_trap();
+  llvm::SourceMgr sm;
+  unsigned id = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(*pipe, "ranks.pipe"), llvm::SMLoc());
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  DiagnosticEngine diags(printingHandler(sm, os, "ranks.pipe", false), 20);
+  ast::File file = parseFile(sm, id, "ranks.pipe", diags);
+  program::Program program;
+  if (!diags.hadError())
+    program = analyze(file, profile, diags);
+  if (diags.hadError() || program.pipelines.empty())
+    __builtin_trap();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   llvm::StringRef json(reinterpret_cast<const char *>(data) + 1, size - 1);
-  if (data[0] & 1)
+  if ((data[0] & 3) == 3)
+    fuzzRanks(json);
+  else if (data[0] & 1)
     fuzzTrace(json);
   else
     fuzzProfile(json);
