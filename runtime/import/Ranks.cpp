@@ -163,7 +163,7 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     return name;
   };
 
-  std::string t = "version 4;\n";
+  std::string t = "version 4;\n\n"; // as fmt lays it out: the lines stay where they are
   std::string head = formatv("// Imported by pipec from the traces of {0} ranks", n).str();
   if (ranks[0].step.step)
     head += ", ProfilerStep#" + std::to_string(*ranks[0].step.step);

@@ -101,15 +101,19 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   for (const std::string &note : summary.notes)
     WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
 
-  // The front end checks it as it would the written file.
+  // The front end checks it as it would the written file (named for it:
+  // a warning, such as too many streams for a device's queues, points at
+  // the line it will have there).
   driver::Compiled compiled;
-  compiled.src.name = compiled.src.path = "<import of " + std::to_string(ranks.size()) + " ranks>";
+  compiled.src.name = compiled.src.path =
+      outputPath != "-" ? outputPath.getValue()
+                        : "<import of " + std::to_string(ranks.size()) + " ranks>";
   compiled.src.bufferId = compiled.src.sm.AddNewSourceBuffer(
       MemoryBuffer::getMemBufferCopy(*text, compiled.src.name), SMLoc());
   if (compileLoaded(profile, ScheduleOptions(), false, compiled) != Success ||
-      compiled.diags->warningCount() > 0 || compiled.schedules.size() != 1) {
+      compiled.schedules.size() != 1) {
     toolError("internal error: the program imported from the ranks' traces does not check "
-              "clean (the diagnostics above); please report it with the traces");
+              "(the diagnostics above); please report it with the traces");
     return InputErrors;
   }
   // Laid out as fmt lays it out (the check keeps no whole syntax tree).
