@@ -100,18 +100,34 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   }
   for (const std::string &note : summary.notes)
     WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
+  // What the report needs of the steps; the steps themselves are let go.
+  std::vector<std::string> sources;
+  std::vector<double> recorded;
+  for (const importer::Rank &rank : ranks) {
+    sources.push_back(rank.source);
+    recorded.push_back(recordedSpanUs(rank.step));
+  }
+  const size_t rankCount = ranks.size();
+  std::vector<importer::Rank>().swap(ranks);
 
   // The front end checks it as it would the written file (named for it:
   // a warning, such as too many streams for a device's queues, points at
   // the line it will have there).
+  // The report schedules it (compile checks it first); the file alone
+  // needs only the check.
+  const bool reporting = report || jsonOutput;
   driver::Compiled compiled;
   compiled.src.name = compiled.src.path =
       outputPath != "-" ? outputPath.getValue()
-                        : "<import of " + std::to_string(ranks.size()) + " ranks>";
+                        : "<import of " + std::to_string(rankCount) + " ranks>";
   compiled.src.bufferId = compiled.src.sm.AddNewSourceBuffer(
-      MemoryBuffer::getMemBufferCopy(*text, compiled.src.name), SMLoc());
-  if (compileLoaded(profile, ScheduleOptions(), false, compiled) != Success ||
-      compiled.schedules.size() != 1) {
+      MemoryBuffer::getMemBuffer(*text, compiled.src.name), SMLoc());
+  const bool checked =
+      reporting ? compileLoaded(profile, ScheduleOptions(), false, compiled) == Success &&
+                      compiled.schedules.size() == 1
+                : driver::checkSource(compiled.src, profile, diagnosticOptions(),
+                                      ScheduleOptions());
+  if (!checked) {
     toolError("internal error: the program imported from the ranks' traces does not check "
               "(the diagnostics above); please report it with the traces");
     return InputErrors;
@@ -127,7 +143,6 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
-  const bool reporting = report || jsonOutput;
   if ((!reporting || outputPath != "-") &&
       !emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }))
     return WriteFailed;
@@ -143,7 +158,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
     toolError(toString(run.takeError()));
     return RunFailed;
   }
-  const std::vector<double> model = modelSpansUs(*run, ranks.size());
+  const std::vector<double> model = modelSpansUs(*run, rankCount);
   const double recordedLongest = summary.recordedSpanUs;
   // The model against the recording, as a signed percentage.
   auto relative = [](double model, double recorded) {
@@ -160,11 +175,11 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
       j.attribute("unmatched_collective_kernels", int64_t(summary.unmatched));
       j.attribute("one_clock", summary.aligned);
       j.attributeArray("ranks", [&] {
-        for (size_t r = 0; r < ranks.size(); ++r)
+        for (size_t r = 0; r < rankCount; ++r)
           j.object([&] {
-            j.attribute("source", ranks[r].source);
+            j.attribute("source", sources[r]);
             j.attribute("device", schedule.pipeline.devices[r].name);
-            writeNumberAttribute(j, "recorded_span_us", recordedSpanUs(ranks[r].step));
+            writeNumberAttribute(j, "recorded_span_us", recorded[r]);
             writeNumberAttribute(j, "predicted_span_us", model[r]);
             writeNumberAttribute(j, "busy_us", run->devices[r].busyUs);
             writeNumberAttribute(j, "bubble_fraction", run->devices[r].bubbleFraction);
@@ -172,7 +187,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
           });
       });
       writeNumberAttribute(j, "recorded_span_us", recordedLongest);
-      writeNumberAttribute(j, "predicted_span_us", model[ranks.size()]);
+      writeNumberAttribute(j, "predicted_span_us", model[rankCount]);
       writeNumberAttribute(j, "predicted_makespan_us", run->makespanUs);
       writeNumberAttribute(j, "lower_bound_us", schedule.analysis.lowerBoundUs);
       j.attribute("dependency_violations", int64_t(run->violations));
@@ -187,16 +202,16 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   raw_ostream &os = outs();
   os << formatv("recorded step of {0} ranks: {1} GPU ops, {2} cpu stage(s), {3} collective(s) "
                 "matched across the ranks",
-                ranks.size(), summary.gpuOps, summary.cpuStages, summary.collectives);
+                rankCount, summary.gpuOps, summary.cpuStages, summary.collectives);
   if (summary.unmatched)
     os << formatv(", {0} NCCL kernel(s) left unmatched", summary.unmatched);
   os << '\n';
   os << "the imported program on the device model, each rank a device with its own host "
         "thread (first op start to last op end):\n";
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const double recorded = recordedSpanUs(ranks[r].step);
+  for (size_t r = 0; r < rankCount; ++r) {
     os << formatv("  rank{0,-4} recorded {1,9}  model {2,9} ({3})  busy {4}, bubble {5}",
-                  r, formatTime(recorded), formatTime(model[r]), relative(model[r], recorded),
+                  r, formatTime(recorded[r]), formatTime(model[r]),
+                  relative(model[r], recorded[r]),
                   formatTime(run->devices[r].busyUs),
                   formatPercent(run->devices[r].bubbleFraction, 1));
     if (run->devices[r].commUs > 0)
@@ -207,8 +222,8 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
                                   "ops, on the traces' one clock\n"
                                 : "  step     recorded {0,9}  model {1,9} ({2})  the longest "
                                   "rank's span (the traces share no clock)\n",
-                formatTime(recordedLongest), formatTime(model[ranks.size()]),
-                relative(model[ranks.size()], recordedLongest));
+                formatTime(recordedLongest), formatTime(model[rankCount]),
+                relative(model[rankCount], recordedLongest));
   os << formatv("  run      lower bound {0,9}  model {1,9}  first stage start to last end, cpu "
                 "stages included: no run finishes sooner than the bound\n",
                 formatTime(schedule.analysis.lowerBoundUs), formatTime(run->makespanUs));
