@@ -4,10 +4,13 @@
 
 #include "runtime/import/PipeFile.h"
 
+#include "compiler/format/Columns.h"
+
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <array>
 
 using namespace pipec;
 using namespace pipec::importer;
@@ -163,7 +166,7 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     return name;
   };
 
-  std::string t = "version 4;\n\n"; // as fmt lays it out: the lines stay where they are
+  std::string t = "version 4;\n\n";
   std::string head = formatv("// Imported by pipec from the traces of {0} ranks", n).str();
   if (ranks[0].step.step)
     head += ", ProfilerStep#" + std::to_string(*ranks[0].step.step);
@@ -195,40 +198,58 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
   t += "pipeline " + pipelineName(ranks[0].step) + " {\n";
   for (size_t r = 0; r < n; ++r)
     t += formatv("  device rank{0};\n", r).str();
+  // The streams and the stages, in columns as fmt lays them out.
+  Columns streamColumns(3);
+  std::vector<std::array<std::string, 2>> streamRows;
   for (size_t r = 0; r < n; ++r)
-    for (int64_t id : ranks[r].step.streams)
-      t += formatv("  stream {0} on rank{1};\n", streamOf(r, id), r).str();
+    for (int64_t id : ranks[r].step.streams) {
+      streamRows.push_back({streamOf(r, id), formatv("on rank{0}", r).str()});
+      streamColumns.fit({streamRows.back()[0], streamRows.back()[1], ""});
+    }
+  for (const auto &row : streamRows)
+    streamColumns.write(t, "stream", {row[0], row[1], ""}, "");
 
-  StageLine line;
+  /// A stage's cells: name, on, work, attributes, (no accesses), deps; and
+  /// the comment after it.
+  struct Row {
+    std::string name, on, work, attrs, deps, comment;
+  };
+  std::vector<Row> rows;
+  Columns stageColumns(6);
+  auto add = [&](Row row) {
+    while (!row.comment.empty() && row.comment.back() == ' ')
+      row.comment.pop_back();
+    stageColumns.fit({row.name, row.on, row.work, row.attrs, "", row.deps});
+    rows.push_back(std::move(row));
+  };
   auto depsText = [](const std::vector<std::string> &deps) {
     std::string out;
     for (size_t i = 0; i < deps.size(); ++i)
-      out += (i ? ", " : " depends_on(") + deps[i];
+      out += (i ? ", " : "depends_on(") + deps[i];
     return deps.empty() ? out : out + ")";
   };
+  StageLine line;
   auto rankStage = [&](size_t r, uint32_t i) -> llvm::Error {
     const ImportedStep &s = ranks[r].step;
     const ImportedStage &st = s.stages[i];
     if (llvm::Error e = describe(s, st, profile, line))
       return e;
-    t += "  stage " + nameOf[r][i] +
-         (st.onHost() ? formatv(" on rank{0} ", r).str()
-                      : " on " + streamOf(r, s.opOf(st).stream) + " ") +
-         line.work + (line.attrs.empty() ? "" : " " + line.attrs);
     std::vector<std::string> deps;
     for (uint32_t d : st.deps)
       deps.push_back(nameOf[r][d]);
-    t += depsText(deps) + "; // " + stageComment(s, st) + "\n";
+    add({nameOf[r][i],
+         st.onHost() ? formatv("on rank{0}", r).str() : "on " + streamOf(r, s.opOf(st).stream),
+         line.work, line.attrs, depsText(deps), "// " + stageComment(s, st)});
     return llvm::Error::success();
   };
   // A rank whose host began the step later than the first one's.
   for (size_t r = 0; r < n; ++r)
     if (summary.startDelayUs[r] >= 0.0005)
-      t += formatv("  stage {0} on rank{1} cpu {2}; // its host began the step {2} "
-                   "after the first rank's\n",
-                   freshName(formatv("r{0}_start", r).str()), r,
+      add({freshName(formatv("r{0}_start", r).str()), formatv("on rank{0}", r).str(),
+           "cpu " + timeText(summary.startDelayUs[r]), "", "",
+           formatv("// its host began the step {0} after the first rank's",
                    timeText(summary.startDelayUs[r]))
-               .str();
+               .str()});
   std::vector<uint32_t> next(n, 0);
   for (size_t k = 0; k <= matched; ++k) {
     // Each rank's stages before its k-th collective (the rest, at the end).
@@ -251,10 +272,9 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
       const ImportedStage &st = s.stages[collectives[r][k].first];
       const double issue = st.dispatchUs - profile.launchUs;
       if (issue >= 0.0005)
-        t += formatv("  stage {0} on rank{1} cpu {2}; // the launch's dispatch\n",
-                     freshName(formatv("r{0}_issue_{1}", r, collectiveName[k]).str()), r,
-                     timeText(issue))
-                 .str();
+        add({freshName(formatv("r{0}_issue_{1}", r, collectiveName[k]).str()),
+             formatv("on rank{0}", r).str(), "cpu " + timeText(issue), "", "",
+             "// the launch's dispatch"});
       streams.push_back(streamOf(r, s.opOf(st).stream));
       for (uint32_t d : st.deps)
         if (seen.insert(nameOf[r][d]).second)
@@ -263,18 +283,22 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
       longest = std::max(longest, st.durUs);
       ++next[r];
     }
-    std::string on;
+    std::string on = "on ";
     for (size_t r = 0; r < n; ++r)
       on += (r ? ", " : "(") + streams[r];
     const ImportedStep &s0 = ranks[0].step;
-    std::string comment;
+    std::string comment = "// ";
     addCommentText(comment, s0.names[s0.opOf(s0.stages[collectives[0][k].first]).name]);
-    t += "  stage " + collectiveName[k] + " on " + on + ") " +
-         spelling(collectives[0][k].second) + " " + timeText(shortest) + depsText(deps) +
-         "; // " + comment +
-         formatv("; the ranks measured {0} to {1}", timeText(shortest), timeText(longest)).str() +
-         "\n";
+    add({collectiveName[k], on + ")",
+         std::string(spelling(collectives[0][k].second)) + " " + timeText(shortest), "",
+         depsText(deps),
+         comment + formatv("; the ranks measured {0} to {1}", timeText(shortest),
+                           timeText(longest))
+                       .str()});
   }
+  for (const Row &row : rows)
+    stageColumns.write(t, "stage", {row.name, row.on, row.work, row.attrs, "", row.deps},
+                       row.comment);
   t += "}\n";
   return t;
 }

@@ -50,8 +50,8 @@ struct RanksSummary {
   std::vector<std::string> notes; ///< for the reader (stderr and the file)
 };
 
-/// The ranks' steps as the text of one .pipe file (version 4; laid out by
-/// the caller with `fmt`'s formatter). The same errors as one rank's.
+/// The ranks' steps as the text of one .pipe file (version 4), already laid
+/// out as `fmt` lays it out. The same errors as one rank's.
 llvm::Expected<std::string> writeRanks(const std::vector<Rank> &ranks,
                                        const DeviceProfile &profile, RanksSummary &summary);
 

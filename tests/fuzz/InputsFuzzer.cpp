@@ -7,7 +7,8 @@
 // file must check clean, be laid out as fmt lays it out, and read back to
 // the program the importer builds itself. With bit 2 of the first byte set
 // too, the trace is imported as two ranks (itself twice, its collectives
-// matched with themselves), and that file must check clean. Crashes, sanitizer reports, leaks, hangs and
+// matched with themselves), and that file must check clean and be laid
+// out as fmt lays it out. Crashes, sanitizer reports, leaks, hangs and
 // inputs over the time or memory budget (scripts/fuzz's -timeout and
 // -rss_limit_mb) are findings; errors are the expected answer to bad input.
 //
@@ -132,6 +133,9 @@ void fuzzRanks(llvm::StringRef json) {
   if (!diags.hadError())
     program = analyze(file, profile, diags);
   if (diags.hadError() || program.pipelines.empty())
+    __builtin_trap();
+  // Laid out as fmt lays it out.
+  if (formatFile(file, sm.getMemoryBuffer(id)->getBuffer()) != *pipe)
     __builtin_trap();
 }
 

@@ -2,17 +2,15 @@
 //
 // One trace per rank (as a distributed job's profiler writes them), one
 // program of several devices (runtime/import/Ranks.h). The file is made as
-// text, checked by the front end like any file (it must check clean: an
-// error is pipec's, said as such), laid out by fmt's formatter, and with
-// --report run on the device model beside what each rank recorded.
+// text already laid out as fmt lays it out, checked by the front end like
+// any file (an error is pipec's, said as such), and with --report run on
+// the device model beside what each rank recorded.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Tool.h"
 
 #include "compiler/emit/Emitters.h"
-#include "compiler/format/Formatter.h"
-#include "compiler/parse/Parser.h"
 #include "compiler/program/TimeFormat.h"
 #include "runtime/Backend.h"
 #include "runtime/import/Ranks.h"
@@ -132,19 +130,12 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
               "(the diagnostics above); please report it with the traces");
     return InputErrors;
   }
-  // Laid out as fmt lays it out (the check keeps no whole syntax tree).
-  DiagnosticEngine layoutDiags(printingHandler(compiled.src.sm, errs(), compiled.src.name,
-                                               useColor()),
-                               errorLimit);
-  const ast::File syntax =
-      parseFile(compiled.src.sm, compiled.src.bufferId, compiled.src.name, layoutDiags);
-  const std::string formatted = formatFile(syntax, compiled.src.text());
 
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
   if ((!reporting || outputPath != "-") &&
-      !emitTo(outputPath, [&](raw_ostream &os) { os << formatted; }))
+      !emitTo(outputPath, [&](raw_ostream &os) { os << *text; }))
     return WriteFailed;
   if (!reporting)
     return Success;
