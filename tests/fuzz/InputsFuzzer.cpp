@@ -29,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
+#include <optional>
 #include <cstdint>
 
 using namespace pipec;
@@ -53,29 +54,13 @@ void fuzzProfile(llvm::StringRef json) {
     __builtin_trap();
 }
 
-void fuzzTrace(llvm::StringRef json) {
-  llvm::Expected<importer::Trace> trace = importer::parseTrace(json);
-  if (!trace) {
-    llvm::consumeError(trace.takeError());
-    return;
-  }
-  llvm::Expected<importer::ImportedStep> step =
-      importer::selectStep(std::move(*trace), std::nullopt);
-  if (!step) {
-    llvm::consumeError(step.takeError());
-    return;
-  }
-  DeviceProfile profile = importer::profileFor(step->device);
-  llvm::Expected<std::string> pipe = importer::writePipe(*step, "fuzz.json", profile);
-  if (!pipe) {
-    llvm::consumeError(pipe.takeError());
-    return;
-  }
-  // An accepted trace gives a file that checks clean: anything else is a
-  // finding (the import would end in "internal error").
+/// An imported file checks clean and is laid out as fmt lays it out:
+/// anything else is a finding (the import would end in "internal error").
+/// Its program.
+program::Program checkedAndLaidOut(const std::string &pipe, const DeviceProfile &profile) {
   llvm::SourceMgr sm;
   unsigned id = sm.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(*pipe, "import.pipe"), llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(pipe, "import.pipe"), llvm::SMLoc());
   std::string printed;
   llvm::raw_string_ostream os(printed);
   DiagnosticEngine diags(printingHandler(sm, os, "import.pipe", false), 20);
@@ -85,9 +70,40 @@ void fuzzTrace(llvm::StringRef json) {
     program = analyze(file, profile, diags);
   if (diags.hadError() || program.pipelines.empty())
     __builtin_trap();
-  // Laid out as fmt lays it out, and read back to the importer's program.
-  if (formatFile(file, sm.getMemoryBuffer(id)->getBuffer()) != *pipe)
+  if (formatFile(file, sm.getMemoryBuffer(id)->getBuffer()) != pipe)
     __builtin_trap();
+  return program;
+}
+
+/// The trace's default step, when it is a trace that has one.
+std::optional<importer::ImportedStep> stepOf(llvm::StringRef json) {
+  llvm::Expected<importer::Trace> trace = importer::parseTrace(json);
+  if (!trace) {
+    llvm::consumeError(trace.takeError());
+    return std::nullopt;
+  }
+  llvm::Expected<importer::ImportedStep> step =
+      importer::selectStep(std::move(*trace), std::nullopt);
+  if (!step) {
+    llvm::consumeError(step.takeError());
+    return std::nullopt;
+  }
+  return std::move(*step);
+}
+
+void fuzzTrace(llvm::StringRef json) {
+  std::optional<importer::ImportedStep> step = stepOf(json);
+  if (!step)
+    return;
+  DeviceProfile profile = importer::profileFor(step->device);
+  llvm::Expected<std::string> pipe = importer::writePipe(*step, "fuzz.json", profile);
+  if (!pipe) {
+    llvm::consumeError(pipe.takeError());
+    return;
+  }
+  // An accepted trace gives a file that checks clean, laid out as fmt
+  // lays it out, and read back to the importer's program.
+  program::Program program = checkedAndLaidOut(*pipe, profile);
   llvm::Expected<program::Program> built = importer::programOf(*step, profile);
   if (!built)
     __builtin_trap();
@@ -99,17 +115,9 @@ void fuzzTrace(llvm::StringRef json) {
 void fuzzRanks(llvm::StringRef json) {
   std::vector<importer::Rank> ranks;
   for (const char *name : {"rank0.json", "rank1.json"}) {
-    llvm::Expected<importer::Trace> trace = importer::parseTrace(json);
-    if (!trace) {
-      llvm::consumeError(trace.takeError());
+    std::optional<importer::ImportedStep> step = stepOf(json);
+    if (!step)
       return;
-    }
-    llvm::Expected<importer::ImportedStep> step =
-        importer::selectStep(std::move(*trace), std::nullopt);
-    if (!step) {
-      llvm::consumeError(step.takeError());
-      return;
-    }
     ranks.push_back({name, std::move(*step)});
   }
   DeviceProfile profile = importer::profileFor(ranks[0].step.device);
@@ -122,21 +130,7 @@ void fuzzRanks(llvm::StringRef json) {
   // The ranks are one: every collective of one matches the other's.
   if (summary.unmatched)
     __builtin_trap();
-  llvm::SourceMgr sm;
-  unsigned id = sm.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(*pipe, "ranks.pipe"), llvm::SMLoc());
-  std::string printed;
-  llvm::raw_string_ostream os(printed);
-  DiagnosticEngine diags(printingHandler(sm, os, "ranks.pipe", false), 20);
-  ast::File file = parseFile(sm, id, "ranks.pipe", diags);
-  program::Program program;
-  if (!diags.hadError())
-    program = analyze(file, profile, diags);
-  if (diags.hadError() || program.pipelines.empty())
-    __builtin_trap();
-  // Laid out as fmt lays it out.
-  if (formatFile(file, sm.getMemoryBuffer(id)->getBuffer()) != *pipe)
-    __builtin_trap();
+  checkedAndLaidOut(*pipe, profile);
 }
 
 } // namespace
