@@ -21,13 +21,6 @@ llvm::Error fail(const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
 }
 
-
-/// A line comment as fmt keeps it: without trailing spaces.
-void trimComment(std::string &comment) {
-  while (!comment.empty() && comment.back() == ' ')
-    comment.pop_back();
-}
-
 /// A time as the file writes it, microseconds to the nanosecond without
 /// trailing zeros ("40us", "2.5us"), and the value the front end reads back
 /// from that text.
@@ -51,6 +44,11 @@ Time timeOf(double us) {
 } // namespace
 
 std::string importer::timeText(double us) { return timeOf(us).text; }
+
+void importer::trimComment(std::string &comment) {
+  while (!comment.empty() && comment.back() == ' ')
+    comment.pop_back();
+}
 
 std::string importer::streamName(int64_t id) {
   return id >= 0 ? "s" + std::to_string(id) : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));

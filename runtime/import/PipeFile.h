@@ -48,6 +48,8 @@ std::string pipelineName(const ImportedStep &step);
 /// Appends text from the trace as a line comment may hold it: control
 /// characters as spaces.
 void addCommentText(std::string &to, llvm::StringRef text);
+/// A line comment as fmt keeps it: without trailing spaces.
+void trimComment(std::string &comment);
 
 /// The file, checked and measured (every stage representable, its columns'
 /// widths known) before a byte of it is written: a step it cannot write

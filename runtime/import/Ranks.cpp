@@ -85,9 +85,10 @@ void alignStarts(const std::vector<Rank> &ranks, RanksSummary &summary) {
   const double firstBegin = *std::min_element(begin.begin(), begin.end());
   // Steps that do not overlap were not recorded on one clock (or not in
   // step): each rank then starts at once, and each is compared on its own.
+  const double firstEnd = *std::min_element(to.begin(), to.end());
   bool overlap = true;
   for (size_t r = 0; r < n; ++r)
-    overlap &= from[r] < *std::min_element(to.begin(), to.end());
+    overlap &= from[r] < firstEnd;
   summary.startDelayUs.assign(n, 0);
   summary.recordedSpanUs = longest;
   if (!overlap) {
@@ -217,8 +218,7 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
   std::vector<Row> rows;
   Columns stageColumns(6);
   auto add = [&](Row row) {
-    while (!row.comment.empty() && row.comment.back() == ' ')
-      row.comment.pop_back();
+    trimComment(row.comment);
     stageColumns.fit({row.name, row.on, row.work, row.attrs, "", row.deps});
     rows.push_back(std::move(row));
   };
