@@ -54,8 +54,13 @@ std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile 
       {"copy engines starting transfers", [](DeviceProfile &p, bool &) { p.copyLatencyUs = 0; }},
       {"gaps between back-to-back stages of a stream",
        [](DeviceProfile &p, bool &) { p.streamGapUs = 0; }},
+      // A queue per stream: no two share one. More would map each stream to
+      // the same queue and cost the model a queue object apiece.
       {"streams sharing hardware queues",
-       [](DeviceProfile &p, bool &) { p.hardwareQueues = 1u << 16; }},
+       [&s](DeviceProfile &p, bool &) {
+         p.hardwareQueues = std::max<unsigned>(
+             p.hardwareQueues, static_cast<unsigned>(s.streamPlan.streams.size()));
+       }},
       // 32 times the SMs (at most 65,536): room for every kernel of most
       // programs at once, at a bounded cost to simulate.
       {"kernels sharing the SMs",
