@@ -90,6 +90,16 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
   const GpuOp &op = step.opOf(st);
   Time t = timeOf(st.durUs);
   s.durationUs = t.us;
+  if (st.idle) { // the stream's wait the trace does not explain
+    s.kind = StageKind::Kernel;
+    s.blocks = 1;
+    s.threads = 32;
+    line.work = "kernel " + t.text;
+    attribute("blocks", "1");
+    attribute("threads", "32");
+    line.attrs += ']';
+    return llvm::Error::success();
+  }
   switch (op.kind) {
   case OpKind::Kernel: {
     uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
@@ -170,21 +180,36 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
   std::string comment;
   switch (st.kind) {
   case ImportedStage::Kind::Op:
+    if (st.idle) {
+      comment += "the GPU idle before the next op of this graph launch, which the trace "
+                 "does not explain";
+      break;
+    }
     addCommentText(comment, s.names[s.opOf(st).name]);
     if (s.opOf(st).bytes)
       comment += ", " + std::to_string(s.opOf(st).bytes) + " B";
     if (st.blocking)
-      comment += "; the call returned once it was done";
+      comment += st.waitedForGpu ? "; the call waited for the GPU and returned once it was done"
+                                 : "; the call returned once it was done";
+    if (st.queueFull)
+      comment += "; the launch waited for room in the driver's full launch queue";
+    if (st.graphLaunched)
+      comment += "; launched by cudaGraphLaunch";
     break;
   case ImportedStage::Kind::Sync:
     comment += st.call == HostCall::StreamSync   ? "cudaStreamSynchronize"
                : st.call == HostCall::EventSync  ? "cudaEventSynchronize"
                : st.call == HostCall::DeviceSync ? "cudaDeviceSynchronize"
+               : st.call == HostCall::Free       ? "cudaFree, which synchronises the device"
                                                  : "the copy's call blocked";
     comment += ", returned " + timeOf(st.returnUs).text + " into the step";
     break;
   case ImportedStage::Kind::HostWork:
     comment += "the host, between runtime calls";
+    break;
+  case ImportedStage::Kind::Call:
+    addCommentText(comment, s.callNames[st.callName]);
+    comment += ", a runtime call's own time";
     break;
   }
   return comment;

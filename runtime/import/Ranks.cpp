@@ -45,7 +45,7 @@ Collectives collectivesOf(const ImportedStep &s) {
   for (uint32_t i = 0; i < s.stages.size(); ++i) {
     const ImportedStage &st = s.stages[i];
     // A backlog op belongs to the step before: the ranks' need not agree.
-    if (st.onHost() || st.backlog || s.opOf(st).kind != OpKind::Kernel)
+    if (st.onHost() || st.backlog || st.idle || s.opOf(st).kind != OpKind::Kernel)
       continue;
     if (auto op = ncclCollective(s.names[s.opOf(st).name]))
       out.push_back({i, *op});

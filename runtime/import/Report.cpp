@@ -54,6 +54,8 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
       r.hostWorkUs += st.cpuUs;
       continue;
     }
+    if (st.idle)
+      continue; // not an op: the GPU's unexplained wait
     ++r.ops;
     r.spanUs = std::max(r.spanUs, st.endUs);
     r.dispatchUs += st.dispatchUs;
@@ -129,7 +131,7 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
     r.replayedSpanUs = last - first;
     std::vector<double> errors;
     for (uint32_t v = 0; v < n; ++v)
-      if (!stageOf(v).onHost())
+      if (!stageOf(v).onHost() && !stageOf(v).idle)
         errors.push_back(std::fabs((t.end[v] - first) - stageOf(v).endUs));
     std::tie(r.medianErrorUs, r.p95ErrorUs) = runtime::medianAndP95(errors);
   }

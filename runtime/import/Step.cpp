@@ -93,9 +93,34 @@ const char *syncName(HostCall::Kind kind) {
     return "sync_event";
   case HostCall::DeviceSync:
     return "sync_device";
+  case HostCall::Free:
+    return "sync_free";
   default:
     return "sync_copy";
   }
+}
+
+/// How long after a GPU op ended another may begin and still be taken to
+/// have waited for it (the device's own start-up, not anything else).
+constexpr double kGpuWaitSlackUs = 20;
+
+/// The least GPU idle time, before an op of a graph launch, that no op's end
+/// and no call explains, kept as a stage (a shorter one is the device's).
+constexpr double kUnexplainedIdleUs = 100;
+
+/// A runtime call's name as a stage name: cudaMalloc, cuMemAlloc_v2.
+std::string callStageName(llvm::StringRef name) {
+  std::string out;
+  for (char c : name.take_front(40))
+    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
+    out = "call_" + out;
+  for (const char *reserved : {"pipeline", "stream", "stage", "on", "depends_on",
+                               "priority", "iterations", "buffer", "device", "let",
+                               "version", "cpu", "kernel", "copy", "host"})
+    if (out == reserved)
+      out += "_call";
+  return out;
 }
 
 /// A copy that touches pageable host memory and whose call returned only
@@ -114,6 +139,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   ImportedStep out;
   out.syncEvents = !trace.syncs.empty();
   out.names = trace.names;
+  out.callNames = trace.callNames;
   // The GPU the kept ops ran on: the entry of its id (the first one when
   // none has it, or there is only one).
   for (const DeviceInfo &d : trace.devices)
@@ -167,7 +193,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   auto issueOrder = [&](const GpuOp *a, const GpuOp *b) {
     if (a->correlation >= 0 && b->correlation >= 0 && a->correlation != b->correlation)
       return a->correlation < b->correlation;
-    return launchOf(*a) < launchOf(*b);
+    // One call's ops (a graph launch's): in the order they ran.
+    return launchOf(*a) != launchOf(*b) ? launchOf(*a) < launchOf(*b) : a->ts < b->ts;
   };
   std::vector<const GpuOp *> ops;
   for (const GpuOp &op : trace.ops)
@@ -249,12 +276,15 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     int64_t correlation;
     HostCall::Kind kind;
     int64_t op; ///< index into ops, or -1
+    uint32_t name;
   };
   std::vector<Item> items;
-  llvm::DenseMap<int64_t, uint32_t> opOfCorrelation;
+  llvm::DenseMap<int64_t, uint32_t> opOfCorrelation, opsOfCorrelation;
   for (uint32_t i = 0; i < ops.size(); ++i)
-    if (ops[i]->correlation >= 0)
-      opOfCorrelation[ops[i]->correlation] = i;
+    if (ops[i]->correlation >= 0) {
+      opOfCorrelation.try_emplace(ops[i]->correlation, i); // a graph's first
+      ++opsOfCorrelation[ops[i]->correlation];
+    }
   for (const HostCall &c : trace.calls) {
     if (c.ts < from || c.ts >= to)
       continue;
@@ -262,11 +292,11 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     int64_t op = it == opOfCorrelation.end() ? -1 : int64_t(it->second);
     if (op >= 0 && ops[op]->launchTs != c.ts)
       op = -1; // a duplicate correlation: the op's call is another
-    items.push_back({c.ts, c.dur, c.correlation, c.kind, op});
+    items.push_back({c.ts, c.dur, c.correlation, c.kind, op, c.name});
   }
   for (uint32_t i = 0; i < ops.size(); ++i)
     if (ops[i]->launchTs < 0)
-      items.push_back({ops[i]->ts, 0, ops[i]->correlation, HostCall::Other, int64_t(i)});
+      items.push_back({ops[i]->ts, 0, ops[i]->correlation, HostCall::Other, int64_t(i), 0});
   std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
     return a.ts != b.ts ? a.ts < b.ts : a.correlation < b.correlation;
   });
@@ -281,7 +311,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     most += op->kind != OpKind::Kernel;
   for (const Item &item : items)
     most += item.kind == HostCall::StreamSync || item.kind == HostCall::EventSync ||
-                    item.kind == HostCall::DeviceSync
+                    item.kind == HostCall::DeviceSync ||
+                    (item.op < 0 && item.dur >= kMinHostWorkUs)
                 ? 2
                 : 0;
   if (!items.empty()) {
@@ -292,6 +323,60 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   for (const GpuOp *op : backlog)
     addOp(*op, true);
   out.backlogOps = backlog.size();
+
+  // What the host waited for inside a launch call. The launches the driver
+  // held not yet started, at any time: those whose call had returned less
+  // those that had begun (every op of the device whose call is known).
+  std::vector<double> returns, starts, ends;
+  for (const GpuOp &op : trace.ops) {
+    ends.push_back(op.ts + op.dur);
+    if (op.launchTs >= 0) {
+      returns.push_back(op.launchTs + op.launchDur);
+      starts.push_back(op.ts);
+    }
+  }
+  std::sort(returns.begin(), returns.end());
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
+  auto pendingAt = [&](double t) {
+    auto returned = std::upper_bound(returns.begin(), returns.end(), t) - returns.begin();
+    auto begun = std::upper_bound(starts.begin(), starts.end(), t) - starts.begin();
+    return std::max<int64_t>(0, returned - begun);
+  };
+  // A launch call's own cost: the step's median (a blocked call's is that,
+  // the rest waiting).
+  double launchCallUs = 0;
+  int64_t mostPending = 0;
+  {
+    std::vector<double> durations;
+    for (const Item &item : items)
+      if (item.op >= 0) {
+        durations.push_back(item.dur);
+        mostPending = std::max(mostPending, pendingAt(item.ts));
+      }
+    if (!durations.empty()) {
+      auto mid = durations.begin() + durations.size() / 2;
+      std::nth_element(durations.begin(), mid, durations.end());
+      launchCallUs = *mid;
+    }
+  }
+  // The queue filled when a launch found as many launches waiting as ever
+  // (within a few: ops begin while the count is taken), hundreds of them,
+  // and its call took longer than launches do.
+  constexpr int64_t kLeastQueueDepth = 256;
+  auto queueFull = [&](const Item &item) {
+    return mostPending >= kLeastQueueDepth && item.dur > 2 * launchCallUs + 5 &&
+           pendingAt(item.ts) + 8 >= mostPending;
+  };
+  // A blocking copy that began just as some op ended, after its call was
+  // made, waited for the GPU; otherwise its call staged the data first.
+  auto waitedForGpu = [&](const Item &item, const GpuOp &op) {
+    auto it = std::upper_bound(ends.begin(), ends.end(), op.ts + kClockSlackUs);
+    if (it == ends.begin())
+      return false;
+    const double ended = *(it - 1);
+    return ended >= item.ts && op.ts - ended <= kGpuWaitSlackUs;
+  };
 
   // Walk the host's timeline. The ops fill the launch slots in issue order
   // (the same order but where two threads' calls overlap).
@@ -304,45 +389,100 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   size_t nextOp = 0;
   bool launched = false; // host time before the step's first launch is not its
   double previousEnd = 0, lastCallEnd = 0;
-  auto addCpu = [&](ImportedStage::Kind kind, HostCall::Kind call, double at, double us) {
+  auto addCpu = [&](ImportedStage::Kind kind, HostCall::Kind call, double at, double us,
+                    const std::string &base = std::string()) {
     ImportedStage st;
     st.kind = kind;
     st.call = call;
-    st.name = uniqueName(kind == ImportedStage::Kind::HostWork ? "host_work" : syncName(call));
+    st.name = uniqueName(!base.empty()                             ? base
+                         : kind == ImportedStage::Kind::HostWork ? "host_work"
+                                                                 : syncName(call));
     st.hostUs = at - origin;
     st.cpuUs = std::min(us, 3600e6); // a stage's longest time
     out.stages.push_back(std::move(st));
     return uint32_t(out.stages.size() - 1);
   };
+  // Whether every op issued so far had ended by `by` (from the origin).
+  auto allEndedBy = [&](double by) {
+    for (const auto &[stream, list] : onStream)
+      if (!list.empty() && out.stages[list.back()].endUs > by + kClockSlackUs)
+        return false;
+    return true;
+  };
   for (const Item &item : items) {
     const double end = item.ts + item.dur;
     if (launched && item.ts - lastCallEnd >= kHostWorkUs) {
-      addCpu(ImportedStage::Kind::HostWork, HostCall::Other, lastCallEnd,
-             item.ts - lastCallEnd);
+      // The host's time since what was last accounted, short calls in it.
+      addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd,
+             item.ts - previousEnd);
       previousEnd = item.ts;
     }
+    const bool syncCall = item.kind == HostCall::StreamSync ||
+                          item.kind == HostCall::EventSync ||
+                          item.kind == HostCall::DeviceSync ||
+                          (item.kind == HostCall::Free && allEndedBy(end - origin));
     if (item.op >= 0 && nextOp < ops.size()) {
-      const GpuOp &op = *ops[nextOp++];
-      uint32_t v = addOp(op, false);
-      ImportedStage &st = out.stages[v];
-      st.blocking = blockingCopy(op, trace.names[op.name]) || (item.kind == HostCall::BlockingCopy &&
-                                         op.launchTs + op.launchDur >= op.ts + op.dur);
-      // A blocking copy's dispatch lasts until the copy began: the call's
-      // time before it (staging pageable memory) is the host's.
-      const double returned = st.blocking ? std::max(item.ts, op.ts) : end;
-      st.dispatchUs = launched ? std::max(0.0, returned - previousEnd) : 0;
-      if (st.blocking) {
-        st.hostUs = item.ts - origin;
-        uint32_t sync = addCpu(ImportedStage::Kind::Sync, HostCall::BlockingCopy, item.ts, 0);
-        out.stages[sync].deps.push_back(v);
-        out.stages[sync].returnUs = end - origin;
-        ++out.hostSyncs;
+      // A graph launch launches every op of its correlation at once.
+      auto many = opsOfCorrelation.find(item.correlation);
+      const uint32_t count =
+          many == opsOfCorrelation.end() ? 1 : std::max<uint32_t>(1, many->second);
+      const bool graph = count > 1 || item.kind == HostCall::GraphLaunch;
+      if (graph)
+        ++out.graphLaunches;
+      double firstHostUs = 0;
+      for (uint32_t k = 0; k < count && nextOp < ops.size(); ++k) {
+        const GpuOp &op = *ops[nextOp++];
+        uint32_t v = addOp(op, false);
+        ImportedStage &st = out.stages[v];
+        st.graphLaunched = graph;
+        out.graphOps += graph;
+        if (k > 0) { // the same call: no dispatch of its own
+          st.hostUs = firstHostUs;
+          continue;
+        }
+        st.blocking = !graph && (blockingCopy(op, trace.names[op.name]) ||
+                                 (item.kind == HostCall::BlockingCopy &&
+                                  op.launchTs + op.launchDur >= op.ts + op.dur));
+        // A blocking copy's dispatch lasts until the copy began: the
+        // call's time before it (staging pageable memory) is the host's;
+        // unless the copy waited for the GPU, and so did the host (a sync).
+        // A launch that waited for room in the driver's queue: its wait is
+        // the model's launch_queue_depth at work, not the host's.
+        double returned = end;
+        if (st.blocking) {
+          st.waitedForGpu = waitedForGpu(item, op);
+          returned = st.waitedForGpu ? item.ts + std::min(item.dur, launchCallUs)
+                                     : std::max(item.ts, op.ts);
+        } else if (!graph && queueFull(item)) {
+          st.queueFull = true;
+          ++out.queueFullLaunches;
+          returned = item.ts + launchCallUs;
+        }
+        st.dispatchUs = launched ? std::max(0.0, returned - previousEnd) : 0;
+        if (st.blocking) {
+          st.hostUs = item.ts - origin;
+          uint32_t sync = addCpu(ImportedStage::Kind::Sync, HostCall::BlockingCopy, item.ts, 0);
+          out.stages[sync].deps.push_back(v);
+          out.stages[sync].returnUs = end - origin;
+          ++out.hostSyncs;
+        }
+        firstHostUs = st.hostUs;
       }
       launched = true;
       previousEnd = std::max(previousEnd, end);
-    } else if (launched && (item.kind == HostCall::StreamSync ||
-                            item.kind == HostCall::EventSync ||
-                            item.kind == HostCall::DeviceSync)) {
+    } else if (launched && item.op < 0 && !syncCall && item.dur >= kMinHostWorkUs &&
+               item.kind != HostCall::StreamWait) {
+      // A call that took time of its own (allocation, stream creation, a
+      // free that did not wait): the host's, where it happened.
+      const double before = std::max(0.0, item.ts - previousEnd);
+      if (before >= kMinHostWorkUs)
+        addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
+      uint32_t call = addCpu(ImportedStage::Kind::Call, item.kind, item.ts,
+                             item.dur + (before < kMinHostWorkUs ? before : 0),
+                             callStageName(trace.callNames[item.name]));
+      out.stages[call].callName = item.name;
+      previousEnd = std::max(previousEnd, end);
+    } else if (launched && syncCall) {
       // The host's time before the call since its previous one is host
       // work, not dispatch: it runs before the sync (a little of it is the
       // sync stage's own time, after it).
@@ -350,6 +490,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       if (before >= kMinHostWorkUs)
         addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
       uint32_t sync = addCpu(ImportedStage::Kind::Sync, item.kind, item.ts, 0);
+      out.stages[sync].callName = item.name;
       out.stages[sync].returnUs = end - origin;
       if (before < kMinHostWorkUs)
         out.stages[sync].cpuUs = before;
@@ -359,9 +500,105 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     }
     lastCallEnd = std::max(lastCallEnd, end);
   }
+  if (out.queueFullLaunches) {
+    out.recordedQueueDepth = uint32_t(std::min<int64_t>(mostPending, UINT32_MAX));
+    out.device.launchQueueDepth = out.recordedQueueDepth;
+  }
   // Ops whose call is a duplicate, or missing from the walk: at the end.
   while (nextOp < ops.size())
     addOp(*ops[nextOp++], false);
+
+  // GPU idle the trace does not explain: an op of a graph launch (its nodes
+  // go to the device at once) that began well after every op before it had
+  // ended and its call had returned waited for something the trace does
+  // not hold (a host node, another process). Kept, as a stage before it on
+  // its stream, and said.
+  {
+    llvm::DenseMap<int64_t, uint32_t> perCall;
+    for (const GpuOp &op : trace.ops)
+      if (op.correlation >= 0)
+        ++perCall[op.correlation];
+    struct Idle {
+      uint32_t at;
+      double us;
+    };
+    std::vector<Idle> idles;
+    for (uint32_t i = 0; i < out.stages.size(); ++i) {
+      const ImportedStage &st = out.stages[i];
+      if (st.onHost())
+        continue;
+      const GpuOp &op = trace.ops[st.op];
+      auto calls = perCall.find(op.correlation);
+      if (!st.graphLaunched && (calls == perCall.end() || calls->second < 2))
+        continue;
+      if (op.ts <= origin)
+        continue;
+      double explained = origin;
+      if (!st.backlog && op.launchTs >= 0)
+        explained = std::max(explained, op.launchTs + op.launchDur);
+      auto it = std::upper_bound(ends.begin(), ends.end(), op.ts + kClockSlackUs);
+      if (it != ends.begin())
+        explained = std::max(explained, *(it - 1));
+      if (op.ts - explained >= kUnexplainedIdleUs)
+        idles.push_back({i, op.ts - explained});
+    }
+    if (!idles.empty()) {
+      std::vector<ImportedStage> old = std::move(out.stages);
+      out.stages.clear();
+      out.stages.reserve(old.size() + idles.size());
+      std::vector<uint32_t> newIndex(old.size());
+      std::string longestName;
+      double longestAt = 0;
+      size_t k = 0;
+      for (uint32_t i = 0; i < old.size(); ++i) {
+        if (k < idles.size() && idles[k].at == i) {
+          const ImportedStage &before = old[i];
+          ImportedStage idle;
+          idle.idle = true;
+          idle.op = before.op;
+          idle.backlog = before.backlog;
+          idle.graphLaunched = before.graphLaunched;
+          idle.hostUs = before.hostUs;
+          idle.durUs = idles[k].us;
+          idle.endUs = trace.ops[before.op].ts - origin;
+          idle.startUs = idle.endUs - idle.durUs;
+          idle.name = uniqueName("gpu_idle");
+          ++out.idleGaps;
+          out.idleUs += idle.durUs;
+          if (idle.durUs > out.longestIdleUs)
+            out.longestIdleUs = idle.durUs, longestName = before.name,
+            longestAt = idle.endUs;
+          out.stages.push_back(std::move(idle));
+          ++k;
+        }
+        newIndex[i] = uint32_t(out.stages.size());
+        out.stages.push_back(std::move(old[i]));
+      }
+      for (ImportedStage &st : out.stages)
+        for (uint32_t &d : st.deps)
+          d = newIndex[d];
+      for (auto &[stream, list] : onStream) {
+        std::vector<uint32_t> remapped;
+        remapped.reserve(list.size());
+        for (uint32_t i : list) {
+          const uint32_t now = newIndex[i];
+          if (now > 0 && out.stages[now - 1].idle && out.stages[now - 1].op == out.stages[now].op)
+            remapped.push_back(now - 1);
+          remapped.push_back(now);
+        }
+        list = std::move(remapped);
+      }
+      for (PendingSync &p : syncs)
+        p.stage = newIndex[p.stage];
+      out.notes.push_back(formatv(
+          "the GPU sat idle inside graph launches for {0} ms in {1} gap(s) that the trace does "
+          "not explain (the longest {2} ms, before '{3}', {4} ms into the step): each is kept "
+          "as a gpu_idle stage of its time, so that a run keeps it",
+          formatv("{0:f2}", out.idleUs / 1000), out.idleGaps,
+          formatv("{0:f2}", out.longestIdleUs / 1000), longestName,
+          formatv("{0:f2}", longestAt / 1000)));
+    }
+  }
   // Every stage is named and placed: what only the walk needed goes.
   items = {};
   opOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
@@ -496,7 +733,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     auto found = syncEventOf.find(p.correlation);
     const SyncEvent *e = found == syncEventOf.end() ? nullptr : found->second;
     std::vector<int64_t> producers;
-    if (st.call == HostCall::DeviceSync) {
+    if (st.call == HostCall::DeviceSync || st.call == HostCall::Free) {
       for (int64_t b : out.streams)
         producers.push_back(lastBefore(b, at, true));
     } else if (e && e->kind == SyncEvent::StreamSync && e->stream >= 0) {
@@ -560,6 +797,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
 
 DeviceProfile importer::profileFor(const DeviceInfo &d) {
   DeviceProfile p;
+  // The driver's launch queue as the recording filled it.
+  if (d.launchQueueDepth)
+    p.launchQueueDepth = d.launchQueueDepth;
   if (d.name.empty())
     return p;
   p.name = "model of " + d.name + " (from the trace's deviceProperties)";

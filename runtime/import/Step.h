@@ -38,6 +38,7 @@ struct ImportedStage {
     Op,       ///< a GPU op
     Sync,     ///< the host blocked until what it depends on had run
     HostWork, ///< the host busy with no runtime call
+    Call,     ///< a runtime call that took time of its own (cudaMalloc...)
   } kind = Kind::Op;
   uint32_t op = 0;            ///< Op: its GPU op, in ImportedStep::ops
   std::string name;           ///< a short, unique stage name
@@ -45,6 +46,20 @@ struct ImportedStage {
   bool backlog = false;       ///< Op: issued before the step, still running in it
   bool blocking = false;      ///< Op: a copy whose call returned once it was done
   HostCall::Kind call = HostCall::Other; ///< Sync: the call (BlockingCopy: a copy's)
+  uint32_t callName = 0; ///< Call, Sync: the call's name (ImportedStep::callNames)
+  /// Op: its launch call blocked, the driver's launch queue full (the
+  /// model's launch_queue_depth reproduces the wait; it is not dispatch).
+  bool queueFull = false;
+  /// Op: a blocking copy whose call waited for the GPU before the copy
+  /// could begin (that wait is the sync's, not dispatch).
+  bool waitedForGpu = false;
+  /// Op: launched with others by one cudaGraphLaunch (the first of them
+  /// carries the call's dispatch).
+  bool graphLaunched = false;
+  /// Op: not an op, the GPU idle before `op` on its stream that the trace
+  /// does not explain (inside a graph launch): kept as a one-block kernel
+  /// of that time, so that a run keeps it.
+  bool idle = false;
   /// Op: host time from the previous call's end to this launch call's end
   /// (to its start when it blocked): dispatch plus the call itself.
   double dispatchUs = 0;
@@ -70,6 +85,18 @@ struct ImportedStep {
   std::vector<ImportedStage> stages;
   std::vector<GpuOp> ops;         ///< the step's GPU ops (ImportedStage::op)
   std::vector<std::string> names; ///< the ops' names (GpuOp::name indexes them)
+  std::vector<std::string> callNames; ///< runtime calls' names (callName)
+  /// Launch calls that blocked on a full launch queue, and the most
+  /// launches the recording held not yet started (the queue's depth as
+  /// recorded; 0 when it never filled).
+  uint64_t queueFullLaunches = 0;
+  uint32_t recordedQueueDepth = 0;
+  /// Ops launched by cudaGraphLaunch, and the calls.
+  uint64_t graphOps = 0, graphLaunches = 0;
+  /// GPU idle the trace does not explain (gpu_idle stages): how many, in
+  /// all, the longest.
+  uint64_t idleGaps = 0;
+  double idleUs = 0, longestIdleUs = 0;
   /// The first GPU op's start, on the trace's clock: the origin.
   double originTs = 0;
   /// Stream waits the recorded program issued in the step.

@@ -227,6 +227,10 @@ HostCall::Kind callKind(llvm::StringRef name) {
     return HostCall::DeviceSync;
   if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent")
     return HostCall::StreamWait;
+  if (name == "cudaFree" || name == "cuMemFree_v2" || name == "cuMemFree")
+    return HostCall::Free;
+  if (name == "cudaGraphLaunch" || name == "cuGraphLaunch")
+    return HostCall::GraphLaunch;
   if (name == "cudaMemcpy" || name == "cudaMemset" || name == "cuMemcpy" ||
       name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH_v2" || name == "cudaMemcpy2D")
     return HostCall::BlockingCopy;
@@ -347,6 +351,11 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     call.correlation = correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
     call.thread = intOr(e, "tid", 0);
     call.kind = callKind(name);
+    auto [known, added] =
+        trace.callNameIndex.try_emplace(name, uint32_t(trace.callNames.size()));
+    if (added)
+      trace.callNames.push_back(keptName(name));
+    call.name = known->second;
     if (call.correlation >= 0)
       trace.callOf[call.correlation] = static_cast<uint32_t>(trace.calls.size());
     trace.calls.push_back(call);
@@ -605,6 +614,7 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
                     trace.ops.end());
   }
   trace.nameIndex = llvm::StringMap<uint32_t>();
+  trace.callNameIndex = llvm::StringMap<uint32_t>();
   for (GpuOp &op : trace.ops) {
     auto it = trace.callOf.find(op.correlation);
     if (it != trace.callOf.end()) {

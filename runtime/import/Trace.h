@@ -72,7 +72,10 @@ struct HostCall {
     DeviceSync,   ///< cudaDeviceSynchronize: until every stream is done
     StreamWait,   ///< cudaStreamWaitEvent: the device waits, not the host
     BlockingCopy, ///< cudaMemcpy / cudaMemset (no Async): returns when done
+    Free,         ///< cudaFree: synchronises the device, then frees
+    GraphLaunch,  ///< cudaGraphLaunch: launches every op of a graph at once
   } kind = Other;
+  uint32_t name = 0; ///< index into Trace::callNames
   double ts = 0, dur = 0;
   int64_t correlation = -1;
   int64_t thread = 0;
@@ -89,6 +92,9 @@ struct DeviceInfo {
   uint32_t sms = 0, maxThreadsPerSM = 0, maxThreadsPerBlock = 0;
   uint32_t sharedMemoryPerSM = 0, sharedMemoryPerBlock = 0, registersPerSM = 0;
   uint32_t major = 0, minor = 0;
+  /// The most launches the driver held not yet started when a launch call
+  /// blocked for room (0: the queue never filled in the step imported).
+  uint32_t launchQueueDepth = 0;
 };
 
 struct Trace {
@@ -102,11 +108,13 @@ struct Trace {
   /// correlation (the ones GPU ops and syncs refer to).
   std::vector<HostCall> calls;
   llvm::DenseMap<int64_t, uint32_t> callOf;
+  /// The calls' names, each once (HostCall::name indexes them).
+  std::vector<std::string> callNames;
   /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
   uint64_t otherDevices = 0;
   int64_t device = 0; ///< the kept GPU's id (its ops' `device`)
   /// While reading: each name's index in `names`, by its text in the file.
-  llvm::StringMap<uint32_t> nameIndex;
+  llvm::StringMap<uint32_t> nameIndex, callNameIndex;
 };
 
 /// Reads `path` (`.json`, or gzip-compressed `.json.gz`; '-' is standard
