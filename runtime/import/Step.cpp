@@ -343,17 +343,23 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     auto begun = std::upper_bound(starts.begin(), starts.end(), t) - starts.begin();
     return std::max<int64_t>(0, returned - begun);
   };
-  // A launch call's own cost: the step's median (a blocked call's is that,
-  // the rest waiting).
+  // A launch call's own cost: the step's median of the calls that found the
+  // queue short of full (a blocked call's is that, the rest waiting).
   double launchCallUs = 0;
   int64_t mostPending = 0;
   {
-    std::vector<double> durations;
+    std::vector<double> durations, unblocked;
+    for (const Item &item : items)
+      if (item.op >= 0)
+        mostPending = std::max(mostPending, pendingAt(item.ts));
     for (const Item &item : items)
       if (item.op >= 0) {
         durations.push_back(item.dur);
-        mostPending = std::max(mostPending, pendingAt(item.ts));
+        if (pendingAt(item.ts) + 8 < mostPending)
+          unblocked.push_back(item.dur);
       }
+    if (unblocked.size() >= 8)
+      durations = std::move(unblocked);
     if (!durations.empty()) {
       auto mid = durations.begin() + durations.size() / 2;
       std::nth_element(durations.begin(), mid, durations.end());
