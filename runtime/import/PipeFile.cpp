@@ -90,17 +90,14 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
   const GpuOp &op = step.opOf(st);
   Time t = timeOf(st.durUs);
   s.durationUs = t.us;
-  if (st.idle) { // the stream's wait the trace does not explain
+  if (st.idle) { // the stream's wait the trace does not explain: one block
     s.kind = StageKind::Kernel;
     s.blocks = 1;
     s.threads = 32;
     line.work = "kernel " + t.text;
     attribute("blocks", "1");
     attribute("threads", "32");
-    line.attrs += ']';
-    return llvm::Error::success();
-  }
-  switch (op.kind) {
+  } else switch (op.kind) {
   case OpKind::Kernel: {
     uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
     // The block must fit the recorded GPU's SM, as it did when it ran.

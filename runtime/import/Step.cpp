@@ -24,6 +24,24 @@ llvm::Error fail(const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
 }
 
+/// `text` as a stage name: letters, digits and '_', at most 40 of them,
+/// `prefix` before it when it would not start with a letter, `suffix` after
+/// it when it is a reserved word of the language.
+std::string identifier(llvm::StringRef text, llvm::StringRef prefix, llvm::StringRef suffix) {
+  std::string out;
+  for (char c : text)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
+    out = (prefix + out).str();
+  if (out.size() > 40)
+    out.resize(40);
+  for (const char *reserved : {"pipeline", "stream", "stage", "on", "depends_on",
+                               "priority", "iterations", "buffer", "device"})
+    if (out == reserved)
+      out += suffix;
+  return out;
+}
+
 /// "void at::native::(anonymous namespace)::vectorized_elementwise_kernel<4,
 /// ...>(...)" -> "vectorized_elementwise_kernel".
 std::string shortName(const GpuOp &op, llvm::StringRef name) {
@@ -44,18 +62,7 @@ std::string shortName(const GpuOp &op, llvm::StringRef name) {
   size_t space = head.rfind(' ');
   if (space != llvm::StringRef::npos)
     head = head.substr(space + 1);
-  std::string out;
-  for (char c : head)
-    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
-    out = "k_" + out;
-  if (out.size() > 40)
-    out.resize(40);
-  for (const char *reserved : {"pipeline", "stream", "stage", "on", "depends_on",
-                               "priority", "iterations", "buffer", "device"})
-    if (out == reserved)
-      out += "_k";
-  return out;
+  return identifier(head, "k_", "_k");
 }
 
 } // namespace
@@ -107,21 +114,6 @@ constexpr double kGpuWaitSlackUs = 20;
 /// The least GPU idle time, before an op of a graph launch, that no op's end
 /// and no call explains, kept as a stage (a shorter one is the device's).
 constexpr double kUnexplainedIdleUs = 100;
-
-/// A runtime call's name as a stage name: cudaMalloc, cuMemAlloc_v2.
-std::string callStageName(llvm::StringRef name) {
-  std::string out;
-  for (char c : name.take_front(40))
-    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
-    out = "call_" + out;
-  for (const char *reserved : {"pipeline", "stream", "stage", "on", "depends_on",
-                               "priority", "iterations", "buffer", "device", "let",
-                               "version", "cpu", "kernel", "copy", "host"})
-    if (out == reserved)
-      out += "_call";
-  return out;
-}
 
 /// A copy that touches pageable host memory and whose call returned only
 /// once it was done: the host waited for it (a pinned copy is asynchronous).
@@ -281,10 +273,17 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   std::vector<Item> items;
   llvm::DenseMap<int64_t, uint32_t> opOfCorrelation, opsOfCorrelation;
   for (uint32_t i = 0; i < ops.size(); ++i)
-    if (ops[i]->correlation >= 0) {
+    if (ops[i]->correlation >= 0)
       opOfCorrelation.try_emplace(ops[i]->correlation, i); // a graph's first
-      ++opsOfCorrelation[ops[i]->correlation];
-    }
+  // How many ops each call launched (a graph launch, several; all of them,
+  // whether they ran in the step or before it, its call recorded or not).
+  for (const GpuOp &op : trace.ops)
+    if (op.correlation >= 0)
+      ++opsOfCorrelation[op.correlation];
+  auto graphLaunched = [&](const GpuOp &op) {
+    auto it = opsOfCorrelation.find(op.correlation);
+    return it != opsOfCorrelation.end() && it->second > 1;
+  };
   for (const HostCall &c : trace.calls) {
     if (c.ts < from || c.ts >= to)
       continue;
@@ -294,8 +293,11 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       op = -1; // a duplicate correlation: the op's call is another
     items.push_back({c.ts, c.dur, c.correlation, c.kind, op, c.name});
   }
+  // One launch slot per call: a graph's ops whose call is not recorded
+  // share the first one's.
   for (uint32_t i = 0; i < ops.size(); ++i)
-    if (ops[i]->launchTs < 0)
+    if (ops[i]->launchTs < 0 &&
+        (i == 0 || ops[i]->correlation < 0 || ops[i - 1]->correlation != ops[i]->correlation))
       items.push_back({ops[i]->ts, 0, ops[i]->correlation, HostCall::Other, int64_t(i), 0});
   std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
     return a.ts != b.ts ? a.ts < b.ts : a.correlation < b.correlation;
@@ -311,7 +313,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     most += op->kind != OpKind::Kernel;
   for (const Item &item : items)
     most += item.kind == HostCall::StreamSync || item.kind == HostCall::EventSync ||
-                    item.kind == HostCall::DeviceSync ||
+                    item.kind == HostCall::DeviceSync || item.kind == HostCall::Free ||
                     (item.op < 0 && item.dur >= kMinHostWorkUs)
                 ? 2
                 : 0;
@@ -321,7 +323,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   }
   out.stages.reserve(most);
   for (const GpuOp *op : backlog)
-    addOp(*op, true);
+    out.stages[addOp(*op, true)].graphLaunched = graphLaunched(*op);
   out.backlogOps = backlog.size();
 
   // What the host waited for inside a launch call. The launches the driver
@@ -408,6 +410,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     out.stages.push_back(std::move(st));
     return uint32_t(out.stages.size() - 1);
   };
+  bool queueFilled = false; // a launch blocked on the full queue
   // Whether every op issued so far had ended by `by` (from the origin).
   auto allEndedBy = [&](double by) {
     for (const auto &[stream, list] : onStream)
@@ -428,20 +431,19 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                           item.kind == HostCall::DeviceSync ||
                           (item.kind == HostCall::Free && allEndedBy(end - origin));
     if (item.op >= 0 && nextOp < ops.size()) {
-      // A graph launch launches every op of its correlation at once.
-      auto many = opsOfCorrelation.find(item.correlation);
-      const uint32_t count =
-          many == opsOfCorrelation.end() ? 1 : std::max<uint32_t>(1, many->second);
-      const bool graph = count > 1 || item.kind == HostCall::GraphLaunch;
-      if (graph)
-        ++out.graphLaunches;
+      // A graph launch launches its ops at once: the call's op and those
+      // after it in issue order with its correlation.
+      const bool graph =
+          graphLaunched(*ops[nextOp]) || item.kind == HostCall::GraphLaunch;
       double firstHostUs = 0;
-      for (uint32_t k = 0; k < count && nextOp < ops.size(); ++k) {
+      for (uint32_t k = 0; nextOp < ops.size() &&
+                           (k == 0 || (graph && ops[nextOp]->correlation >= 0 &&
+                                       ops[nextOp]->correlation == ops[nextOp - 1]->correlation));
+           ++k) {
         const GpuOp &op = *ops[nextOp++];
         uint32_t v = addOp(op, false);
         ImportedStage &st = out.stages[v];
         st.graphLaunched = graph;
-        out.graphOps += graph;
         if (k > 0) { // the same call: no dispatch of its own
           st.hostUs = firstHostUs;
           continue;
@@ -461,18 +463,19 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                                      : std::max(item.ts, op.ts);
         } else if (!graph && queueFull(item)) {
           st.queueFull = true;
-          ++out.queueFullLaunches;
+          queueFilled = true;
           returned = item.ts + launchCallUs;
         }
         st.dispatchUs = launched ? std::max(0.0, returned - previousEnd) : 0;
-        if (st.blocking) {
+        if (st.blocking)
           st.hostUs = item.ts - origin;
+        firstHostUs = st.hostUs;
+        if (st.blocking) { // (adding a stage may move `st`)
           uint32_t sync = addCpu(ImportedStage::Kind::Sync, HostCall::BlockingCopy, item.ts, 0);
           out.stages[sync].deps.push_back(v);
           out.stages[sync].returnUs = end - origin;
           ++out.hostSyncs;
         }
-        firstHostUs = st.hostUs;
       }
       launched = true;
       previousEnd = std::max(previousEnd, end);
@@ -485,7 +488,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
         addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
       uint32_t call = addCpu(ImportedStage::Kind::Call, item.kind, item.ts,
                              item.dur + (before < kMinHostWorkUs ? before : 0),
-                             callStageName(trace.callNames[item.name]));
+                             identifier(trace.callNames[item.name], "call_", "_call"));
       out.stages[call].callName = item.name;
       previousEnd = std::max(previousEnd, end);
     } else if (launched && syncCall) {
@@ -496,7 +499,6 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       if (before >= kMinHostWorkUs)
         addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
       uint32_t sync = addCpu(ImportedStage::Kind::Sync, item.kind, item.ts, 0);
-      out.stages[sync].callName = item.name;
       out.stages[sync].returnUs = end - origin;
       if (before < kMinHostWorkUs)
         out.stages[sync].cpuUs = before;
@@ -506,10 +508,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     }
     lastCallEnd = std::max(lastCallEnd, end);
   }
-  if (out.queueFullLaunches) {
-    out.recordedQueueDepth = uint32_t(std::min<int64_t>(mostPending, UINT32_MAX));
-    out.device.launchQueueDepth = out.recordedQueueDepth;
-  }
+  if (queueFilled)
+    out.device.launchQueueDepth = uint32_t(std::min<int64_t>(mostPending, UINT32_MAX));
   // Ops whose call is a duplicate, or missing from the walk: at the end.
   while (nextOp < ops.size())
     addOp(*ops[nextOp++], false);
@@ -520,10 +520,6 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   // not hold (a host node, another process). Kept, as a stage before it on
   // its stream, and said.
   {
-    llvm::DenseMap<int64_t, uint32_t> perCall;
-    for (const GpuOp &op : trace.ops)
-      if (op.correlation >= 0)
-        ++perCall[op.correlation];
     struct Idle {
       uint32_t at;
       double us;
@@ -534,10 +530,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       if (st.onHost())
         continue;
       const GpuOp &op = trace.ops[st.op];
-      auto calls = perCall.find(op.correlation);
-      if (!st.graphLaunched && (calls == perCall.end() || calls->second < 2))
-        continue;
-      if (op.ts <= origin)
+      if (!st.graphLaunched || op.ts <= origin)
         continue;
       double explained = origin;
       if (!st.backlog && op.launchTs >= 0)
@@ -554,7 +547,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       out.stages.reserve(old.size() + idles.size());
       std::vector<uint32_t> newIndex(old.size());
       std::string longestName;
-      double longestAt = 0;
+      double idleUs = 0, longestUs = 0, longestAt = 0;
       size_t k = 0;
       for (uint32_t i = 0; i < old.size(); ++i) {
         if (k < idles.size() && idles[k].at == i) {
@@ -569,11 +562,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           idle.endUs = trace.ops[before.op].ts - origin;
           idle.startUs = idle.endUs - idle.durUs;
           idle.name = uniqueName("gpu_idle");
-          ++out.idleGaps;
-          out.idleUs += idle.durUs;
-          if (idle.durUs > out.longestIdleUs)
-            out.longestIdleUs = idle.durUs, longestName = before.name,
-            longestAt = idle.endUs;
+          idleUs += idle.durUs;
+          if (idle.durUs > longestUs)
+            longestUs = idle.durUs, longestName = before.name, longestAt = idle.endUs;
           out.stages.push_back(std::move(idle));
           ++k;
         }
@@ -600,14 +591,15 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           "the GPU sat idle inside graph launches for {0} ms in {1} gap(s) that the trace does "
           "not explain (the longest {2} ms, before '{3}', {4} ms into the step): each is kept "
           "as a gpu_idle stage of its time, so that a run keeps it",
-          formatv("{0:f2}", out.idleUs / 1000), out.idleGaps,
-          formatv("{0:f2}", out.longestIdleUs / 1000), longestName,
+          formatv("{0:f2}", idleUs / 1000), idles.size(),
+          formatv("{0:f2}", longestUs / 1000), longestName,
           formatv("{0:f2}", longestAt / 1000)));
     }
   }
   // Every stage is named and placed: what only the walk needed goes.
   items = {};
   opOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
+  opsOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
   taken = {};
   used = {};
 

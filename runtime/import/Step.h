@@ -46,7 +46,7 @@ struct ImportedStage {
   bool backlog = false;       ///< Op: issued before the step, still running in it
   bool blocking = false;      ///< Op: a copy whose call returned once it was done
   HostCall::Kind call = HostCall::Other; ///< Sync: the call (BlockingCopy: a copy's)
-  uint32_t callName = 0; ///< Call, Sync: the call's name (ImportedStep::callNames)
+  uint32_t callName = 0; ///< Call: the call's name (ImportedStep::callNames)
   /// Op: its launch call blocked, the driver's launch queue full (the
   /// model's launch_queue_depth reproduces the wait; it is not dispatch).
   bool queueFull = false;
@@ -86,17 +86,6 @@ struct ImportedStep {
   std::vector<GpuOp> ops;         ///< the step's GPU ops (ImportedStage::op)
   std::vector<std::string> names; ///< the ops' names (GpuOp::name indexes them)
   std::vector<std::string> callNames; ///< runtime calls' names (callName)
-  /// Launch calls that blocked on a full launch queue, and the most
-  /// launches the recording held not yet started (the queue's depth as
-  /// recorded; 0 when it never filled).
-  uint64_t queueFullLaunches = 0;
-  uint32_t recordedQueueDepth = 0;
-  /// Ops launched by cudaGraphLaunch, and the calls.
-  uint64_t graphOps = 0, graphLaunches = 0;
-  /// GPU idle the trace does not explain (gpu_idle stages): how many, in
-  /// all, the longest.
-  uint64_t idleGaps = 0;
-  double idleUs = 0, longestIdleUs = 0;
   /// The first GPU op's start, on the trace's clock: the origin.
   double originTs = 0;
   /// Stream waits the recorded program issued in the step.

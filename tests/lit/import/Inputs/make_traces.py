@@ -30,15 +30,20 @@ class Builder:
         return self.corr
 
     def kernel(self, name, stream, launch_ts, ts, dur, grid=(108, 1, 1), block=(256, 1, 1),
-               regs=32, smem=0):
-        c = self.runtime("cudaLaunchKernel", launch_ts)
+               regs=32, smem=0, call_dur=4.0):
+        c = self.runtime("cudaLaunchKernel", launch_ts, call_dur)
+        self.launched(c, name, stream, ts, dur, grid, block, regs, smem)
+        return c
+
+    def launched(self, corr, name, stream, ts, dur, grid=(108, 1, 1), block=(256, 1, 1),
+                 regs=32, smem=0):
+        """A kernel the call `corr` launched (a graph launch launches several)."""
         self.events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0,
                             "tid": stream, "ts": ts, "dur": dur,
                             "args": {"queued": 0, "device": 0, "context": 1,
-                                     "stream": stream, "correlation": c,
+                                     "stream": stream, "correlation": corr,
                                      "registers per thread": regs, "shared memory": smem,
                                      "grid": list(grid), "block": list(block)}})
-        return c
 
     def memcpy(self, kind, stream, launch_ts, ts, dur, nbytes, call_dur=4.0):
         c = self.runtime("cudaMemcpyAsync", launch_ts, call_dur)

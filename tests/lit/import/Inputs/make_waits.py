@@ -11,61 +11,28 @@ idles (docs/import.md, "The host, as recorded"), written to a folder:
               between the first two for no reason the trace holds.
 
   make_waits.py DIR"""
-import json
 import os
 import sys
 
-DEVICE = {"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, "computeMinor": 0,
-          "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
-          "regsPerBlock": 65536, "regsPerMultiprocessor": 65536, "warpSize": 32,
-          "sharedMemPerBlock": 49152, "sharedMemPerMultiprocessor": 167936, "numSms": 108}
-
-
-class Trace:
-    def __init__(self):
-        self.events, self.corr = [], 100
-
-    def call(self, name, ts, dur, corr=None):
-        self.events.append({"ph": "X", "cat": "cuda_runtime", "name": name, "pid": 1, "tid": 1,
-                            "ts": ts, "dur": dur,
-                            "args": {"correlation": corr if corr is not None else self.next()}})
-
-    def next(self):
-        self.corr += 1
-        return self.corr
-
-    def kernel(self, name, ts, dur, corr, stream=7):
-        self.events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream,
-                            "ts": ts, "dur": dur,
-                            "args": {"device": 0, "stream": stream, "correlation": corr,
-                                     "registers per thread": 32, "shared memory": 0,
-                                     "grid": [108, 1, 1], "block": [256, 1, 1]}})
-
-    def launch(self, name, call_ts, call_dur, ts, dur, stream=7):
-        c = self.next()
-        self.call("cudaLaunchKernel", call_ts, call_dur, c)
-        self.kernel(name, ts, dur, c, stream)
-
-    def write(self, path):
-        with open(path, "w") as f:
-            json.dump({"schemaVersion": 1, "deviceProperties": [DEVICE],
-                       "traceEvents": self.events}, f, indent=1)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_traces import Builder  # noqa: E402
 
 
 def calls():
-    t = Trace()
-    t.launch("first", 10, 4, 20, 500)
-    t.call("cudaMalloc", 30, 300)                 # the host's own 300 us
-    t.launch("second", 340, 4, 520, 20)
-    t.call("cudaFree", 350, 200)                  # waits for 'second' (ends 540), frees
-    t.launch("third", 560, 4, 570, 10)
+    t = Builder()
+    t.kernel("first", 7, 10, 20, 500)
+    t.runtime("cudaMalloc", 30, 300)               # the host's own 300 us
+    t.kernel("second", 7, 340, 520, 20)
+    t.runtime("cudaFree", 350, 200)                # waits for 'second' (ends 540), frees
+    t.kernel("third", 7, 560, 570, 10)
     return t
 
 
 def queue(depth=300, n=600, kernel=20.0):
-    t = Trace()
-    ready, host, calls_done, starts = 0.0, 10.0, [], []
-    for i in range(n):
+    t = Builder()
+    ready, host, calls_done = 0.0, 10.0, []
+    for _ in range(n):
         # Launches not yet started when the call is made: a full queue makes
         # it wait until the next op starts.
         pending = [s for r, s in calls_done if r <= host and s > host]
@@ -74,23 +41,20 @@ def queue(depth=300, n=600, kernel=20.0):
             ret = min(pending) + 1
         start = max(ret + 5, ready)
         ready = start + kernel + 0.9  # the device between two kernels
-        c = t.next()
-        t.call("cudaLaunchKernel", host, ret - host, c)
-        t.kernel("k", start, kernel, c)
+        t.kernel("k", 7, host, start, kernel, call_dur=ret - host)
         calls_done.append((ret, start))
         host = ret + 1
     return t
 
 
 def graph():
-    t = Trace()
-    t.launch("before", 10, 4, 20, 100)
-    c = t.next()
-    t.call("cudaGraphLaunch", 30, 10, c)
-    t.kernel("g1", 120, 50, c)
-    t.kernel("g2", 570, 50, c)                     # 400 us idle before it
-    t.kernel("g3", 620, 50, c)
-    t.launch("after", 700, 4, 710, 10)
+    t = Builder()
+    t.kernel("before", 7, 10, 20, 100)
+    c = t.runtime("cudaGraphLaunch", 30, 10)
+    t.launched(c, "g1", 7, 120, 50)
+    t.launched(c, "g2", 7, 570, 50)                # 400 us idle before it
+    t.launched(c, "g3", 7, 620, 50)
+    t.kernel("after", 7, 700, 710, 10)
     return t
 
 
