@@ -7,8 +7,9 @@
 // orderings need, and the device model's run of it, host included, as
 // stream launches and as CUDA graphs: the graph's verdict against the
 // recorded host time (the imported dispatch) and against pipec's own
-// launches (none). And the model's fidelity: the step replayed with each
-// launch returning when its recorded call did, against the recording.
+// launches (none). And the model's fidelity: its free run of the step
+// against the recording, op by op, and (a secondary check) the step
+// replayed with each launch returning when its recorded call did.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_RUNTIME_IMPORT_REPORT_H
@@ -42,8 +43,18 @@ struct StepReport {
   /// against pipec's own launches (the same program without issue=).
   GraphAdvice graph, graphOwnLaunches;
   uint64_t graphSegments = 0;
-  double replayedSpanUs = 0; ///< with the recorded launch times
-  double medianErrorUs = 0, p95ErrorUs = 0; ///< |predicted - recorded| op ends
+  /// The model against the recording: its span over the GPU ops' window,
+  /// and |predicted - recorded| op ends (median and p95).
+  struct Fidelity {
+    double spanUs = 0, medianErrorUs = 0, p95ErrorUs = 0;
+  };
+  /// The headline: the free run, pipec's issue of the imported program,
+  /// host included (the run streamsMakespanUs measures).
+  Fidelity free;
+  /// A secondary check: each launch returning no sooner than its recorded
+  /// call did, each cpu stage beginning no sooner than the host began it.
+  /// On a host-bound step it shows little: the recording sets the pace.
+  Fidelity pinned;
 };
 
 StepReport reportStep(const ImportedStep &step, const Schedule &schedule,
