@@ -178,8 +178,8 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
   switch (st.kind) {
   case ImportedStage::Kind::Op:
     if (st.idle) {
-      comment += "the GPU idle before the next op of this graph launch, which the trace "
-                 "does not explain";
+      comment += "the next op of this graph launch waited this long after what it follows, "
+                 "for what the trace does not show";
       break;
     }
     addCommentText(comment, s.names[s.opOf(st).name]);

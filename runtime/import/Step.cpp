@@ -111,8 +111,8 @@ const char *syncName(HostCall::Kind kind) {
 /// have waited for it (the device's own start-up, not anything else).
 constexpr double kGpuWaitSlackUs = 20;
 
-/// The least GPU idle time, before an op of a graph launch, that no op's end
-/// and no call explains, kept as a stage (a shorter one is the device's).
+/// The least wait of an op past everything it is known to follow that is
+/// taken to be a wait for something else (a shorter one is the device's).
 constexpr double kUnexplainedIdleUs = 100;
 
 /// A copy that touches pageable host memory and whose call returned only
@@ -141,7 +141,55 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     }
   if (out.device.name.empty() && !trace.devices.empty())
     out.device = trace.devices.front();
+  // When an op was launched: its call's start; without its call in the
+  // trace, where it started (what the host did then is not known).
   auto launchOf = [](const GpuOp &op) { return op.launchTs >= 0 ? op.launchTs : op.ts; };
+  // An op whose call is not in the trace was launched between the recorded
+  // calls the runtime numbered just before and just after it (correlations
+  // count calls in the order they were made). With none of the step's
+  // calls numbered before it, and one numbered after it, it was launched
+  // before the step's first recorded call: by the previous step, or before
+  // the profiler began (the ops of a trace's first step that ran on from
+  // the step before).
+  struct Numbered {
+    int64_t correlation;
+    double ts, latest, earliestAfter; ///< the latest ts up to it, the earliest from it
+    bool operator<(int64_t c) const { return correlation <= c; }
+  };
+  std::vector<Numbered> numbered;
+  for (const HostCall &c : trace.calls)
+    if (c.correlation >= 0)
+      numbered.push_back({c.correlation, double(c.ts), 0, 0});
+  std::sort(numbered.begin(), numbered.end(),
+            [](const Numbered &a, const Numbered &b) { return a.correlation < b.correlation; });
+  for (size_t k = 0; k < numbered.size(); ++k)
+    numbered[k].latest = std::max(numbered[k].ts, k ? numbered[k - 1].latest : -INFINITY);
+  for (size_t k = numbered.size(); k-- > 0;)
+    numbered[k].earliestAfter =
+        std::min(numbered[k].ts, k + 1 < numbered.size() ? numbered[k + 1].earliestAfter
+                                                         : double(INFINITY));
+  /// The first recorded call numbered after an op's correlation.
+  auto nextCall = [&](const GpuOp &op) {
+    return std::lower_bound(numbered.begin(), numbered.end(), op.correlation);
+  };
+  auto launchedBefore = [&](const GpuOp &op, double t) {
+    if (launchOf(op) < t)
+      return true;
+    if (op.launchTs >= 0 || op.correlation < 0)
+      return false;
+    auto next = nextCall(op);
+    if (next == numbered.end())
+      return false; // after every recorded call: where it started
+    return next == numbered.begin() || (next - 1)->latest < t;
+  };
+  // Where the host's walk places the launch of an op whose call is not in
+  // the trace: where it started, or before the call numbered after it.
+  auto slotOf = [&](const GpuOp &op) {
+    if (op.launchTs >= 0 || op.correlation < 0)
+      return launchOf(op);
+    auto next = nextCall(op);
+    return next == numbered.end() ? double(op.ts) : std::min(double(op.ts), next->earliestAfter);
+  };
 
   // The step's host span; the whole trace when it has none.
   double from = -INFINITY, to = INFINITY;
@@ -190,7 +238,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   };
   std::vector<const GpuOp *> ops;
   for (const GpuOp &op : trace.ops)
-    if (launchOf(op) >= from && launchOf(op) < to)
+    if (!launchedBefore(op, from) && launchOf(op) < to)
       ops.push_back(&op);
   if (ops.empty())
     return fail(formatv("ProfilerStep#{0} launched no GPU op", *out.step));
@@ -220,7 +268,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   std::vector<const GpuOp *> backlog;
   if (std::isfinite(from))
     for (const GpuOp &op : trace.ops)
-      if (launchOf(op) < from && op.ts + op.dur > origin && op.ts < last)
+      if (launchedBefore(op, from) && op.ts + op.dur > origin && op.ts < last)
         backlog.push_back(&op);
   std::stable_sort(backlog.begin(), backlog.end(), issueOrder);
 
@@ -298,7 +346,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   for (uint32_t i = 0; i < ops.size(); ++i)
     if (ops[i]->launchTs < 0 &&
         (i == 0 || ops[i]->correlation < 0 || ops[i - 1]->correlation != ops[i]->correlation))
-      items.push_back({ops[i]->ts, 0, ops[i]->correlation, HostCall::Other, int64_t(i), 0});
+      items.push_back({slotOf(*ops[i]), 0, ops[i]->correlation, HostCall::Other, int64_t(i), 0});
   std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
     return a.ts != b.ts ? a.ts < b.ts : a.correlation < b.correlation;
   });
@@ -514,94 +562,10 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   while (nextOp < ops.size())
     addOp(*ops[nextOp++], false);
 
-  // GPU idle the trace does not explain: an op of a graph launch (its nodes
-  // go to the device at once) that began well after every op before it had
-  // ended and its call had returned waited for something the trace does
-  // not hold (a host node, another process). Kept, as a stage before it on
-  // its stream, and said.
-  {
-    struct Idle {
-      uint32_t at;
-      double us;
-    };
-    std::vector<Idle> idles;
-    for (uint32_t i = 0; i < out.stages.size(); ++i) {
-      const ImportedStage &st = out.stages[i];
-      if (st.onHost())
-        continue;
-      const GpuOp &op = trace.ops[st.op];
-      if (!st.graphLaunched || op.ts <= origin)
-        continue;
-      double explained = origin;
-      if (!st.backlog && op.launchTs >= 0)
-        explained = std::max(explained, op.launchTs + op.launchDur);
-      auto it = std::upper_bound(ends.begin(), ends.end(), op.ts + kClockSlackUs);
-      if (it != ends.begin())
-        explained = std::max(explained, *(it - 1));
-      if (op.ts - explained >= kUnexplainedIdleUs)
-        idles.push_back({i, op.ts - explained});
-    }
-    if (!idles.empty()) {
-      std::vector<ImportedStage> old = std::move(out.stages);
-      out.stages.clear();
-      out.stages.reserve(old.size() + idles.size());
-      std::vector<uint32_t> newIndex(old.size());
-      std::string longestName;
-      double idleUs = 0, longestUs = 0, longestAt = 0;
-      size_t k = 0;
-      for (uint32_t i = 0; i < old.size(); ++i) {
-        if (k < idles.size() && idles[k].at == i) {
-          const ImportedStage &before = old[i];
-          ImportedStage idle;
-          idle.idle = true;
-          idle.op = before.op;
-          idle.backlog = before.backlog;
-          idle.graphLaunched = before.graphLaunched;
-          idle.hostUs = before.hostUs;
-          idle.durUs = idles[k].us;
-          idle.endUs = trace.ops[before.op].ts - origin;
-          idle.startUs = idle.endUs - idle.durUs;
-          idle.name = uniqueName("gpu_idle");
-          idleUs += idle.durUs;
-          if (idle.durUs > longestUs)
-            longestUs = idle.durUs, longestName = before.name, longestAt = idle.endUs;
-          out.stages.push_back(std::move(idle));
-          ++k;
-        }
-        newIndex[i] = uint32_t(out.stages.size());
-        out.stages.push_back(std::move(old[i]));
-      }
-      for (ImportedStage &st : out.stages)
-        for (uint32_t &d : st.deps)
-          d = newIndex[d];
-      for (auto &[stream, list] : onStream) {
-        std::vector<uint32_t> remapped;
-        remapped.reserve(list.size());
-        for (uint32_t i : list) {
-          const uint32_t now = newIndex[i];
-          if (now > 0 && out.stages[now - 1].idle && out.stages[now - 1].op == out.stages[now].op)
-            remapped.push_back(now - 1);
-          remapped.push_back(now);
-        }
-        list = std::move(remapped);
-      }
-      for (PendingSync &p : syncs)
-        p.stage = newIndex[p.stage];
-      out.notes.push_back(formatv(
-          "the GPU sat idle inside graph launches for {0} ms in {1} gap(s) that the trace does "
-          "not explain (the longest {2} ms, before '{3}', {4} ms into the step): each is kept "
-          "as a gpu_idle stage of its time, so that a run keeps it",
-          formatv("{0:f2}", idleUs / 1000), idles.size(),
-          formatv("{0:f2}", longestUs / 1000), longestName,
-          formatv("{0:f2}", longestAt / 1000)));
-    }
-  }
-  // Every stage is named and placed: what only the walk needed goes.
+  // What only the walk needed goes.
   items = {};
   opOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
   opsOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
-  taken = {};
-  used = {};
 
   if (out.streams.size() > 256)
     return fail(formatv("the step's GPU ops run on {0} streams; a .pipe pipeline has at "
@@ -611,7 +575,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   // Orderings. Keys: an op's correlation (its launch time when unknown).
   auto key = [&](uint32_t i, bool byCorrelation) {
     const GpuOp &op = trace.ops[out.stages[i].op];
-    if (out.stages[i].backlog)
+    if (out.stages[i].backlog && (byCorrelation ? op.correlation < 0 : op.launchTs < 0))
       return -std::numeric_limits<double>::infinity(); // before all of the step
     return byCorrelation ? double(op.correlation) : launchOf(op);
   };
@@ -680,14 +644,28 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                    lastEndedBefore(b, c, byCorrelation, out.stages[list[k]].startUs));
       }
   };
-  auto inStep = [&](int64_t corr) {
+  // The stream waits that order the backlog were issued before the step,
+  // from its first op's launch on: they hold as the step's own do.
+  double waitsFrom = from;
+  for (const GpuOp *op : backlog)
+    if (op->launchTs >= 0)
+      waitsFrom = std::min(waitsFrom, op->launchTs);
+  auto callIn = [&](int64_t corr, double begin) {
     auto it = trace.callOf.find(corr);
-    return it != trace.callOf.end() && trace.calls[it->second].ts >= from &&
+    return it != trace.callOf.end() && trace.calls[it->second].ts >= begin &&
            trace.calls[it->second].ts < to;
   };
+  auto inStep = [&](int64_t corr) { return callIn(corr, from); };
   // Sync events by the call they belong to.
   llvm::DenseMap<int64_t, const SyncEvent *> syncEventOf;
   for (const SyncEvent &s : trace.syncs) {
+    if (s.kind == SyncEvent::StreamWait && !inStep(s.correlation) &&
+        callIn(s.correlation, waitsFrom)) {
+      if (s.waitOnStream >= 0 && s.recordCorrelation >= 0)
+        depend(firstAfter(s.stream, double(s.correlation), true),
+               lastBefore(s.waitOnStream, double(s.recordCorrelation), true));
+      continue;
+    }
     if (!inStep(s.correlation))
       continue;
     if (s.kind == SyncEvent::StreamWait) {
@@ -701,28 +679,35 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   }
   if (!out.syncEvents) {
     std::vector<double> waits;
+    uint64_t backlogWaits = 0; ///< issued before the step, ordering its backlog
     bool byCorrelation = true;
     for (const HostCall &c : trace.calls)
-      if (c.kind == HostCall::StreamWait && c.ts >= from && c.ts < to) {
-        ++out.waitsIssued;
+      if (c.kind == HostCall::StreamWait && c.ts >= waitsFrom && c.ts < to) {
+        out.waitsIssued += c.ts >= from;
+        backlogWaits += c.ts < from;
         byCorrelation &= c.correlation >= 0;
         waits.push_back(c.correlation >= 0 ? double(c.correlation) : c.ts);
       }
     if (!byCorrelation) {
       waits.clear();
       for (const HostCall &c : trace.calls)
-        if (c.kind == HostCall::StreamWait && c.ts >= from && c.ts < to)
+        if (c.kind == HostCall::StreamWait && c.ts >= waitsFrom && c.ts < to)
           waits.push_back(c.ts);
     }
     cut(std::move(waits), byCorrelation);
-    if (out.waitsIssued)
+    if (out.waitsIssued || backlogWaits)
       out.notes.push_back(formatv(
-          "the trace has no sync events: each of its {0} cudaStreamWaitEvent call(s) "
+          "the trace has no sync events: each of its {0} cudaStreamWaitEvent call(s){1} "
           "orders every stream's next op behind the last op issued before it on every "
           "other stream (a safe superset of the recorded orderings); record with "
           "torch.profiler.profile(..., experimental_config=torch._C._profiler."
           "_ExperimentalConfig(enable_cuda_sync_events=True)) for the exact ones",
-          out.waitsIssued));
+          out.waitsIssued,
+          backlogWaits ? formatv(" (and {0} issued before the step, which order the "
+                                 "previous step's ops still running in it)",
+                                 backlogWaits)
+                             .str()
+                       : std::string()));
   }
   // What each host synchronisation waited for.
   for (const PendingSync &p : syncs) {
@@ -754,6 +739,135 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   for (ImportedStage &st : out.stages)
     if (st.kind == ImportedStage::Kind::Sync && st.call == HostCall::BlockingCopy)
       st.waitedEndUs = out.stages[st.deps.front()].endUs;
+  // An op that began well after everything it is known to wait for (its
+  // stream's previous op, the ops its recorded orderings name, its launch
+  // call's return; a backlog op, the step's start) waited for something
+  // else. Where another op ended just before it began, it waited for that
+  // one (an ordering the trace does not record: a dependency); otherwise
+  // for what the trace does not hold (a host node, an external event,
+  // another process): the wait is kept, as a stage of its time between the
+  // op and what it follows. Both are said: a run keeps the wait, a what-if
+  // moves it with what it follows.
+  uint64_t inferredWaits = 0;
+  {
+    struct Idle {
+      uint32_t at;
+      double us;
+    };
+    std::vector<Idle> idles;
+    std::vector<std::pair<double, uint32_t>> byEnd; ///< (end, stage), device ops
+    for (uint32_t i = 0; i < out.stages.size(); ++i)
+      if (!out.stages[i].onHost())
+        byEnd.push_back({out.stages[i].endUs, i});
+    std::sort(byEnd.begin(), byEnd.end());
+    // Until when the GPU ran something before `t` (from the origin): the
+    // latest end among the ops that began before it.
+    std::vector<std::pair<double, double>> byStart; ///< (start, latest end so far)
+    for (const ImportedStage &st : out.stages)
+      if (!st.onHost())
+        byStart.push_back({double(st.startUs), double(st.endUs)});
+    std::sort(byStart.begin(), byStart.end());
+    for (size_t k = 1; k < byStart.size(); ++k)
+      byStart[k].second = std::max(byStart[k].second, byStart[k - 1].second);
+    auto busyUntil = [&](double t) {
+      auto it = std::lower_bound(byStart.begin(), byStart.end(),
+                                 std::make_pair(t - kClockSlackUs, -double(INFINITY)));
+      return it == byStart.begin() ? 0.0 : std::min(t, (it - 1)->second);
+    };
+    for (uint32_t i = 0; i < out.stages.size(); ++i) {
+      ImportedStage &st = out.stages[i];
+      if (st.onHost())
+        continue;
+      const GpuOp &op = trace.ops[st.op];
+      if (op.ts <= origin)
+        continue;
+      double explained = origin;
+      if (!st.backlog && op.launchTs >= 0)
+        explained = std::max(explained, op.launchTs + op.launchDur);
+      for (uint32_t d : st.deps)
+        if (!out.stages[d].onHost())
+          explained = std::max(explained, out.stages[d].endUs + origin);
+      if (op.ts - explained < kUnexplainedIdleUs)
+        continue;
+      // A launched op that found the GPU running others may have waited
+      // for room on the SMs, which the model has; a graph's nodes reach the
+      // device at once and wait only for what they follow.
+      if (!st.graphLaunched && op.launchTs >= 0 &&
+          op.ts - origin - busyUntil(op.ts - origin) < kUnexplainedIdleUs)
+        continue;
+      // The op issued before it that ended last, just before it began
+      // (among the last few to end: a bounded look, whatever the input).
+      auto it = std::upper_bound(byEnd.begin(), byEnd.end(),
+                                 std::make_pair(op.ts - origin + kClockSlackUs, UINT32_MAX));
+      for (int look = 0; look < 64 && it != byEnd.begin() &&
+                         (it - 1)->first >= op.ts - origin - kGpuWaitSlackUs &&
+                         (it - 1)->second >= i;
+           ++look)
+        --it;
+      if (it != byEnd.begin() && (it - 1)->second < i &&
+          (it - 1)->first >= op.ts - origin - kGpuWaitSlackUs) {
+        st.deps.push_back((it - 1)->second);
+        ++inferredWaits;
+      } else {
+        idles.push_back({i, op.ts - explained});
+      }
+    }
+    if (!idles.empty()) {
+      std::vector<ImportedStage> old = std::move(out.stages);
+      out.stages.clear();
+      out.stages.reserve(old.size() + idles.size());
+      std::vector<uint32_t> newIndex(old.size());
+      std::string longestName;
+      double idleUs = 0, longestUs = 0, longestAt = 0;
+      size_t k = 0;
+      for (uint32_t i = 0; i < old.size(); ++i) {
+        if (k < idles.size() && idles[k].at == i) {
+          const ImportedStage &before = old[i];
+          ImportedStage idle;
+          idle.idle = true;
+          idle.op = before.op;
+          idle.backlog = before.backlog;
+          idle.graphLaunched = before.graphLaunched;
+          idle.hostUs = before.hostUs;
+          idle.durUs = idles[k].us;
+          idle.endUs = trace.ops[before.op].ts - origin;
+          idle.startUs = idle.endUs - idle.durUs;
+          idle.name = uniqueName("gpu_idle");
+          idleUs += idle.durUs;
+          if (idle.durUs > longestUs)
+            longestUs = idle.durUs, longestName = before.name, longestAt = idle.endUs;
+          out.stages.push_back(std::move(idle));
+          ++k;
+        }
+        newIndex[i] = uint32_t(out.stages.size());
+        out.stages.push_back(std::move(old[i]));
+      }
+      for (ImportedStage &st : out.stages)
+        for (uint32_t &d : st.deps)
+          d = newIndex[d];
+      // The wait follows what the op followed; the op follows the wait.
+      for (uint32_t j = 0; j + 1 < out.stages.size(); ++j)
+        if (out.stages[j].idle) {
+          out.stages[j].deps = std::move(out.stages[j + 1].deps);
+          out.stages[j + 1].deps = {j};
+        }
+      out.notes.push_back(formatv(
+          "ops waited {0} ms in {1} gap(s) for what the trace does not show (the longest "
+          "{2} ms, before '{3}', {4} ms into the step): each wait is kept as a gpu_idle "
+          "stage of its time after what the op follows, so that a run keeps it",
+          formatv("{0:f2}", idleUs / 1000), idles.size(),
+          formatv("{0:f2}", longestUs / 1000), longestName,
+          formatv("{0:f2}", longestAt / 1000)));
+    }
+  }
+  taken = {};
+  used = {};
+  if (inferredWaits)
+    out.notes.push_back(formatv(
+        "{0} op(s) began as an op of another stream ended, {1} us or more after everything "
+        "the trace says they follow: each is taken to have waited for that op (an ordering "
+        "the trace does not record)",
+        inferredWaits, unsigned(kUnexplainedIdleUs)));
   // Only the dependencies the others do not imply: the file states each
   // ordering once (and `pipec check` has no redundant one to warn about).
   CSR graph;

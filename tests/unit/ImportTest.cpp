@@ -169,6 +169,7 @@ struct Recording {
   /// Orderings the program had: op -> op (waits, stream order), and op ->
   /// every op issued after a host sync that waited for it.
   std::set<std::pair<uint32_t, uint32_t>> orderings;
+  size_t queued = 0; ///< ops whose call is missing, queued behind another's
 };
 
 Recording record(std::mt19937 &rng, bool syncEvents) {
@@ -201,10 +202,12 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
         {"ph", "X"}, {"cat", "cuda_sync"}, {"name", kind}, {"ts", t}, {"dur", 0},
         {"args", std::move(args)}});
   };
+  bool longNext = false; // the next op runs long (something to queue behind)
   // An op on s, `idle` after it could have begun: what it is ordered after.
   auto addOp = [&](int s, double callStart, double idle, double &start, double &dur) {
     start = std::max({callStart + uniform(1, 4), streamFree[s], waitUntil[s]}) + idle;
-    dur = uniform(1, 100);
+    dur = longNext ? uniform(300, 600) : uniform(1, 100);
+    longNext = false;
     uint32_t v = uint32_t(r.ops.size());
     r.ops.push_back({s, start, start + dur});
     for (int64_t u : waitFor[s])
@@ -247,7 +250,7 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
   const int actions = 2 + int(rng() % 30);
   for (int i = 0; i < actions; ++i) {
     int s = int(rng() % streams);
-    const unsigned action = rng() % 13;
+    const unsigned action = rng() % 14;
     switch (action) {
     case 0: { // record on a, wait on s
       int a = int(rng() % streams);
@@ -324,6 +327,38 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
       }
       break;
     }
+    case 8: { // a launch whose call the trace lacks (a sampled trace),
+              // queued behind another stream's op until it ended
+      int a = int(rng() % streams);
+      if (a == s)
+        break;
+      if (lastOp[a] < 0 ||
+          r.ops[lastOp[a]].end < std::max({t, streamFree[s], waitUntil[s]}) + 150) {
+        longNext = true;
+        launch(a, false);
+      }
+      if (r.ops[lastOp[a]].end < std::max({t, streamFree[s], waitUntil[s]}) + 150)
+        break;
+      const uint32_t producer = uint32_t(lastOp[a]);
+      ++corr; // the call was made, not recorded
+      double start, dur;
+      uint32_t v = addOp(s, t, 0, start, dur);
+      // It began as the producer ended (the earliest it could, and later
+      // than the generic rule: the recorded ops end in that order).
+      start = r.ops[producer].end + uniform(0.5, 2);
+      r.ops[v].start = start;
+      r.ops[v].end = start + dur;
+      streamFree[s] = start + dur;
+      r.orderings.insert({producer, v});
+      events.push_back(llvm::json::Object{
+          {"ph", "X"}, {"cat", "kernel"}, {"name", "q" + std::to_string(v)},
+          {"ts", start}, {"dur", dur}, {"tid", s},
+          {"args", llvm::json::Object{{"stream", s}, {"correlation", corr}, {"device", 0},
+                                      {"grid", llvm::json::Array{32, 1, 1}},
+                                      {"block", llvm::json::Array{128, 1, 1}}}}});
+      ++r.queued;
+      break;
+    }
     default:
       launch(s, false);
     }
@@ -340,10 +375,11 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
 TEST_CASE("import: random recordings keep every ordering, contradict none, check clean, "
           "are laid out as fmt lays them out, to the program the importer builds") {
   std::mt19937 rng(27);
-  size_t orderings = 0, cpu = 0, idles = 0;
+  size_t orderings = 0, cpu = 0, idles = 0, queued = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const bool syncEvents = trial % 2 == 0;
     Recording rec = record(rng, syncEvents);
+    queued += rec.queued;
     INFO(rec.json);
     auto trace = parseTrace(rec.json);
     REQUIRE(static_cast<bool>(trace));
@@ -379,6 +415,7 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
     std::vector<std::vector<uint8_t>> reach = test::happensBefore(s);
     // Every ordering the program had is kept.
     for (auto [a, b] : rec.orderings) {
+      INFO("recorded op " << a << " before op " << b);
       CHECK(reach[instanceOfOp[a]][instanceOfOp[b]]);
       ++orderings;
     }
@@ -398,6 +435,7 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
   CHECK(orderings > 1000);
   CHECK(cpu > 100);
   CHECK(idles > 10); // graph launches' unexplained idle is kept
+  CHECK(queued > 20); // ops whose call is missing, each kept behind what it waited for
 }
 
 // ---- The fast event reader against llvm::json's DOM ------------------------

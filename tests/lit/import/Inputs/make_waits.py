@@ -8,7 +8,18 @@ idles (docs/import.md, "The host, as recorded"), written to a folder:
               queue that holds 300: from the 300th on, each launch call
               returns only once an op has started;
   graph.json  a cudaGraphLaunch of three kernels, the GPU idle 400 us
-              between the first two for no reason the trace holds.
+              between the first two for no reason the trace holds;
+  graph_dep.json  a graph's first kernel waits (a recorded stream wait) for
+              another stream's kernel, then 200 us more for no reason the
+              trace holds, while a third stream's kernel runs until 20 us
+              before it: the wait is measured from what it follows;
+  backlog_wait.json, backlog_nosync.json  step 2 begins with two of step
+              1's kernels still to run, the second behind the first by a
+              stream wait issued in step 1 (as a sync event; and only as the
+              call, no sync events);
+  sampled.json  a kernel whose launch call the trace lacks (a sampled
+              trace) began 5 us after another stream's kernel ended, 500 us
+              after its stream was free: it waited for that kernel.
 
   make_waits.py DIR"""
 import os
@@ -58,8 +69,49 @@ def graph():
     return t
 
 
+def graph_dep():
+    t = Builder()
+    t.kernel("other", 9, 10, 20, 500)
+    r = t.record(12)
+    t.wait(7, 9, r, 14)
+    c = t.runtime("cudaGraphLaunch", 30, 10)
+    t.kernel("late", 11, 45, 50, 650)
+    t.launched(c, "g1", 7, 720, 50)                # 200 us after 'other' ended
+    t.launched(c, "g2", 7, 770, 50)
+    return t
+
+
+def backlog_wait(sync_events=True):
+    t = Builder()
+    t.step(1, 0, 100)
+    t.kernel("a", 7, 10, 20, 400)
+    r = t.record(15)
+    if sync_events:
+        t.wait(9, 7, r, 16)
+    else:
+        t.runtime("cudaStreamWaitEvent", 16, 1.0)
+    t.kernel("b", 9, 20, 420, 100)                 # behind 'a', into step 2
+    t.step(2, 100, 900)
+    t.kernel("c", 11, 110, 115, 100)
+    t.kernel("d", 9, 120, 520, 40)
+    return t
+
+
+def sampled():
+    t = Builder()
+    t.kernel("x", 7, 10, 20, 500)
+    t.corr += 1                                    # the call not recorded
+    t.launched(t.corr, "y", 9, 525, 50)
+    t.kernel("z", 7, 600, 610, 20)
+    return t
+
+
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 calls().write(os.path.join(out, "calls.json"))
 queue().write(os.path.join(out, "queue.json"))
 graph().write(os.path.join(out, "graph.json"))
+graph_dep().write(os.path.join(out, "graph_dep.json"))
+backlog_wait().write(os.path.join(out, "backlog_wait.json"))
+backlog_wait(False).write(os.path.join(out, "backlog_nosync.json"))
+sampled().write(os.path.join(out, "sampled.json"))
