@@ -111,6 +111,10 @@ const char *syncName(HostCall::Kind kind) {
 /// have waited for it (the device's own start-up, not anything else).
 constexpr double kGpuWaitSlackUs = 20;
 
+/// The least back-to-back gaps between a stream's ops that measure the
+/// device's own (fewer: the profile's default).
+constexpr uint64_t kLeastGapSamples = 50;
+
 /// The least wait of an op past everything it is known to follow that is
 /// taken to be a wait for something else (a shorter one is the device's).
 constexpr double kUnexplainedIdleUs = 100;
@@ -561,6 +565,26 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   // Ops whose call is a duplicate, or missing from the walk: at the end.
   while (nextOp < ops.size())
     addOp(*ops[nextOp++], false);
+  // The device's gap between back-to-back ops of a stream, as recorded:
+  // an op whose launch had returned before the one ahead of it ended
+  // began this long after it (waits for other streams left out: gaps of
+  // kGpuWaitSlackUs and more).
+  {
+    double sum = 0;
+    uint64_t gaps = 0;
+    for (const auto &[stream, list] : onStream)
+      for (size_t k = 1; k < list.size(); ++k) {
+        const ImportedStage &a = out.stages[list[k - 1]], &b = out.stages[list[k]];
+        const GpuOp &op = trace.ops[b.op];
+        if (b.backlog || op.launchTs < 0 || op.launchTs + op.launchDur > a.endUs + origin)
+          continue;
+        const double gap = b.startUs - a.endUs;
+        if (gap >= 0 && gap < kGpuWaitSlackUs)
+          sum += gap, ++gaps;
+      }
+    if (gaps >= kLeastGapSamples)
+      out.device.streamGapUs = sum / double(gaps);
+  }
 
   // What only the walk needed goes.
   items = {};
@@ -912,6 +936,9 @@ DeviceProfile importer::profileFor(const DeviceInfo &d) {
   // The driver's launch queue as the recording filled it.
   if (d.launchQueueDepth)
     p.launchQueueDepth = d.launchQueueDepth;
+  // The device's back-to-back gap as the recording shows it.
+  if (d.streamGapUs > 0)
+    p.streamGapUs = d.streamGapUs;
   if (d.name.empty())
     return p;
   p.name = "model of " + d.name + " (from the trace's deviceProperties)";

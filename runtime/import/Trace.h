@@ -95,6 +95,9 @@ struct DeviceInfo {
   /// The most launches the driver held not yet started when a launch call
   /// blocked for room (0: the queue never filled in the step imported).
   uint32_t launchQueueDepth = 0;
+  /// The device's own time between two ops of a stream when the second was
+  /// already queued: the mean such gap in the step (0: too few to measure).
+  double streamGapUs = 0;
 };
 
 struct Trace {
