@@ -192,6 +192,8 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
       comment += "; the launch waited for room in the driver's full launch queue";
     if (st.graphLaunched)
       comment += "; launched by cudaGraphLaunch";
+    if (st.recordedUs > 0)
+      comment += "; recorded " + timeOf(st.recordedUs).text + " beside other kernels";
     break;
   case ImportedStage::Kind::Sync:
     comment += st.call == HostCall::StreamSync   ? "cudaStreamSynchronize"

@@ -206,6 +206,11 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
       "the longest chain through the recorded orderings, host order included");
   row("lower bound", formatTime(r.lowerBoundUs), "set by " + r.binding);
   os << "the imported program on the device model (" << profile.name << "):\n";
+  if (r.contendedKernels)
+    row("contention taken out", formatTime(r.contentionUs),
+        formatv("{0} kernel(s) recorded beside others, written as their time alone",
+                r.contendedKernels)
+            .str());
   row("as stream launches", formatTime(r.streamsMakespanUs),
       formatv("span, {0} of the recorded; {1} a replay (host's first call to last end)",
               formatPercent(r.spanUs > 0 ? r.streamsMakespanUs / r.spanUs - 1 : 0, 1),
@@ -302,6 +307,9 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
       // Against the recorded host time: the imported program as it is.
       graph(r.graph);
       j.attributeObject("own_launches", [&] { graph(r.graphOwnLaunches); });
+      // The kernels written as their time alone, and what that took out.
+      j.attribute("contended_kernels", int64_t(r.contendedKernels));
+      number("contention_us", r.contentionUs);
     });
     // The free run is the headline (version 4); the pinned replay, which
     // the recording paces, a secondary check.

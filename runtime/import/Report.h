@@ -43,6 +43,10 @@ struct StepReport {
   /// against pipec's own launches (the same program without issue=).
   GraphAdvice graph, graphOwnLaunches;
   uint64_t graphSegments = 0;
+  /// Kernels written as their time alone, and the contention taken out of
+  /// their recorded times (Contention.h).
+  uint64_t contendedKernels = 0;
+  double contentionUs = 0;
   /// The model against the recording: its span over the GPU ops' window,
   /// and |predicted - recorded| op ends (median and p95).
   struct Fidelity {

@@ -75,6 +75,9 @@ struct ImportedStage {
   /// Op: as recorded, from the step's origin (a backlog op from the origin).
   double startUs = 0, endUs = 0;
   double durUs = 0; ///< Op: its time (a backlog op's, the part in the step)
+  /// Op (a kernel): its recorded time, where durUs is its time alone, the
+  /// contention of what ran beside it taken out (Contention.h); else 0.
+  double recordedUs = 0;
   bool onHost() const { return kind != Kind::Op; }
 };
 

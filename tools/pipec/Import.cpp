@@ -3,9 +3,11 @@
 #include "Tool.h"
 
 #include "runtime/cost/GraphCost.h"
+#include "runtime/import/Contention.h"
 #include "runtime/import/PipeFile.h"
 #include "runtime/import/Report.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -62,12 +64,20 @@ int tool::runImport() {
     toolError(toString(imported.takeError()));
     return InputErrors;
   }
-  // What the import could not know is said once, whatever is written.
-  for (const std::string &note : imported->notes)
-    WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
   DeviceProfile profile = importer::profileFor(imported->device);
   if (!profilePath.empty() && !loadProfile(profile))
     return UsageError;
+  // Each kernel's time alone, on the profile the file is written for.
+  importer::Uncontended uncontended = importer::uncontend(*imported, profile);
+  if (uncontended.kernels)
+    imported->notes.push_back(formatv(
+        "{0} kernel(s) ran beside others and took {1} ms longer than alone by the model's "
+        "sharing rules: each is written as its time alone, its recorded time in its comment",
+        uncontended.kernels,
+        formatv("{0:f2}", (uncontended.recordedUs - uncontended.aloneUs) / 1000)));
+  // What the import could not know is said once, whatever is written.
+  for (const std::string &note : imported->notes)
+    WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
   // The file is laid out (every stage checked, the columns measured)
   // before a byte of it is written.
   Expected<importer::PipeFile> file = importer::PipeFile::lay(*imported, traceInput, profile);
@@ -98,6 +108,8 @@ int tool::runImport() {
   options.replays = replays;
   Schedule schedule(program->pipelines.front(), profile, options);
   importer::StepReport report = importer::reportStep(*imported, schedule, profile, replays);
+  report.contendedKernels = uncontended.kernels;
+  report.contentionUs = uncontended.recordedUs - uncontended.aloneUs;
   if (jsonOutput)
     importer::writeStepReportJSON(report, *imported, profile, outs());
   else

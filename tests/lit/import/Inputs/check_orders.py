@@ -75,8 +75,11 @@ def check(trace):
         open(pipe, "w").write(text)
     pipec("run", pipe, "--backend=sim", "--profile=" + profile, "--trace=" + run)
 
-    # The imported device stages per stream, in order, with their names.
+    # The imported device stages per stream, in order, with their names;
+    # the step the file holds.
     stages = {}
+    header = open(pipe).readline()
+    number = re.search(r"ProfilerStep#(-?\d+)", header)
     for line in open(pipe):
         m = STAGE.match(line)
         if m and not m.group(3).startswith("the next op of this graph launch"):
@@ -100,17 +103,24 @@ def check(trace):
     calls = {e["args"]["correlation"] for e in events
              if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")
              and "correlation" in e.get("args", {})}
+    # Of the runs that match (a stream repeats its ops step after step),
+    # the one that begins nearest the step's start.
+    anchor = -float("inf")
+    if number:
+        for e in events:
+            if e.get("ph") == "X" and e.get("name") == "ProfilerStep#" + number.group(1):
+                anchor = e["ts"]
     stage_of = {}  # id(recorded op) -> stage name
     for stream, mine in stages.items():
         recorded = sorted(ops.get(stream, []), key=lambda e: e["ts"])
         names = [clean(e["name"]) for e in recorded]
-        for k in range(len(recorded) - len(mine) + 1):
-            if all(same(names[k + i], mine[i][1]) for i in range(len(mine))):
-                for i, (name, _) in enumerate(mine):
-                    stage_of[id(recorded[k + i])] = name
-                break
-        else:
+        runs = [k for k in range(len(recorded) - len(mine) + 1)
+                if all(same(names[k + i], mine[i][1]) for i in range(len(mine)))]
+        if not runs:
             sys.exit(f"{trace}: the stages on s{stream} match no run of its recorded ops")
+        k = min(runs, key=lambda k: abs(recorded[k]["ts"] - anchor))
+        for i, (name, _) in enumerate(mine):
+            stage_of[id(recorded[k + i])] = name
 
     pairs = {"same stream": [], "recorded wait": [], "sat queued": []}
     by_corr = {}

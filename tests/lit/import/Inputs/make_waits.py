@@ -19,7 +19,13 @@ idles (docs/import.md, "The host, as recorded"), written to a folder:
               call, no sync events);
   sampled.json  a kernel whose launch call the trace lacks (a sampled
               trace) began 5 us after another stream's kernel ended, 500 us
-              after its stream was free: it waited for that kernel.
+              after its stream was free: it waited for that kernel;
+  contended.json  two kernels that shared the SMs: 'b' (108 blocks of 1,024
+              threads, half of what an A100 holds) ran 100 us, 'a' (216
+              such blocks, one wave alone) began beside it and took 200 us:
+              half its blocks waited for b's;
+  gaps.json   200 kernels queued on one stream, each beginning 3 us after
+              the one before it ended: the device's own gap.
 
   make_waits.py DIR"""
 import os
@@ -106,6 +112,22 @@ def sampled():
     return t
 
 
+def contended():
+    t = Builder()
+    t.kernel("b", 9, 10, 20, 100, grid=(108, 1, 1), block=(1024, 1, 1))
+    t.kernel("a", 7, 12, 21, 200, grid=(216, 1, 1), block=(1024, 1, 1))
+    return t
+
+
+def gaps():
+    t = Builder()
+    start = 100.0
+    for i in range(200):
+        t.kernel("k", 7, 10 + 2 * i, start, 10)
+        start += 10 + 3
+    return t
+
+
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 calls().write(os.path.join(out, "calls.json"))
@@ -115,3 +137,5 @@ graph_dep().write(os.path.join(out, "graph_dep.json"))
 backlog_wait().write(os.path.join(out, "backlog_wait.json"))
 backlog_wait(False).write(os.path.join(out, "backlog_nosync.json"))
 sampled().write(os.path.join(out, "sampled.json"))
+contended().write(os.path.join(out, "contended.json"))
+gaps().write(os.path.join(out, "gaps.json"))
