@@ -2,6 +2,8 @@
 
 #include "compiler/schedule/Analysis.h"
 
+#include "compiler/program/Communication.h"
+
 #include "compiler/program/TimeFormat.h"
 #include "compiler/schedule/Schedule.h"
 
@@ -142,7 +144,7 @@ static double overlapOf(const std::vector<std::pair<double, double>> &a,
 std::vector<DeviceUse>
 pipec::deviceUses(const Schedule &s,
                   llvm::function_ref<std::pair<double, double>(uint32_t)> spanOf,
-                  double stepUs) {
+                  double stepUs, llvm::function_ref<bool(uint32_t)> communicates) {
   // Per device: its work, and apart, its communication. A stream's
   // instances follow one another, so only work on two streams of one
   // device overlaps.
@@ -158,8 +160,7 @@ pipec::deviceUses(const Schedule &s,
         continue;
       const uint32_t device = s.streamPlan.streams[s.streamOf(v)].device;
       work[device].push_back({start, end});
-      const bool talks = program::isCollective(st) ||
-                         (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P);
+      const bool talks = communicates ? communicates(v) : program::isCommunication(st);
       (talks ? comm : other)[device].push_back({start, end});
     }
   std::vector<DeviceUse> uses;

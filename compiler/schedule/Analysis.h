@@ -112,9 +112,12 @@ Analysis analyze(const Schedule &schedule, const DeviceProfile &profile);
 /// communication, from each instance's [start, end) as `spanOf` gives it
 /// (instances on the host thread are not asked; an empty span counts for
 /// nothing): the analysis's devices on its timeline, a run's on its own.
+/// Communication is program::isCommunication's, by the stage's name, or
+/// `communicates` where given (an imported op by its recorded name).
 std::vector<DeviceUse>
 deviceUses(const Schedule &schedule,
-           llvm::function_ref<std::pair<double, double>(uint32_t)> spanOf, double stepUs);
+           llvm::function_ref<std::pair<double, double>(uint32_t)> spanOf, double stepUs,
+           llvm::function_ref<bool(uint32_t)> communicates = nullptr);
 
 /// The graph verdict in words, the same in every command: "pays back its
 /// one-time cost of 1.2 ms after 14 replays" or why it never does.

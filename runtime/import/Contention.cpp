@@ -39,15 +39,7 @@ bool smsOversubscribed(const ImportedStep &step, const DeviceProfile &profile) {
   for (const ImportedStage &st : step.stages) {
     if (!isKernel(step, st))
       continue;
-    const GpuOp &op = step.opOf(st);
-    const uint32_t threads = uint32_t(std::clamp<uint64_t>(op.threads, 1, 1024));
-    const uint64_t smem = op.smem <= profile.sharedMemoryPerBlock ? op.smem : 0;
-    const uint32_t regs = op.regs <= 255 ? op.regs : 0;
-    unsigned perSM = profile.blocksPerSM(threads, smem, regs);
-    if (perSM == 0)
-      perSM = std::max(1u, profile.blocksPerSM(threads));
-    const double share = double(std::max<uint64_t>(op.blocks, 1)) /
-                         (double(perSM) * double(std::max(1u, profile.sms)));
+    const double share = smShare(step.opOf(st), profile);
     changes.push_back({st.startUs, share});
     changes.push_back({st.endUs, -share});
   }

@@ -3,6 +3,7 @@
 #include "runtime/import/Report.h"
 
 #include "compiler/emit/Emitters.h"
+#include "compiler/program/Communication.h"
 #include "compiler/program/TimeFormat.h"
 #include "runtime/Backend.h"
 #include "runtime/cost/GraphCost.h"
@@ -53,6 +54,29 @@ StepReport::Fidelity against(const ImportedStep &step, const Schedule &s,
   }
   std::tie(f.medianErrorUs, f.p95ErrorUs) = runtime::medianAndP95(errors);
   return f;
+}
+
+/// The step's communication and the part of it other work hid, with each
+/// instance's [start, end) as `spanOf` gives it.
+StepReport::Comm commOf(const ImportedStep &step, const Schedule &s,
+                        llvm::function_ref<std::pair<double, double>(uint32_t)> spanOf) {
+  auto stageOf = [&](uint32_t v) -> const ImportedStage & {
+    return step.stages[s.instances.stageOf(v)];
+  };
+  std::vector<DeviceUse> uses = deviceUses(
+      s,
+      [&](uint32_t v) {
+        return stageOf(v).idle ? std::make_pair(0.0, 0.0) : spanOf(v);
+      },
+      0, [&](uint32_t v) {
+        const ImportedStage &st = stageOf(v);
+        return !st.idle &&
+               program::isCommunication(s.instances.stage(v), step.names[step.opOf(st).name]);
+      });
+  StepReport::Comm c;
+  for (const DeviceUse &use : uses)
+    c.us += use.commUs, c.hiddenUs += use.hiddenCommUs;
+  return c;
 }
 
 } // namespace
@@ -122,6 +146,14 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
     r.graphMakespanUs = gLast - gFirst;
     r.streamsHostUs = streams->hostUs;
     r.free = against(step, schedule, streams->start, streams->end);
+    if (!streams->start.empty())
+      r.predictedComm = commOf(step, schedule, [&](uint32_t v) {
+        return std::make_pair(streams->start[v], streams->end[v]);
+      });
+    r.recordedComm = commOf(step, schedule, [&](uint32_t v) {
+      const ImportedStage &st = step.stages[schedule.instances.stageOf(v)];
+      return std::make_pair(double(st.startUs), double(st.endUs));
+    });
   };
   compare(s, r.graph, true);
   program::Pipeline own = s.pipeline;
@@ -192,6 +224,15 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
   if (r.backlogOps)
     row("previous step's backlog", std::to_string(r.backlogOps),
         "ops issued before the step, still running in it");
+  auto hidden = [](const StepReport::Comm &c) {
+    return formatPercent(c.us > 0 ? c.hiddenUs / c.us : 0);
+  };
+  if (r.recordedComm.us > 0 || r.predictedComm.us > 0)
+    row("communication", formatTime(r.recordedComm.us),
+        formatv("{0} hidden under computation; the model: {1}, {2} hidden",
+                hidden(r.recordedComm), formatTime(r.predictedComm.us),
+                hidden(r.predictedComm))
+            .str());
   row("host dispatch", formatTime(r.dispatchUs),
       "host time before the launch calls returned (issue= and the calls)");
   row("host work", formatTime(r.hostWorkUs), "host time between runtime calls (cpu stages)");
@@ -263,6 +304,13 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
     else
       j.attribute("break_even_replays", nullptr);
   };
+  auto comm = [&](const StepReport::Comm &c) {
+    number("comm_us", c.us);
+    if (c.us > 0)
+      number("comm_hidden_fraction", c.hiddenUs / c.us);
+    else
+      j.attribute("comm_hidden_fraction", nullptr);
+  };
   j.object([&] {
     j.attribute("format", "pipec-import-report");
     j.attribute("version", 4);
@@ -285,6 +333,7 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
       j.attribute("waits_issued", int64_t(r.waitsIssued));
       j.attribute("host_syncs", int64_t(r.hostSyncs));
       j.attribute("sync_events", step.syncEvents);
+      comm(r.recordedComm);
     });
     j.attributeObject("analysis", [&] {
       number("critical_path_us", r.criticalPathUs);
@@ -310,6 +359,7 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
       // The kernels written as their time alone, and what that took out.
       j.attribute("contended_kernels", int64_t(r.contendedKernels));
       number("contention_us", r.contentionUs);
+      comm(r.predictedComm);
     });
     // The free run is the headline (version 4); the pinned replay, which
     // the recording paces, a secondary check.

@@ -47,6 +47,13 @@ struct StepReport {
   /// their recorded times (Contention.h).
   uint64_t contendedKernels = 0;
   double contentionUs = 0;
+  /// Communication (program::isCommunicationKernel's list, by each op's
+  /// recorded name) and the part of it other work of the device hid, as
+  /// recorded and in the free run.
+  struct Comm {
+    double us = 0, hiddenUs = 0;
+  };
+  Comm recordedComm, predictedComm;
   /// The model against the recording: its span over the GPU ops' window,
   /// and |predicted - recorded| op ends (median and p95).
   struct Fidelity {

@@ -798,6 +798,23 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                                  std::make_pair(t - kClockSlackUs, -double(INFINITY)));
       return it == byStart.begin() ? 0.0 : std::min(t, (it - 1)->second);
     };
+    // What share of the SMs the kernels running at `t` asked for.
+    const DeviceProfile profile = profileFor(out.device);
+    std::vector<std::pair<double, double>> asked; ///< (time, the share from then on)
+    for (const ImportedStage &st : out.stages)
+      if (!st.onHost() && trace.ops[st.op].kind == OpKind::Kernel) {
+        const double share = smShare(trace.ops[st.op], profile);
+        asked.push_back({double(st.startUs), share});
+        asked.push_back({double(st.endUs), -share});
+      }
+    std::sort(asked.begin(), asked.end());
+    for (size_t k = 1; k < asked.size(); ++k)
+      asked[k].second += asked[k - 1].second;
+    auto askedAt = [&](double t) {
+      auto at = std::upper_bound(asked.begin(), asked.end(),
+                                 std::make_pair(t, double(INFINITY)));
+      return at == asked.begin() ? 0.0 : (at - 1)->second;
+    };
     for (uint32_t i = 0; i < out.stages.size(); ++i) {
       ImportedStage &st = out.stages[i];
       if (st.onHost())
@@ -813,24 +830,42 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           explained = std::max(explained, out.stages[d].endUs + origin);
       if (op.ts - explained < kUnexplainedIdleUs)
         continue;
-      // A launched op that found the GPU running others may have waited
-      // for room on the SMs, which the model has; a graph's nodes reach the
-      // device at once and wait only for what they follow.
-      if (!st.graphLaunched && op.launchTs >= 0 &&
-          op.ts - origin - busyUntil(op.ts - origin) < kUnexplainedIdleUs)
-        continue;
-      // The op issued before it that ended last, just before it began
-      // (among the last few to end: a bounded look, whatever the input).
+      // The op issued before it that ended last before it began (among the
+      // last few to end: a bounded look, whatever the input). It waited
+      // for that op if it began as it ended, or soon after with the GPU
+      // idle in between (the wait's own latency).
+      const double at = op.ts - origin;
       auto it = std::upper_bound(byEnd.begin(), byEnd.end(),
-                                 std::make_pair(op.ts - origin + kClockSlackUs, UINT32_MAX));
-      for (int look = 0; look < 64 && it != byEnd.begin() &&
-                         (it - 1)->first >= op.ts - origin - kGpuWaitSlackUs &&
-                         (it - 1)->second >= i;
-           ++look)
+                                 std::make_pair(at + kClockSlackUs, UINT32_MAX));
+      for (int look = 0; look < 64 && it != byEnd.begin() && (it - 1)->second >= i; ++look)
         --it;
-      if (it != byEnd.begin() && (it - 1)->second < i &&
-          (it - 1)->first >= op.ts - origin - kGpuWaitSlackUs) {
-        st.deps.push_back((it - 1)->second);
+      int64_t ended = -1;
+      if (it != byEnd.begin() && (it - 1)->second < i) {
+        const double end = (it - 1)->first;
+        if (at - end <= kGpuWaitSlackUs ||
+            (at - end < kUnexplainedIdleUs && busyUntil(at) <= end + kClockSlackUs))
+          ended = int64_t((it - 1)->second);
+      }
+      if (!st.graphLaunched && op.launchTs >= 0 &&
+          at - busyUntil(at) < kUnexplainedIdleUs) {
+        // A launched op that found the GPU running others may have waited
+        // for room on the SMs, which the model has. A kernel that had room
+        // beside what ran just before the op ahead of it ended waited for
+        // that op: an ordering the trace does not record.
+        // Any op that began a while after the GPU went idle waited for the
+        // op that ended then (not for room on the SMs or a copy engine).
+        const double end = ended >= 0 ? double(out.stages[ended].endUs) : 0;
+        if (ended >= 0 &&
+            ((at - end > kGpuWaitSlackUs && busyUntil(at) <= end + kClockSlackUs) ||
+             (op.kind == OpKind::Kernel &&
+              askedAt(end - kClockSlackUs) + smShare(op, profile) <= 1))) {
+          st.deps.push_back(uint32_t(ended));
+          ++inferredWaits;
+        }
+        continue;
+      }
+      if (ended >= 0) {
+        st.deps.push_back(uint32_t(ended));
         ++inferredWaits;
       } else {
         idles.push_back({i, op.ts - explained});
@@ -929,6 +964,17 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   trace.ops.resize(next);
   out.ops = std::move(trace.ops);
   return out;
+}
+
+double importer::smShare(const GpuOp &op, const DeviceProfile &profile) {
+  const uint32_t threads = uint32_t(std::clamp<uint64_t>(op.threads, 1, 1024));
+  const uint64_t smem = op.smem <= profile.sharedMemoryPerBlock ? op.smem : 0;
+  const uint32_t regs = op.regs <= 255 ? op.regs : 0;
+  unsigned perSM = profile.blocksPerSM(threads, smem, regs);
+  if (perSM == 0)
+    perSM = std::max(1u, profile.blocksPerSM(threads));
+  return double(std::max<uint64_t>(op.blocks, 1)) /
+         (double(perSM) * double(std::max(1u, profile.sms)));
 }
 
 DeviceProfile importer::profileFor(const DeviceInfo &d) {

@@ -116,6 +116,10 @@ llvm::Expected<ImportedStep> selectStep(Trace &&trace, std::optional<int64_t> nu
 /// import.md names the source of each), the model's defaults otherwise.
 DeviceProfile profileFor(const DeviceInfo &device);
 
+/// The share of the device's SMs a kernel asks for: its blocks over as many
+/// as fit on the device at once (more than 1: a grid of several waves).
+double smShare(const GpuOp &kernel, const DeviceProfile &profile);
+
 /// A `cpu` stage's time: host work's own; a sync's, the time its call
 /// took past the end of what it waited for and the profile's wake-up.
 double cpuTimeUs(const ImportedStage &stage, const DeviceProfile &profile);

@@ -1,5 +1,6 @@
 // Reading Kineto traces as PyTorch writes them, and recovering orderings.
 
+#include "compiler/program/Communication.h"
 #include "runtime/import/PipeFile.h"
 #include "runtime/import/Ranks.h"
 #include "runtime/import/Step.h"
@@ -675,4 +676,21 @@ TEST_CASE("import: NCCL kernels name their collective; nothing else does") {
   CHECK(!ncclCollective("ncclKernel_Reduce_RING_LL_Sum_float(ncclWorkElem)"));
   CHECK(!ncclCollective("void at::native::vectorized_elementwise_kernel<4>(int)"));
   CHECK(!ncclCollective("my_ncclKernel_AllReduce"));
+}
+
+TEST_CASE("communication: one list of kernel names, the analysis's and the import's") {
+  using program::isCommunicationKernel;
+  CHECK(isCommunicationKernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"));
+  CHECK(isCommunicationKernel("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)"));
+  CHECK(isCommunicationKernel("void ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)"));
+  CHECK(isCommunicationKernel("void deep_ep::intranode::dispatch<8, 768>(int4*, float*)"));
+  CHECK(isCommunicationKernel("void deep_ep::internode::combine<true>(int4*)"));
+  CHECK(isCommunicationKernel("pplx::a2a_dispatch_kernel(...)"));
+  CHECK(isCommunicationKernel("all_to_all_kernel"));
+  CHECK(isCommunicationKernel("void AllToAllV<float>(float*)"));
+  CHECK(isCommunicationKernel("nvshmemi_transfer_kernel"));
+  CHECK_FALSE(isCommunicationKernel("void deep_ep::layout::get_dispatch_layout_helper"));
+  CHECK_FALSE(isCommunicationKernel("void at::native::vectorized_elementwise_kernel<4>"));
+  CHECK_FALSE(isCommunicationKernel("dispatch_gemm")); // not an expert-parallel library's
+  CHECK_FALSE(isCommunicationKernel("volta_sgemm_128x64_nn"));
 }

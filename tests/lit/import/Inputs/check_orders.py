@@ -7,9 +7,12 @@ never starts an op before one it waited for in the recording:
   - with sync events, the op a Stream Wait Event waited for: the last op
     issued to the recorded stream before the event's record, for the
     first op issued to the waiting stream after the wait;
-  - an op whose launch call the trace lacks (a sampled trace) that began
-    within 5 us of another stream's op's end, 100 us or more after its own
-    stream's previous op had ended: it sat queued until then.
+  - an op that sat queued until another stream's op ended: 100 us or more
+    after its own stream's previous op had ended (and its launch call had
+    returned, where the trace has it), it began within 5 us of the end of
+    an op issued before it where its call is not in the trace (a sampled
+    trace), or 5 to 100 us after it with nothing running on the GPU in
+    between (sooner, it may have waited for room on the SMs).
 
 Stages are matched to the recorded ops on their stream, in order, by the
 name in their comment. A trace, or every trace in a folder (*.json,
@@ -37,6 +40,8 @@ traces = (sorted(glob.glob(os.path.join(path, "*.json")) + glob.glob(os.path.joi
           if os.path.isdir(path) else [path])
 tmp = opts.get("tmp") or os.path.join(tempfile.mkdtemp(), "orders")
 STAGE = re.compile(r"^\s*stage (\S+)\s+on (s-?\d+)\s.*?; // (.*)$")
+TIME = re.compile(r"\s(?:kernel|memset|copy \w+) ([0-9.]+)us")
+RECORDED = re.compile(r"; recorded ([0-9.]+)us beside")
 GPU = ("kernel", "gpu_memcpy", "gpu_memset")
 SLACK = 0.01  # us: the run's own rounding
 
@@ -83,7 +88,9 @@ def check(trace):
     for line in open(pipe):
         m = STAGE.match(line)
         if m and not m.group(3).startswith("the next op of this graph launch"):
-            stages.setdefault(int(m.group(2)[1:]), []).append((m.group(1), m.group(3)))
+            took = RECORDED.search(m.group(3)) or TIME.search(line)
+            stages.setdefault(int(m.group(2)[1:]), []).append(
+                (m.group(1), m.group(3), float(took.group(1)) if took else None))
     # The run: each stage's start and end.
     events = json.load(open(run))
     events = events["traceEvents"] if isinstance(events, dict) else events
@@ -118,8 +125,14 @@ def check(trace):
                 if all(same(names[k + i], mine[i][1]) for i in range(len(mine)))]
         if not runs:
             sys.exit(f"{trace}: the stages on s{stream} match no run of its recorded ops")
-        k = min(runs, key=lambda k: abs(recorded[k]["ts"] - anchor))
-        for i, (name, _) in enumerate(mine):
+
+        def miss(k):
+            """How far the run's recorded times are from the stages' (the
+            first left out: a backlog op is written as its part in the step)."""
+            return sum(abs(recorded[k + i]["dur"] - took) for i, (_, _, took) in
+                       enumerate(mine) if i and took is not None)
+        k = min(runs, key=lambda k: (round(miss(k), 1), abs(recorded[k]["ts"] - anchor)))
+        for i, (name, _, _) in enumerate(mine):
             stage_of[id(recorded[k + i])] = name
 
     pairs = {"same stream": [], "recorded wait": [], "sat queued": []}
@@ -148,16 +161,37 @@ def check(trace):
     every = sorted((e for recorded in ops.values() for e in recorded),
                    key=lambda e: e["ts"] + e["dur"])
     ends = [e["ts"] + e["dur"] for e in every]
+    # Until when some op ran, before each op's start: the latest end among
+    # the ops that began before it.
+    by_start = sorted(every, key=lambda e: e["ts"])
+    starts, latest, running = [], [], float("-inf")
+    for e in by_start:
+        starts.append(e["ts"])
+        running = max(running, e["ts"] + e["dur"])
+        latest.append(running)
+    returned = {e["args"]["correlation"]: e["ts"] + e["dur"] for e in events
+                if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")
+                and "correlation" in e.get("args", {})}
     import bisect
     for stream, recorded in ops.items():
         for i, b in enumerate(recorded):
-            if b["args"].get("correlation") in calls or id(b) not in stage_of:
+            if id(b) not in stage_of:
                 continue
             free = recorded[i - 1]["ts"] + recorded[i - 1]["dur"] if i else None
             if free is not None and b["ts"] - free < 100:
                 continue
+            call = returned.get(b["args"].get("correlation"))
+            if call is not None and b["ts"] - call < 100:
+                continue
             k = bisect.bisect_right(ends, b["ts"]) - 1
-            if k >= 0 and b["ts"] - ends[k] <= 5 and every[k]["args"].get("stream") != stream:
+            if k < 0 or every[k]["args"].get("stream") == stream:
+                continue
+            if every[k]["args"].get("correlation", -1) > b["args"].get("correlation", 1 << 62):
+                continue  # issued after it: not what it waited for
+            gap = b["ts"] - ends[k]
+            j = bisect.bisect_left(starts, b["ts"] - 0.5) - 1
+            idle_between = j < 0 or latest[j] <= ends[k] + 0.5
+            if (call is None and gap <= 5) or (5 < gap < 100 and idle_between):
                 pairs["sat queued"].append((every[k], b))
 
     broken, held = [], {}
