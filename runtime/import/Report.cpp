@@ -81,8 +81,7 @@ StepReport::Comm commOf(const ImportedStep &step, const Schedule &s,
 
 } // namespace
 
-StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
-                                const DeviceProfile &profile, unsigned replays) {
+StepReport importer::reportRecorded(const ImportedStep &step, const Schedule &s) {
   StepReport r;
   r.streams = step.streams.size();
   r.waitsIssued = step.waitsIssued;
@@ -114,7 +113,17 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
     r.busyUs += std::max(0.0, st->endUs - std::max(coveredTo, st->startUs));
     coveredTo = std::max(coveredTo, st->endUs);
   }
+  r.recordedComm = commOf(step, s, [&](uint32_t v) {
+    const ImportedStage &st = step.stages[s.instances.stageOf(v)];
+    return std::make_pair(double(st.startUs), double(st.endUs));
+  });
+  return r;
+}
 
+StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
+                                const DeviceProfile &profile, unsigned replays) {
+  StepReport r = reportRecorded(step, s);
+  r.modelled = true;
   const Analysis &a = s.analysis;
   r.criticalPathUs = a.criticalPathUs;
   r.lowerBoundUs = a.lowerBoundUs;
@@ -150,10 +159,7 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
       r.predictedComm = commOf(step, schedule, [&](uint32_t v) {
         return std::make_pair(streams->start[v], streams->end[v]);
       });
-    r.recordedComm = commOf(step, schedule, [&](uint32_t v) {
-      const ImportedStage &st = step.stages[schedule.instances.stageOf(v)];
-      return std::make_pair(double(st.startUs), double(st.endUs));
-    });
+
   };
   compare(s, r.graph, true);
   program::Pipeline own = s.pipeline;
@@ -237,11 +243,16 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
       "host time before the launch calls returned (issue= and the calls)");
   row("host work", formatTime(r.hostWorkUs), "host time between runtime calls (cpu stages)");
   row("stream waits issued", std::to_string(r.waitsIssued),
-      formatv("the fewest its orderings need: {0}", r.waitsFewest).str());
+      r.modelled ? formatv("the fewest its orderings need: {0}", r.waitsFewest).str()
+                 : std::string());
   row("host synchronisations", std::to_string(r.hostSyncs),
-      formatv("stream, event and device syncs and blocking copies; the fewest: {0}",
-              r.syncsFewest)
-          .str());
+      "stream, event and device syncs and blocking copies" +
+          (r.modelled ? formatv("; the fewest: {0}", r.syncsFewest).str() : std::string()));
+  if (!r.modelled) {
+    os << "the model: pipec models CUDA devices; this trace is " << step.foreignPlatform
+       << ": nothing is predicted for it\n";
+    return;
+  }
   os << "what bounds it:\n";
   row("critical path", formatTime(r.criticalPathUs),
       "the longest chain through the recorded orderings, host order included");
@@ -319,6 +330,7 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
     else
       j.attribute("step", nullptr);
     j.attribute("device", step.device.name);
+    j.attribute("platform", step.foreignPlatform.empty() ? "CUDA" : step.foreignPlatform);
     j.attributeObject("recorded", [&] {
       j.attribute("ops", int64_t(r.ops));
       j.attribute("streams", int64_t(r.streams));
@@ -335,6 +347,17 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
       j.attribute("sync_events", step.syncEvents);
       comm(r.recordedComm);
     });
+    if (!r.modelled) {
+      // The recorded half only: pipec models CUDA devices.
+      j.attribute("analysis", nullptr);
+      j.attribute("predicted", nullptr);
+      j.attribute("fidelity", nullptr);
+      j.attributeArray("notes", [&] {
+        for (const std::string &note : step.notes)
+          j.value(note);
+      });
+      return;
+    }
     j.attributeObject("analysis", [&] {
       number("critical_path_us", r.criticalPathUs);
       number("lower_bound_us", r.lowerBoundUs);

@@ -26,6 +26,9 @@ class raw_ostream;
 namespace pipec::importer {
 
 struct StepReport {
+  /// Whether the model ran (not on a platform pipec does not model): the
+  /// analysis, predicted and fidelity figures are there only then.
+  bool modelled = false;
   // Recorded (GPU ops: the step's, and the backlog's part inside it).
   uint64_t ops = 0, streams = 0, backlogOps = 0;
   double spanUs = 0, busyUs = 0, hostWaitUs = 0;
@@ -70,6 +73,10 @@ struct StepReport {
 
 StepReport reportStep(const ImportedStep &step, const Schedule &schedule,
                       const DeviceProfile &profile, unsigned replays);
+/// The recorded half alone (span, busy, host waiting, dispatch and work,
+/// waits, syncs, communication): all there is for a platform pipec does
+/// not model (ImportedStep::foreignPlatform).
+StepReport reportRecorded(const ImportedStep &step, const Schedule &schedule);
 
 void printStepReport(const StepReport &r, const ImportedStep &step,
                      const DeviceProfile &profile, llvm::raw_ostream &os);

@@ -145,6 +145,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     }
   if (out.device.name.empty() && !trace.devices.empty())
     out.device = trace.devices.front();
+  out.foreignPlatform = trace.foreignPlatform;
   // When an op was launched: its call's start; without its call in the
   // trace, where it started (what the host did then is not known).
   auto launchOf = [](const GpuOp &op) { return op.launchTs >= 0 ? op.launchTs : op.ts; };

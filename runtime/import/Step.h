@@ -103,6 +103,9 @@ struct ImportedStep {
   /// What a reader of the import should know (a trace without sync events).
   std::vector<std::string> notes;
   DeviceInfo device;
+  /// A platform pipec does not model (Trace::foreignPlatform): the step's
+  /// recording can be reported, not modelled or written as a .pipe file.
+  std::string foreignPlatform;
 
   const GpuOp &opOf(const ImportedStage &stage) const { return ops[stage.op]; }
 };

@@ -256,9 +256,9 @@ llvm::Error readDevice(llvm::StringRef entry, uint64_t index, Trace &trace) {
   DeviceInfo info;
   if (auto n = o.getString("name"))
     info.name = keptName(*n);
-  if (o.has("gcnArchName") || llvm::StringRef(info.name).contains("AMD"))
-    return fail("a ROCm trace (device '" + info.name +
-                "'): pipec models CUDA devices only");
+  if ((o.has("gcnArchName") || llvm::StringRef(info.name).contains("AMD")) &&
+      trace.foreignPlatform.empty())
+    trace.foreignPlatform = "ROCm (device '" + info.name + "')";
   info.id = intOr(o, "id", int64_t(trace.devices.size()));
   info.sms = propertyOr0(o, "numSms");
   info.maxThreadsPerSM = propertyOr0(o, "maxThreadsPerMultiprocessor");
@@ -595,11 +595,27 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
   }
   if (!sawEvents)
     return fail("not a Chrome trace: it has no 'traceEvents'");
-  if (hip)
-    return fail("a ROCm trace (HIP runtime calls): pipec models CUDA devices only");
-  if (trace.ops.empty())
-    return fail("the trace has no GPU op (kernel, memcpy or memset); was it "
-                "recorded with ProfilerActivity.CUDA?");
+  if (hip && trace.foreignPlatform.empty())
+    trace.foreignPlatform = "ROCm (HIP runtime calls)";
+  if (trace.ops.empty()) {
+    // What the trace does hold, so that its reader knows what to record.
+    std::string devices;
+    for (const DeviceInfo &d : trace.devices)
+      devices += (devices.empty() ? "" : ", ") + (d.name.empty() ? std::string("unnamed") : d.name);
+    return fail(llvm::formatv(
+        "the trace has no GPU op (kernel, memcpy or memset) to import: {0}, and {1} runtime "
+        "call(s){2}",
+        trace.devices.empty()
+            ? std::string("it lists no device (no 'deviceProperties')")
+            : llvm::formatv("its 'deviceProperties' list {0} device(s) ({1})",
+                            trace.devices.size(), devices)
+                  .str(),
+        trace.calls.size(),
+        trace.devices.empty() && trace.calls.empty()
+            ? ": the host's events only, as the profiler records without a device's activity "
+              "(ProfilerActivity.CUDA for NVIDIA GPUs)"
+            : std::string(": the device's activity was not recorded")));
+  }
   // Several GPUs: the one with the most ops (one device, one pipeline).
   std::map<int64_t, uint64_t> perDevice; // any id, INT64_MAX too
   int64_t busiest = trace.ops.front().device;

@@ -116,14 +116,18 @@ struct Trace {
   /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
   uint64_t otherDevices = 0;
   int64_t device = 0; ///< the kept GPU's id (its ops' `device`)
+  /// A platform pipec does not model ("ROCm (HIP runtime calls)", "ROCm
+  /// (device 'AMD Instinct MI300X')"); empty for CUDA.
+  std::string foreignPlatform;
   /// While reading: each name's index in `names`, by its text in the file.
   llvm::StringMap<uint32_t> nameIndex, callNameIndex;
 };
 
 /// Reads `path` (`.json`, or gzip-compressed `.json.gz`; '-' is standard
 /// input; a pipe is read once). Errors say what is wrong: not JSON, no GPU
-/// op, a truncated gzip stream, too large, a ROCm trace, an op pipec cannot
-/// represent.
+/// op (and what devices the trace has), a truncated gzip stream, too large,
+/// an op pipec cannot represent. A ROCm trace is read, and said
+/// (Trace::foreignPlatform).
 llvm::Expected<Trace> readTrace(llvm::StringRef path);
 /// The same, from text already in memory (for tests and the fuzzer).
 llvm::Expected<Trace> parseTrace(llvm::StringRef text);

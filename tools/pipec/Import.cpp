@@ -64,6 +64,33 @@ int tool::runImport() {
     toolError(toString(imported.takeError()));
     return InputErrors;
   }
+  const bool reporting = importReport || jsonOutput;
+  if (!imported->foreignPlatform.empty()) {
+    // pipec models CUDA devices: of another platform's trace, only what it
+    // recorded (and no file: its program would be a CUDA device's).
+    if (!reporting || outputPath != "-") {
+      toolError(formatv("'{0}' is a {1} trace: pipec models CUDA devices only, and writes "
+                        "no .pipe file for it; 'pipec import --report' gives what it "
+                        "recorded",
+                        traceInput, imported->foreignPlatform));
+      return InputErrors;
+    }
+    for (const std::string &note : imported->notes)
+      WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
+    DeviceProfile cuda; // the program is only scheduled, never run
+    Expected<program::Program> program = importer::programOf(*imported, cuda);
+    if (!program) {
+      toolError(toString(program.takeError()));
+      return InputErrors;
+    }
+    Schedule schedule(program->pipelines.front(), cuda, ScheduleOptions());
+    importer::StepReport report = importer::reportRecorded(*imported, schedule);
+    if (jsonOutput)
+      importer::writeStepReportJSON(report, *imported, cuda, outs());
+    else
+      importer::printStepReport(report, *imported, cuda, outs());
+    return Success;
+  }
   DeviceProfile profile = importer::profileFor(imported->device);
   if (!profilePath.empty() && !loadProfile(profile))
     return UsageError;
@@ -88,7 +115,6 @@ int tool::runImport() {
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
-  const bool reporting = importReport || jsonOutput;
   if ((!reporting || outputPath != "-") &&
       !emitTo(outputPath, [&](raw_ostream &os) { file->write(os); }))
     return WriteFailed;

@@ -85,6 +85,12 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
       toolError(formatv("rank {0} ({1}): {2}", r, traces[r], why));
       return InputErrors;
     }
+    if (!imported->foreignPlatform.empty()) {
+      toolError(formatv("rank {0} ({1}) is a {2} trace: pipec models CUDA devices only "
+                        "('pipec import --report' of one trace gives what it recorded)",
+                        r, traces[r], imported->foreignPlatform));
+      return InputErrors;
+    }
     ranks.push_back({traces[r], std::move(*imported)});
   }
   DeviceProfile profile = importer::profileFor(ranks[0].step.device);
