@@ -1,27 +1,48 @@
 """Records a PyTorch profiler trace (Kineto's Chrome trace JSON) of a small
 multi-stream program: uploads on a side stream, matmuls on two streams joined
-by events, a download, over three profiler steps. Test data for `pipec import`.
+by events, a download, over three profiler steps. Test data for `pipec
+import`, and for measuring what its model of a recorded step predicts:
 
-    python3 torch_trace.py OUT.json
+    python3 torch_trace.py OUT.json                 the step run eagerly
+    python3 torch_trace.py --mode=graph OUT.json    the same GPU work captured
+                                                    once with torch.cuda.graph
+                                                    and replayed each step (the
+                                                    download stays eager)
+    CUDA_DEVICE_MAX_CONNECTIONS=1 python3 torch_trace.py OUT.json
+                                                    eagerly, every stream on one
+                                                    hardware queue
+
+The three record one program three ways: the eager step against its graph
+replay is the graph verdict `pipec import --report` predicts, and against one
+hardware queue the cost of false serialisation the model charges.
 """
 import json
+import os
 import sys
 
-import torch
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+mode = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--mode=")), "eager")
+if len(args) != 1 or mode not in ("eager", "graph"):
+    sys.exit(__doc__)
 
-out = sys.argv[1]
+import torch  # noqa: E402 (after the usage, which needs no GPU)
+out = args[0]
 dev = torch.device("cuda")
 copy, side = torch.cuda.Stream(), torch.cuda.Stream(priority=-1)
 host = torch.randn(2048, 2048).pin_memory()
 w = torch.randn(2048, 2048, device=dev)
 
 
-def step():
+def work():
+    """The step's GPU work: the side streams fork from the current one
+    (which a graph capture requires) and join it again."""
+    main = torch.cuda.current_stream()
+    copy.wait_stream(main)
+    side.wait_stream(main)
     with torch.cuda.stream(copy):
         x = host.to(dev, non_blocking=True)
         uploaded = torch.cuda.Event()
         uploaded.record(copy)
-    main = torch.cuda.current_stream()
     main.wait_event(uploaded)
     a = x @ w
     ready = torch.cuda.Event()
@@ -33,7 +54,28 @@ def step():
         done.record(side)
     c = torch.tanh(a)
     main.wait_event(done)
-    d = (b + c).sum()
+    return (b + c).sum()
+
+
+if mode == "graph":
+    # Warm up on a side stream, as torch.cuda.graph asks, then capture once.
+    warm = torch.cuda.Stream()
+    warm.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(warm):
+        for _ in range(3):
+            work()
+    torch.cuda.current_stream().wait_stream(warm)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = work()
+
+
+def step():
+    if mode == "graph":
+        graph.replay()
+        d = captured
+    else:
+        d = work()
     result = d.to("cpu", non_blocking=True)
     torch.cuda.synchronize()
     return result
@@ -73,5 +115,7 @@ with open(out) as f:
 kernels = sum(1 for e in events if e.get("cat") == "kernel")
 if kernels == 0:
     sys.exit(f"{out}: the trace holds no kernel ({len(events)} events)")
-print(f"wrote {out}: {len(events)} events, {kernels} kernels "
+connections = os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "default")
+print(f"wrote {out}: {len(events)} events, {kernels} kernels, {mode}, "
+      f"CUDA_DEVICE_MAX_CONNECTIONS={connections} "
       f"(torch {torch.__version__}, {torch.cuda.get_device_name()})")
