@@ -200,7 +200,9 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
                : st.call == HostCall::EventSync  ? "cudaEventSynchronize"
                : st.call == HostCall::DeviceSync ? "cudaDeviceSynchronize"
                : st.call == HostCall::Free       ? "cudaFree, which synchronises the device"
-                                                 : "the copy's call blocked";
+               : st.call == HostCall::Poll
+                   ? "the host polled cudaEventQuery/cudaStreamQuery until the GPU was done"
+                   : "the copy's call blocked";
     comment += ", returned " + timeOf(st.returnUs).text + " into the step";
     break;
   case ImportedStage::Kind::HostWork:

@@ -102,6 +102,8 @@ const char *syncName(HostCall::Kind kind) {
     return "sync_device";
   case HostCall::Free:
     return "sync_free";
+  case HostCall::Poll:
+    return "sync_poll";
   default:
     return "sync_copy";
   }
@@ -355,6 +357,54 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
     return a.ts != b.ts ? a.ts < b.ts : a.correlation < b.correlation;
   });
+  // Every op's end, on the trace's clock, in order.
+  std::vector<double> ends;
+  ends.reserve(trace.ops.size());
+  for (const GpuOp &op : trace.ops)
+    ends.push_back(op.ts + op.dur);
+  std::sort(ends.begin(), ends.end());
+
+  // A host that polls cudaEventQuery or cudaStreamQuery until the GPU is
+  // done waits for it as a sync does: a run of at least three polls, no
+  // other call among them, over kUnexplainedIdleUs or more, whose last
+  // found an op ended since the one before it began, is one sync (what
+  // it waited for: what had ended when the last poll returned).
+  {
+    auto polls = [&](const Item &item) {
+      if (item.op >= 0 || item.kind != HostCall::Other)
+        return false;
+      llvm::StringRef name = trace.callNames[item.name];
+      return name == "cudaEventQuery" || name == "cudaStreamQuery";
+    };
+    std::vector<Item> kept;
+    kept.reserve(items.size());
+    for (size_t k = 0; k < items.size();) {
+      size_t e = k;
+      while (e < items.size() && polls(items[e]))
+        ++e;
+      if (e == k) {
+        kept.push_back(items[k++]);
+        continue;
+      }
+      const double first = items[k].ts, last = items[e - 1].ts + items[e - 1].dur;
+      bool spun = false;
+      if (e - k >= 3 && last - first >= kUnexplainedIdleUs) {
+        auto ended = std::lower_bound(ends.begin(), ends.end(), items[e - 2].ts);
+        spun = ended != ends.end() && *ended <= last;
+      }
+      if (spun) {
+        Item spin = items[e - 1];
+        spin.ts = first;
+        spin.dur = last - first;
+        spin.kind = HostCall::Poll;
+        kept.push_back(spin);
+      } else {
+        kept.insert(kept.end(), items.begin() + k, items.begin() + e);
+      }
+      k = e;
+    }
+    items = std::move(kept);
+  }
 
   // Room for every stage the walk below can add, at most: each op, a sync
   // after a copy that may block, a sync and the host work before it per
@@ -367,6 +417,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   for (const Item &item : items)
     most += item.kind == HostCall::StreamSync || item.kind == HostCall::EventSync ||
                     item.kind == HostCall::DeviceSync || item.kind == HostCall::Free ||
+                    item.kind == HostCall::Poll ||
                     (item.op < 0 && item.dur >= kMinHostWorkUs)
                 ? 2
                 : 0;
@@ -382,9 +433,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   // What the host waited for inside a launch call. The launches the driver
   // held not yet started, at any time: those whose call had returned less
   // those that had begun (every op of the device whose call is known).
-  std::vector<double> returns, starts, ends;
+  std::vector<double> returns, starts;
   for (const GpuOp &op : trace.ops) {
-    ends.push_back(op.ts + op.dur);
     if (op.launchTs >= 0) {
       returns.push_back(op.launchTs + op.launchDur);
       starts.push_back(op.ts);
@@ -392,7 +442,6 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   }
   std::sort(returns.begin(), returns.end());
   std::sort(starts.begin(), starts.end());
-  std::sort(ends.begin(), ends.end());
   auto pendingAt = [&](double t) {
     auto returned = std::upper_bound(returns.begin(), returns.end(), t) - returns.begin();
     auto begun = std::upper_bound(starts.begin(), starts.end(), t) - starts.begin();
@@ -481,7 +530,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     }
     const bool syncCall = item.kind == HostCall::StreamSync ||
                           item.kind == HostCall::EventSync ||
-                          item.kind == HostCall::DeviceSync ||
+                          item.kind == HostCall::DeviceSync || item.kind == HostCall::Poll ||
                           (item.kind == HostCall::Free && allEndedBy(end - origin));
     if (item.op >= 0 && nextOp < ops.size()) {
       // A graph launch launches its ops at once: the call's op and those
@@ -829,48 +878,58 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       for (uint32_t d : st.deps)
         if (!out.stages[d].onHost())
           explained = std::max(explained, out.stages[d].endUs + origin);
-      if (op.ts - explained < kUnexplainedIdleUs)
+      // Waited at least a few microseconds past what it is known to follow
+      // (less is the device's own start-up): for what?
+      const double waited = op.ts - explained;
+      if (waited < kGpuWaitSlackUs)
         continue;
       // The op issued before it that ended last before it began (among the
-      // last few to end: a bounded look, whatever the input). It waited
-      // for that op if it began as it ended, or soon after with the GPU
-      // idle in between (the wait's own latency).
+      // last few to end: a bounded look, whatever the input). The op began
+      // as it ended, or a little after it with the GPU idle in between
+      // (the wait's own latency).
       const double at = op.ts - origin;
       auto it = std::upper_bound(byEnd.begin(), byEnd.end(),
                                  std::make_pair(at + kClockSlackUs, UINT32_MAX));
       for (int look = 0; look < 64 && it != byEnd.begin() && (it - 1)->second >= i; ++look)
         --it;
       int64_t ended = -1;
+      bool asEnded = false, idleBefore = false;
       if (it != byEnd.begin() && (it - 1)->second < i) {
         const double end = (it - 1)->first;
-        if (at - end <= kGpuWaitSlackUs ||
-            (at - end < kUnexplainedIdleUs && busyUntil(at) <= end + kClockSlackUs))
+        asEnded = at - end <= kGpuWaitSlackUs;
+        idleBefore = !asEnded && at - end < kUnexplainedIdleUs &&
+                     busyUntil(at) <= end + kClockSlackUs;
+        if (asEnded || idleBefore)
           ended = int64_t((it - 1)->second);
       }
-      if (!st.graphLaunched && op.launchTs >= 0 &&
-          at - busyUntil(at) < kUnexplainedIdleUs) {
+      auto waitedFor = [&](int64_t producer) {
+        st.deps.push_back(uint32_t(producer));
+        ++inferredWaits;
+      };
+      if (!st.graphLaunched && op.launchTs >= 0) {
         // A launched op that found the GPU running others may have waited
-        // for room on the SMs, which the model has. A kernel that had room
-        // beside what ran just before the op ahead of it ended waited for
-        // that op: an ordering the trace does not record.
-        // Any op that began a while after the GPU went idle waited for the
-        // op that ended then (not for room on the SMs or a copy engine).
-        const double end = ended >= 0 ? double(out.stages[ended].endUs) : 0;
-        if (ended >= 0 &&
-            ((at - end > kGpuWaitSlackUs && busyUntil(at) <= end + kClockSlackUs) ||
-             (op.kind == OpKind::Kernel &&
-              askedAt(end - kClockSlackUs) + smShare(op, profile) <= 1))) {
-          st.deps.push_back(uint32_t(ended));
-          ++inferredWaits;
+        // for room on the SMs (or a copy engine), which the model has. It
+        // waited for the op ahead of it if it began a while after the GPU
+        // went idle, or, a kernel, as that op ended while it had room
+        // beside what was running.
+        const bool gpuBusy = at - busyUntil(at) < kUnexplainedIdleUs;
+        if (gpuBusy) {
+          if (ended >= 0 &&
+              (idleBefore || (op.kind == OpKind::Kernel &&
+                              askedAt(out.stages[ended].endUs - kClockSlackUs) +
+                                      smShare(op, profile) <=
+                                  1)))
+            waitedFor(ended);
+          continue;
         }
+      } else if (ended >= 0) {
+        // A graph's node, or an op whose launch the trace lacks: nothing
+        // but what it waited for held it.
+        waitedFor(ended);
         continue;
       }
-      if (ended >= 0) {
-        st.deps.push_back(uint32_t(ended));
-        ++inferredWaits;
-      } else {
-        idles.push_back({i, op.ts - explained});
-      }
+      if (waited >= kUnexplainedIdleUs)
+        idles.push_back({i, waited});
     }
     if (!idles.empty()) {
       std::vector<ImportedStage> old = std::move(out.stages);

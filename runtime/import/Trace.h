@@ -74,6 +74,7 @@ struct HostCall {
     BlockingCopy, ///< cudaMemcpy / cudaMemset (no Async): returns when done
     Free,         ///< cudaFree: synchronises the device, then frees
     GraphLaunch,  ///< cudaGraphLaunch: launches every op of a graph at once
+    Poll,         ///< (the import's) cudaEventQuery/cudaStreamQuery polled until done
   } kind = Other;
   uint32_t name = 0; ///< index into Trace::callNames
   double ts = 0, dur = 0;

@@ -171,6 +171,7 @@ struct Recording {
   /// every op issued after a host sync that waited for it.
   std::set<std::pair<uint32_t, uint32_t>> orderings;
   size_t queued = 0; ///< ops whose call is missing, queued behind another's
+  size_t polls = 0;  ///< runs of cudaEventQuery until an op was done
 };
 
 Recording record(std::mt19937 &rng, bool syncEvents) {
@@ -251,7 +252,7 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
   const int actions = 2 + int(rng() % 30);
   for (int i = 0; i < actions; ++i) {
     int s = int(rng() % streams);
-    const unsigned action = rng() % 14;
+    const unsigned action = rng() % 15;
     switch (action) {
     case 0: { // record on a, wait on s
       int a = int(rng() % streams);
@@ -328,6 +329,22 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
       }
       break;
     }
+    case 9: { // the host polls cudaEventQuery until s's last op is done
+      if (lastOp[s] < 0 || r.ops[lastOp[s]].end < t + 200) {
+        launch(s, false);
+        break;
+      }
+      const double done = r.ops[lastOp[s]].end;
+      while (t + 40 < done) { // polls that find it running
+        call("cudaEventQuery", 1);
+        t += uniform(20, 40);
+      }
+      t = std::max(t, done + 0.5);
+      call("cudaEventQuery", 1); // the one that finds it done
+      syncedOps.push_back(lastOp[s]);
+      ++r.polls;
+      break;
+    }
     case 8: { // a launch whose call the trace lacks (a sampled trace),
               // queued behind another stream's op until it ended
       int a = int(rng() % streams);
@@ -376,11 +393,12 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
 TEST_CASE("import: random recordings keep every ordering, contradict none, check clean, "
           "are laid out as fmt lays them out, to the program the importer builds") {
   std::mt19937 rng(27);
-  size_t orderings = 0, cpu = 0, idles = 0, queued = 0;
+  size_t orderings = 0, cpu = 0, idles = 0, queued = 0, polls = 0, pollSyncs = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const bool syncEvents = trial % 2 == 0;
     Recording rec = record(rng, syncEvents);
     queued += rec.queued;
+    polls += rec.polls;
     INFO(rec.json);
     auto trace = parseTrace(rec.json);
     REQUIRE(static_cast<bool>(trace));
@@ -390,6 +408,9 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
     auto text = writePipe(*step, "random", profile);
     REQUIRE(static_cast<bool>(text));
     INFO(*text);
+    for (size_t at = text->find("stage sync_poll"); at != std::string::npos;
+         at = text->find("stage sync_poll", at + 1))
+      ++pollSyncs;
     test::FrontendRun front(*text);
     REQUIRE(front.errors == 0);
     CHECK(front.all.empty()); // not even a warning
@@ -437,6 +458,8 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
   CHECK(cpu > 100);
   CHECK(idles > 10); // graph launches' unexplained idle is kept
   CHECK(queued > 20); // ops whose call is missing, each kept behind what it waited for
+  CHECK(polls > 20);
+  CHECK(pollSyncs >= polls); // each run of polls a sync (the orderings check what it waited for)
 }
 
 // ---- The fast event reader against llvm::json's DOM ------------------------

@@ -25,7 +25,9 @@ idles (docs/import.md, "The host, as recorded"), written to a folder:
               such blocks, one wave alone) began beside it and took 200 us:
               half its blocks waited for b's;
   gaps.json   200 kernels queued on one stream, each beginning 3 us after
-              the one before it ended: the device's own gap.
+              the one before it ended: the device's own gap;
+  poll.json   the host polls cudaEventQuery every 50 us until a 500 us
+              kernel is done, then launches the next.
 
   make_waits.py DIR"""
 import os
@@ -128,6 +130,16 @@ def gaps():
     return t
 
 
+def poll():
+    t = Builder()
+    t.kernel("k", 7, 10, 20, 500)
+    t.record(15)
+    for ts in range(100, 600, 50):                 # the last, at 550, finds it done
+        t.runtime("cudaEventQuery", ts, 1.0)
+    t.kernel("next", 7, 560, 570, 20)
+    return t
+
+
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 calls().write(os.path.join(out, "calls.json"))
@@ -139,3 +151,4 @@ backlog_wait(False).write(os.path.join(out, "backlog_nosync.json"))
 sampled().write(os.path.join(out, "sampled.json"))
 contended().write(os.path.join(out, "contended.json"))
 gaps().write(os.path.join(out, "gaps.json"))
+poll().write(os.path.join(out, "poll.json"))
