@@ -2,6 +2,8 @@
 
 #include "runtime/import/Ranks.h"
 
+#include "compiler/program/Communication.h"
+
 #include "runtime/import/PipeFile.h"
 
 #include "compiler/format/Columns.h"
@@ -135,6 +137,22 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
           "no other rank's (the ranks differ there in number or kind); they stay rank "
           "{0}'s own kernels",
           r, collectives[r].size() - matched, matched + 1));
+    // Point-to-point kernels (pipeline parallelism's sends and receives,
+    // NCCL's SendRecv) pair with a peer the trace does not name: kept as
+    // the rank's kernels, their recorded time the wait for the peer too.
+    size_t p2p = 0;
+    for (const ImportedStage &st : ranks[r].step.stages)
+      if (!st.onHost() && !st.idle && ranks[r].step.opOf(st).kind == OpKind::Kernel) {
+        llvm::StringRef name = ranks[r].step.names[ranks[r].step.opOf(st).name];
+        p2p += program::isCommunicationKernel(name) && !ncclCollective(name);
+      }
+    if (p2p)
+      summary.notes.push_back(formatv(
+          "rank {0}: {1} point-to-point or all-to-all kernel(s) (NCCL SendRecv, expert "
+          "parallelism's dispatch and combine) are not matched across ranks: the trace does "
+          "not say which rank each one's peer is; they stay rank {0}'s own kernels, their "
+          "recorded times the wait for the peer included",
+          r, p2p));
     for (const std::string &note : ranks[r].step.notes)
       summary.notes.push_back(formatv("rank {0}: {1}", r, note));
   }

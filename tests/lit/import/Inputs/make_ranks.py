@@ -1,7 +1,7 @@
 """Writes the traces of a data-parallel step on N ranks, one file per rank
 (as the PyTorch profiler writes them), for the import of several ranks.
 
-  make_ranks.py DIR N [--extra-collective] [--apart]
+  make_ranks.py DIR N [--extra-collective] [--apart] [--sendrecv]
 
 Each rank, recorded with sync events: forward kernels on stream 7, then
 its gradients' all-reduce (an NCCL kernel on stream 20, after a stream wait
@@ -12,8 +12,9 @@ ranks reach each collective later), and an NCCL kernel ends on every rank
 when the last rank's has started and the work is done: the earlier ranks'
 kernels last longer, waiting inside it. --extra-collective gives the last
 rank one more all-reduce the others do not have; --apart moves rank 1's
-clock a second ahead (traces not recorded on one clock). Prints each
-rank's file.
+clock a second ahead (traces not recorded on one clock); --sendrecv gives
+every rank a point-to-point NCCL SendRecv kernel after the all-gather (a
+pipeline's send, its peer not in the trace). Prints each rank's file.
 """
 import os
 import sys
@@ -25,6 +26,7 @@ from make_traces import Builder  # noqa: E402
 out, ranks = sys.argv[1], int(sys.argv[2])
 extra = "--extra-collective" in sys.argv[3:]
 apart = "--apart" in sys.argv[3:]
+sendrecv = "--sendrecv" in sys.argv[3:]
 NCCL = {"allreduce": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
         "allgather": "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"}
 WORK = {"allreduce": 300.0, "allgather": 120.0}
@@ -79,6 +81,11 @@ for rk in rs:
 collective("allreduce", [("void at::native::backward_kernel_0<float>(float*)", 150.0),
                          ("void at::native::backward_kernel_1<float>(float*)", 150.0)])
 collective("allgather", [("void at::native::backward_kernel_2<float>(float*)", 60.0)])
+if sendrecv:
+    for rk in rs:
+        ready = rk.wait(20, 7)
+        rk.kernel("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", 20, 80.0,
+                  after=ready)
 if extra:
     rk = rs[-1]
     ready = rk.wait(20, 7)
