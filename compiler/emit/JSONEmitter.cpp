@@ -193,6 +193,8 @@ private:
         << ",\"smem\":" << st.smemBytes << ",\"regs\":" << st.regs
         << ",\"dynamic\":" << (st.dynamic ? "true" : "false") << ",\"issue_us\":";
       writeNumber(t, st.issueUs);
+      if (st.graph >= 0) // version 5: a node of recorded graph launch N
+        t << ",\"graph\":" << st.graph;
     }
     const bool indexed = p.iterations > 1;
     // Dependencies are inferred only from reads and writes: without any,

@@ -145,6 +145,10 @@ struct Stage {
   /// its API call (the framework's dispatch), microseconds. Paid per launch
   /// in the stream lowering, not by a graph replay.
   double issueUs = 0;
+  /// `graph=N` (version 5): a node of recorded graph launch N, launched
+  /// with the others of N by one host call (the first's a graph launch,
+  /// the rest free); -1: launched on its own.
+  int64_t graph = -1;
   std::vector<Access> accesses; ///< reads first, then writes, as declared
   /// Declared dependencies (duplicates removed), then the inferred ones.
   std::vector<Dependency> deps;

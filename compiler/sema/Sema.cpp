@@ -83,6 +83,8 @@ private:
   void checkWaves(const ast::StageDecl &s, Stage &into);
   void checkSharedMemory(const ast::Attr &a, Stage &into);
   void checkIssue(const ast::Attr &a, Stage &into);
+  void checkRecordedGraph(const ast::Attr &a, Stage &into);
+  void checkRecordedGraphs(Pipeline &out);
   void checkRunCondition(const ast::Attr &a, Stage &into);
   /// An attribute's whole-number value: none where it has none or another
   /// kind of value; `reported` when its expression had an error.
@@ -938,12 +940,13 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     llvm::StringRef name = a.name.text;
     bool known = name == "blocks" || name == "threads" || name == "smem" ||
                  name == "regs" || name == "dynamic" || name == "issue" || name == "first" ||
-                 name == "last" || name == "every";
+                 name == "last" || name == "every" || name == "graph";
     if (!known) {
-      std::vector<llvm::StringRef> valid = {"dynamic", "issue", "first", "last", "every"};
+      std::vector<llvm::StringRef> valid = {"dynamic", "issue", "graph", "first", "last",
+                                            "every"};
       if (isKernel)
         valid = {"blocks", "threads", "smem", "regs", "dynamic", "issue",
-                 "first",  "last",    "every"};
+                 "graph",  "first",   "last", "every"};
       if (isCpu)
         valid = {"first", "last", "every"};
       std::optional<size_t> near = sema::suggestName(name, valid);
@@ -976,7 +979,7 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                           name));
       continue;
     }
-    if (name != "dynamic" && name != "issue" && !isKernel) {
+    if (name != "dynamic" && name != "issue" && name != "graph" && !isKernel) {
       diags.error(a.name.range(),
                   formatv("unknown attribute '{0}' for a {1} stage; only "
                           "kernel stages take '{0}'",
@@ -996,6 +999,10 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     }
     if (name == "issue") {
       checkIssue(a, into);
+      continue;
+    }
+    if (name == "graph") {
+      checkRecordedGraph(a, into);
       continue;
     }
     AttrNumber given = wholeNumberOf(a);
@@ -1115,6 +1122,60 @@ Sema::AttrNumber Sema::wholeNumberOf(const ast::Attr &a) {
       out.value = q.number < 1e19 ? static_cast<uint64_t>(q.number) : UINT64_MAX;
   }
   return out;
+}
+
+/// `graph=N` (version 5): the stage is a node of recorded graph launch N.
+void Sema::checkRecordedGraph(const ast::Attr &a, Stage &into) {
+  needsVersion(5, a.name.range(), "'graph='");
+  if (isCollective(into)) {
+    diags.error(a.name.range(),
+                formatv("collective '{0}' cannot be a node of a recorded graph: its parts "
+                        "are launched on each device's stream",
+                        into.name));
+    return;
+  }
+  AttrNumber given = wholeNumberOf(a);
+  if (given.reported)
+    return;
+  if (!given.value || *given.value > uint64_t(INT32_MAX)) {
+    diags.error(given.value ? given.at : a.name.range(),
+                formatv("attribute 'graph' takes the number of the graph launch (0 to {0}), "
+                        "as in 'graph=3'",
+                        INT32_MAX));
+    return;
+  }
+  into.graph = int64_t(*given.value);
+}
+
+/// A recorded graph's stages: declared one after another (one host call
+/// launched them), only the first with `issue=` (the host's time before
+/// that call).
+void Sema::checkRecordedGraphs(Pipeline &out) {
+  llvm::DenseMap<int64_t, uint32_t> first; // graph -> its first stage
+  int64_t open = -1;                       // the graph of the stage before
+  for (uint32_t i = 0; i < out.stages.size(); ++i) {
+    const Stage &st = out.stages[i];
+    if (st.graph >= 0 && st.graph != open) {
+      auto [it, inserted] = first.try_emplace(st.graph, i);
+      if (!inserted) {
+        diags.error(st.range,
+                    formatv("stage '{0}' of recorded graph {1} is not declared with the "
+                            "graph's other stages: one call launched them, so they come one "
+                            "after another",
+                            st.name, st.graph))
+            .attachNote(out.stages[it->second].range,
+                        formatv("graph {0} begins here", st.graph));
+      }
+    } else if (st.graph >= 0 && st.issueUs > 0) {
+      diags.error(st.range,
+                  formatv("only the first stage of recorded graph {0} takes 'issue=': the "
+                          "others are launched by the same call",
+                          st.graph))
+          .attachNote(out.stages[first.lookup(st.graph)].range,
+                      formatv("graph {0} begins here", st.graph));
+    }
+    open = st.graph;
+  }
 }
 
 /// `issue=30us`: the host's dispatch time before each launch.
@@ -1452,6 +1513,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
     std::vector<ast::StageDecl>().swap(release->stages);
     llvm::StringMap<uint32_t>().swap(stages);
   }
+  checkRecordedGraphs(out);
   for (size_t i = 0; i < out.streams.size(); ++i)
     if (!streamUsed[i])
       diags.warning(out.streams[i].range,

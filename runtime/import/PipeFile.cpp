@@ -90,6 +90,7 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
   const GpuOp &op = step.opOf(st);
   Time t = timeOf(st.durUs);
   s.durationUs = t.us;
+  s.graph = st.graphLaunch;
   if (st.idle) { // the stream's wait the trace does not explain: one block
     s.kind = StageKind::Kernel;
     s.blocks = 1;
@@ -136,13 +137,17 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
     line.work = "memset " + t.text;
     break;
   }
-  // The launch's dispatch less what the model charges for the call.
-  double issue = st.dispatchUs - profile.launchUs;
+  // The launch's dispatch less what the model charges for the call (a
+  // graph launch's, for the first node of one).
+  double issue =
+      st.dispatchUs - (st.graphLaunch >= 0 ? profile.graphLaunchUs : profile.launchUs);
   if (issue >= 0.0005) {
     Time i = timeOf(issue);
     s.issueUs = i.us;
     attribute("issue", i.text);
   }
+  if (st.graphLaunch >= 0)
+    attribute("graph", std::to_string(st.graphLaunch));
   if (!line.attrs.empty())
     line.attrs += ']';
   return llvm::Error::success();

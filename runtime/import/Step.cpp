@@ -513,6 +513,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     return uint32_t(out.stages.size() - 1);
   };
   bool queueFilled = false; // a launch blocked on the full queue
+  int64_t graphLaunches = 0; // the step's graph launches so far
   // Whether every op issued so far had ended by `by` (from the origin).
   auto allEndedBy = [&](double by) {
     for (const auto &[stream, list] : onStream)
@@ -546,6 +547,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
         uint32_t v = addOp(op, false);
         ImportedStage &st = out.stages[v];
         st.graphLaunched = graph;
+        if (graph)
+          st.graphLaunch = graphLaunches;
         if (k > 0) { // the same call: no dispatch of its own
           st.hostUs = firstHostUs;
           continue;
@@ -579,6 +582,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           ++out.hostSyncs;
         }
       }
+      graphLaunches += graph;
       launched = true;
       previousEnd = std::max(previousEnd, end);
     } else if (launched && item.op < 0 && !syncCall && item.dur >= kMinHostWorkUs &&
@@ -947,6 +951,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           idle.op = before.op;
           idle.backlog = before.backlog;
           idle.graphLaunched = before.graphLaunched;
+          // Between two nodes of one graph launch: a node of it too.
+          if (i > 0 && old[i - 1].graphLaunch >= 0 && old[i - 1].graphLaunch == before.graphLaunch)
+            idle.graphLaunch = before.graphLaunch;
           idle.hostUs = before.hostUs;
           idle.durUs = idles[k].us;
           idle.endUs = trace.ops[before.op].ts - origin;

@@ -56,6 +56,9 @@ struct ImportedStage {
   /// Op: launched with others by one cudaGraphLaunch (the first of them
   /// carries the call's dispatch).
   bool graphLaunched = false;
+  /// Op: the graph launch of the step it came with (graph=N, its number in
+  /// the step), -1 for one launched on its own or before the step.
+  int64_t graphLaunch = -1;
   /// Op: not an op, the GPU idle before `op` on its stream that the trace
   /// does not explain (inside a graph launch): kept as a one-block kernel
   /// of that time, so that a run keeps it.

@@ -212,7 +212,19 @@ private:
     Block block = Block::None;
     double blockedSince = 0;
     uint32_t device = 0; ///< whose thread it is
+    /// The recorded graph (graph=N) and iteration its last launch was a
+    /// node of: its next nodes, and the records and waits between them,
+    /// went to the device with that one call (-1: none open).
+    int64_t graph = -1;
+    uint32_t graphIteration = 0;
   };
+
+  /// Whether instance v is a node of the recorded graph thread h's last
+  /// launch opened (launched by that call: no host time of its own).
+  bool inOpenGraph(const HostThread &h, uint32_t v) const {
+    const int64_t g = s.instances.stage(v).graph;
+    return g >= 0 && g == h.graph && s.instances.iterationOf(v) == h.graphIteration;
+  }
 
   const std::vector<Op> &hostOps() const {
     return lowering == Lowering::Streams ? s.ops : s.graphOps;
@@ -297,16 +309,24 @@ private:
     const Op &op = list[h.next];
     switch (op.kind) {
     case Op::Launch: {
-      const double dispatch = options.dispatch ? s.instances.stage(op.instance).issueUs : 0;
-      double done = h.at + dispatch + p.launchUs;
+      const program::Stage &stage = s.instances.stage(op.instance);
+      // A recorded graph's first node is its launch call; the others came
+      // with it.
+      const bool withGraph = inOpenGraph(h, op.instance);
+      const double cost = withGraph ? 0 : stage.graph >= 0 ? p.graphLaunchUs : p.launchUs;
+      h.graph = stage.graph;
+      h.graphIteration = s.instances.iterationOf(op.instance);
+      const double dispatch = options.dispatch && !withGraph ? stage.issueUs : 0;
+      double done = h.at + dispatch + cost;
       if (options.issueAt)
         done = std::max(done, (*options.issueAt)[op.instance]);
-      const double call = done - p.launchUs;
+      const double call = done - cost;
       if (dispatch > 0)
         hostSpan(h, call - dispatch, call, "issue", op.instance);
-      hostSpan(h, call, done, "launch", op.instance);
+      hostSpan(h, call, done, withGraph ? "graph node" : stage.graph >= 0 ? "graph launch" : "launch",
+               op.instance);
       charge(h, &runtime::HostTime::issue, dispatch);
-      charge(h, &runtime::HostTime::api, p.launchUs);
+      charge(h, &runtime::HostTime::api, cost);
       h.done = done;
       return;
     }
@@ -317,13 +337,17 @@ private:
         block(h, Block::Issued, h.at);
         return;
       }
-      const double cost = op.kind == Op::Record ? p.recordUs : p.waitUs;
+      // Between a recorded graph's nodes, an edge of the graph: no call.
+      const double cost = inOpenGraph(h, op.instance) ? 0
+                          : op.kind == Op::Record     ? p.recordUs
+                                                      : p.waitUs;
       hostSpan(h, h.at, h.at + cost, op.kind == Op::Record ? "record" : "wait", op.instance);
       charge(h, &runtime::HostTime::api, cost);
       h.done = h.at + cost;
       return;
     }
     case Op::Cpu: {
+      h.graph = -1; // the host's own work: a recorded graph's call is over
       const double work = s.instances.stage(op.instance).durationUs;
       const double start =
           options.issueAt ? std::max(h.at, (*options.issueAt)[op.instance]) : h.at;
@@ -333,6 +357,7 @@ private:
       return;
     }
     case Op::Sync: {
+      h.graph = -1;
       const uint32_t record = boundRecord[h.next];
       if (record != kNone && recordDoneAt.get(record) < 0) {
         block(h, Block::Record, h.at);

@@ -38,7 +38,7 @@ inline std::string programText(const program::Program &program) {
       number(s.durationUs);
       os << " bytes=" << (s.bytes ? std::to_string(*s.bytes) : "-") << " blocks=" << s.blocks
          << " threads=" << s.threads << " smem=" << s.smemBytes << " regs=" << s.regs
-         << " dynamic=" << s.dynamic << " issue=";
+         << " dynamic=" << s.dynamic << " graph=" << s.graph << " issue=";
       number(s.issueUs);
       os << " runs=" << s.runs.first << s.runs.last << "/" << s.runs.every << "\n";
       for (const program::Access &a : s.accesses)
