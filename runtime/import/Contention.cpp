@@ -15,8 +15,8 @@ using namespace pipec::importer;
 namespace {
 
 /// Rounds of model runs at most; each brings the kernels it slowed closer.
-/// A long step gets fewer: at most this many instances simulated in all
-/// (a million-op step, five rounds).
+/// A long step gets fewer: kInstanceRounds instances simulated in all, and
+/// never fewer than kLeastRounds rounds (a million-op step gets four).
 constexpr unsigned kRounds = 30, kLeastRounds = 4;
 constexpr double kInstanceRounds = 4e6;
 /// How close to its recorded time a kernel's run must come.

@@ -183,8 +183,8 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
   switch (st.kind) {
   case ImportedStage::Kind::Op:
     if (st.idle) {
-      comment += "the next op of this graph launch waited this long after what it follows, "
-                 "for what the trace does not show";
+      comment += "the next op on this stream waited this long after what it follows, for "
+                 "what the trace does not show";
       break;
     }
     addCommentText(comment, s.names[s.opOf(st).name]);

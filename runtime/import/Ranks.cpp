@@ -250,7 +250,11 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
   auto rankStage = [&](size_t r, uint32_t i) -> llvm::Error {
     const ImportedStep &s = ranks[r].step;
     const ImportedStage &st = s.stages[i];
-    if (llvm::Error e = describe(s, st, profile, line))
+    // A version 4 file: a graph launch's ops are launched one by one (their
+    // numbers would clash across ranks, and collectives split them).
+    ImportedStage plain = st;
+    plain.graphLaunch = -1;
+    if (llvm::Error e = describe(s, plain, profile, line))
       return e;
     std::vector<std::string> deps;
     for (uint32_t d : st.deps)

@@ -235,10 +235,11 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
   };
   if (r.recordedComm.us > 0 || r.predictedComm.us > 0)
     row("communication", formatTime(r.recordedComm.us),
-        formatv("{0} hidden under computation; the model: {1}, {2} hidden",
-                hidden(r.recordedComm), formatTime(r.predictedComm.us),
-                hidden(r.predictedComm))
-            .str());
+        hidden(r.recordedComm) + " hidden under computation" +
+            (r.modelled ? formatv("; the model: {0}, {1} hidden",
+                                  formatTime(r.predictedComm.us), hidden(r.predictedComm))
+                              .str()
+                        : std::string()));
   row("host dispatch", formatTime(r.dispatchUs),
       "host time before the launch calls returned (issue= and the calls)");
   row("host work", formatTime(r.hostWorkUs), "host time between runtime calls (cpu stages)");
@@ -246,7 +247,7 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
       r.modelled ? formatv("the fewest its orderings need: {0}", r.waitsFewest).str()
                  : std::string());
   row("host synchronisations", std::to_string(r.hostSyncs),
-      "stream, event and device syncs and blocking copies" +
+      "stream, event and device syncs, blocking copies and polls" +
           (r.modelled ? formatv("; the fewest: {0}", r.syncsFewest).str() : std::string()));
   if (!r.modelled) {
     os << "the model: pipec models CUDA devices; this trace is " << step.foreignPlatform

@@ -160,21 +160,17 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   // the step before).
   struct Numbered {
     int64_t correlation;
-    double ts, latest, earliestAfter; ///< the latest ts up to it, the earliest from it
+    double ts, latest; ///< the latest ts up to it
     bool operator<(int64_t c) const { return correlation <= c; }
   };
   std::vector<Numbered> numbered;
   for (const HostCall &c : trace.calls)
     if (c.correlation >= 0)
-      numbered.push_back({c.correlation, double(c.ts), 0, 0});
+      numbered.push_back({c.correlation, double(c.ts), 0});
   std::sort(numbered.begin(), numbered.end(),
             [](const Numbered &a, const Numbered &b) { return a.correlation < b.correlation; });
   for (size_t k = 0; k < numbered.size(); ++k)
     numbered[k].latest = std::max(numbered[k].ts, k ? numbered[k - 1].latest : -INFINITY);
-  for (size_t k = numbered.size(); k-- > 0;)
-    numbered[k].earliestAfter =
-        std::min(numbered[k].ts, k + 1 < numbered.size() ? numbered[k + 1].earliestAfter
-                                                         : double(INFINITY));
   /// The first recorded call numbered after an op's correlation.
   auto nextCall = [&](const GpuOp &op) {
     return std::lower_bound(numbered.begin(), numbered.end(), op.correlation);
@@ -182,20 +178,34 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   auto launchedBefore = [&](const GpuOp &op, double t) {
     if (launchOf(op) < t)
       return true;
-    if (op.launchTs >= 0 || op.correlation < 0)
-      return false;
+    if (op.launchTs >= 0 || op.correlation < 0 || !std::isfinite(t))
+      return false; // (nothing comes before the whole trace)
     auto next = nextCall(op);
     if (next == numbered.end())
       return false; // after every recorded call: where it started
     return next == numbered.begin() || (next - 1)->latest < t;
   };
   // Where the host's walk places the launch of an op whose call is not in
-  // the trace: where it started, or before the call numbered after it.
+  // the trace: no later than it started, nor than anything numbered after
+  // it was launched (a recorded call, or another such op's start), so that
+  // the launches keep the order the runtime numbered them in.
+  std::vector<std::pair<int64_t, double>> launchBound; ///< (correlation, earliest from it)
+  for (const GpuOp &op : trace.ops)
+    if (op.launchTs < 0 && op.correlation >= 0)
+      launchBound.push_back({op.correlation, double(op.ts)});
+  if (!launchBound.empty()) {
+    for (const Numbered &n : numbered)
+      launchBound.push_back({n.correlation, n.ts});
+    std::sort(launchBound.begin(), launchBound.end());
+    for (size_t k = launchBound.size(); k-- > 1;)
+      launchBound[k - 1].second = std::min(launchBound[k - 1].second, launchBound[k].second);
+  }
   auto slotOf = [&](const GpuOp &op) {
     if (op.launchTs >= 0 || op.correlation < 0)
       return launchOf(op);
-    auto next = nextCall(op);
-    return next == numbered.end() ? double(op.ts) : std::min(double(op.ts), next->earliestAfter);
+    auto next = std::upper_bound(launchBound.begin(), launchBound.end(),
+                                 std::make_pair(op.correlation, double(INFINITY)));
+    return next == launchBound.end() ? double(op.ts) : std::min(double(op.ts), next->second);
   };
 
   // The step's host span; the whole trace when it has none.
@@ -926,11 +936,21 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
             waitedFor(ended);
           continue;
         }
-      } else if (ended >= 0) {
-        // A graph's node, or an op whose launch the trace lacks: nothing
-        // but what it waited for held it.
-        waitedFor(ended);
-        continue;
+      } else {
+        // A graph's node, or an op whose launch the trace lacks: it waited
+        // for the op that ended as it began, unless (a kernel) it had no
+        // room beside what ran until then; or, on a GPU full of others'
+        // blocks, for room, which the model has.
+        const auto roomAt = [&](double t) {
+          return op.kind != OpKind::Kernel || askedAt(t) + smShare(op, profile) <= 1;
+        };
+        if (ended >= 0 &&
+            (idleBefore || roomAt(out.stages[ended].endUs - kClockSlackUs))) {
+          waitedFor(ended);
+          continue;
+        }
+        if (at - busyUntil(at) < kClockSlackUs && !roomAt(at - kClockSlackUs))
+          continue;
       }
       if (waited >= kUnexplainedIdleUs)
         idles.push_back({i, waited});
@@ -990,10 +1010,11 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   used = {};
   if (inferredWaits)
     out.notes.push_back(formatv(
-        "{0} op(s) began as an op of another stream ended, {1} us or more after everything "
-        "the trace says they follow: each is taken to have waited for that op (an ordering "
+        "{0} op(s) began, {1} us or more after everything the trace says they follow, as an "
+        "op of another stream ended (or soon after, with the GPU idle in between) and not "
+        "for want of room on the SMs: each is taken to have waited for that op (an ordering "
         "the trace does not record)",
-        inferredWaits, unsigned(kUnexplainedIdleUs)));
+        inferredWaits, unsigned(kGpuWaitSlackUs)));
   // Only the dependencies the others do not imply: the file states each
   // ordering once (and `pipec check` has no redundant one to warn about).
   CSR graph;

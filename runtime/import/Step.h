@@ -59,9 +59,10 @@ struct ImportedStage {
   /// Op: the graph launch of the step it came with (graph=N, its number in
   /// the step), -1 for one launched on its own or before the step.
   int64_t graphLaunch = -1;
-  /// Op: not an op, the GPU idle before `op` on its stream that the trace
-  /// does not explain (inside a graph launch): kept as a one-block kernel
-  /// of that time, so that a run keeps it.
+  /// Op: not an op, the wait of `op` past everything it is known to follow
+  /// that the trace does not explain (a graph's node, an op whose launch is
+  /// missing, an op on an idle GPU): kept as a one-block kernel of that
+  /// time before it on its stream, so that a run keeps it.
   bool idle = false;
   /// Op: host time from the previous call's end to this launch call's end
   /// (to its start when it blocked): dispatch plus the call itself.

@@ -225,6 +225,15 @@ private:
     const int64_t g = s.instances.stage(v).graph;
     return g >= 0 && g == h.graph && s.instances.iterationOf(v) == h.graphIteration;
   }
+  /// Per host op: the instance the next launch after it launches (kNone:
+  /// none). Only for programs with recorded graphs.
+  std::vector<uint32_t> nextLaunch;
+  /// Whether host op i, a record or wait, is an edge inside the recorded
+  /// graph thread h has open: its producer and the next launch are nodes.
+  bool edgeOfOpenGraph(const HostThread &h, size_t i, uint32_t producer) const {
+    return !nextLaunch.empty() && nextLaunch[i] != kNone && inOpenGraph(h, producer) &&
+           inOpenGraph(h, nextLaunch[i]);
+  }
 
   const std::vector<Op> &hostOps() const {
     return lowering == Lowering::Streams ? s.ops : s.graphOps;
@@ -233,6 +242,18 @@ private:
 
   void startHost() {
     const std::vector<Op> &list = hostOps();
+    nextLaunch.clear();
+    if (lowering == Lowering::Streams &&
+        std::any_of(s.pipeline.stages.begin(), s.pipeline.stages.end(),
+                    [](const program::Stage &st) { return st.graph >= 0; })) {
+      nextLaunch.assign(list.size(), kNone);
+      uint32_t next = kNone;
+      for (size_t i = list.size(); i-- > 0;) {
+        nextLaunch[i] = next;
+        if (list[i].kind == Op::Launch)
+          next = list[i].instance;
+      }
+    }
     // Each wait and sync binds to the latest record of its event before it.
     uint32_t events = lowering == Lowering::Streams ? s.eventObjects : s.graphEventObjects;
     std::vector<uint32_t> latestRecord(events, kNone);
@@ -338,9 +359,9 @@ private:
         return;
       }
       // Between a recorded graph's nodes, an edge of the graph: no call.
-      const double cost = inOpenGraph(h, op.instance) ? 0
-                          : op.kind == Op::Record     ? p.recordUs
-                                                      : p.waitUs;
+      const double cost = edgeOfOpenGraph(h, h.next, op.instance) ? 0
+                          : op.kind == Op::Record                 ? p.recordUs
+                                                                  : p.waitUs;
       hostSpan(h, h.at, h.at + cost, op.kind == Op::Record ? "record" : "wait", op.instance);
       charge(h, &runtime::HostTime::api, cost);
       h.done = h.at + cost;

@@ -70,9 +70,11 @@ int tool::runImport() {
     // recorded (and no file: its program would be a CUDA device's).
     if (!reporting || outputPath != "-") {
       toolError(formatv("'{0}' is a {1} trace: pipec models CUDA devices only, and writes "
-                        "no .pipe file for it; 'pipec import --report' gives what it "
-                        "recorded",
-                        traceInput, imported->foreignPlatform));
+                        "no .pipe file for it{2}; 'pipec import --report' without -o gives "
+                        "what it recorded",
+                        traceInput, imported->foreignPlatform,
+                        outputPath != "-" ? formatv(" ('-o {0}')", outputPath).str()
+                                          : std::string()));
       return InputErrors;
     }
     for (const std::string &note : imported->notes)

@@ -87,7 +87,7 @@ def check(trace):
     number = re.search(r"ProfilerStep#(-?\d+)", header)
     for line in open(pipe):
         m = STAGE.match(line)
-        if m and not m.group(3).startswith("the next op of this graph launch"):
+        if m and not m.group(3).startswith("the next op on this stream waited"):
             took = RECORDED.search(m.group(3)) or TIME.search(line)
             stages.setdefault(int(m.group(2)[1:]), []).append(
                 (m.group(1), m.group(3), float(took.group(1)) if took else None))
