@@ -39,19 +39,22 @@ struct Made {
 };
 
 /// `dropCalls`: the share of launch calls left out of the trace (a sampled
-/// trace's).
-Made make(std::mt19937 &rng, double dropCalls = 0) {
+/// trace's). `syncs`: now and then the host works, after waiting for a
+/// kernel (a cpu stage that depends on it: cudaEventSynchronize).
+Made make(std::mt19937 &rng, double dropCalls = 0, bool syncs = false) {
   Made m;
   const int streams = 2 + int(rng() % 3), kernels = 4 + int(rng() % 12);
   static const unsigned grids[] = {27, 54, 108, 216, 432, 1000, 2048};
   std::string text = "pipeline p {\n";
   for (int s = 0; s < streams; ++s)
     text += llvm::formatv("  stream s{0};\n", 7 + s).str();
-  std::vector<unsigned> blocks;
+  std::vector<unsigned> blocks;        // per stage
+  std::vector<uint32_t> stageOfKernel; // per kernel k
   for (int k = 0; k < kernels; ++k) {
     const double us = 20 + double(rng() % 1800) / 10;
     const unsigned b = grids[rng() % (sizeof grids / sizeof *grids)];
     m.aloneUs.push_back(us);
+    stageOfKernel.push_back(uint32_t(blocks.size()));
     blocks.push_back(b);
     text += llvm::formatv("  stage k{0} on s{1} kernel {2}us [blocks={3}, threads=256]",
                           k, 7 + int(rng() % streams), us, b)
@@ -59,6 +62,12 @@ Made make(std::mt19937 &rng, double dropCalls = 0) {
     if (k > 0 && rng() % 3 == 0)
       text += llvm::formatv(" depends_on(k{0})", rng() % k).str();
     text += ";\n";
+    if (syncs && rng() % 4 == 0) {
+      text += llvm::formatv("  stage h{0} cpu {1}us depends_on(k{2});\n", k,
+                            20 + rng() % 200, rng() % (k + 1))
+                  .str();
+      blocks.push_back(0);
+    }
   }
   text += "}\n";
   m.pipe = text;
@@ -71,9 +80,11 @@ Made make(std::mt19937 &rng, double dropCalls = 0) {
   sim::ModelOptions options;
   options.recordHost = true;
   sim::ReplayTrace run = sim::simulate(s, Lowering::Streams, profile, options);
-  REQUIRE(run.start.size() == size_t(kernels));
-  m.start = run.start;
-  m.end = run.end;
+  REQUIRE(run.start.size() == blocks.size());
+  for (uint32_t v : stageOfKernel) {
+    m.start.push_back(run.start[v]);
+    m.end.push_back(run.end[v]);
+  }
 
   // The run as the PyTorch profiler writes it, sync events included: each
   // launch call and the kernel it launched share a correlation id; a
@@ -93,6 +104,22 @@ Made make(std::mt19937 &rng, double dropCalls = 0) {
                        : what == "record" ? "cudaEventRecord"
                        : what == "wait"   ? "cudaStreamWaitEvent"
                                           : nullptr;
+    if (what == "sync") { // the host waited for a kernel's event
+      ++corr;
+      events.push_back(llvm::json::Object{{"ph", "X"}, {"cat", "cuda_runtime"},
+                                          {"name", "cudaEventSynchronize"}, {"ts", c.start},
+                                          {"dur", c.end - c.start}, {"tid", 1},
+                                          {"args", llvm::json::Object{{"correlation", corr}}}});
+      events.push_back(llvm::json::Object{
+          {"ph", "X"}, {"cat", "cuda_sync"}, {"name", "Event Sync"}, {"ts", c.end - 1},
+          {"dur", 1},
+          {"args", llvm::json::Object{
+                       {"cuda_sync_kind", "Event Sync"},
+                       {"wait_on_stream", 7 + int64_t(s.instanceStream[c.instance])},
+                       {"wait_on_cuda_event_record_corr_id", recordOf[c.instance]},
+                       {"correlation", corr}}}});
+      continue;
+    }
     if (!name)
       continue;
     REQUIRE(next < calls.size());
@@ -231,4 +258,51 @@ TEST_CASE("import: a sampled recording of kernels beside others (a third of the 
   MESSAGE(close << " of " << ops << " ops within 1% of the span; the worst " << worst * 100
                  << "% of a span");
   CHECK(double(close) >= 0.9 * double(ops));
+}
+
+TEST_CASE("import: a recording whose host waits for kernels (event syncs, then host "
+          "work) runs as recorded") {
+  std::mt19937 rng(getenv("SEED") ? unsigned(atoi(getenv("SEED"))) : 47);
+  size_t ops = 0, close = 0, syncs = 0;
+  double worst = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    Made m = make(rng, 0, true);
+    INFO(m.pipe);
+    INFO(m.trace);
+    auto trace = importer::parseTrace(m.trace);
+    REQUIRE(static_cast<bool>(trace));
+    auto step = importer::selectStep(std::move(*trace), std::nullopt);
+    REQUIRE(static_cast<bool>(step));
+    DeviceProfile profile = importer::profileFor(step->device);
+    importer::uncontend(*step, profile);
+    for (const importer::ImportedStage &st : step->stages)
+      syncs += st.kind == importer::ImportedStage::Kind::Sync;
+    auto program = importer::programOf(*step, profile);
+    REQUIRE(static_cast<bool>(program));
+    Schedule s(program->pipelines.front(), profile, ScheduleOptions());
+    sim::ModelOptions options;
+    options.recordHost = false;
+    sim::ReplayTrace run = sim::simulate(s, Lowering::Streams, profile, options);
+    const double first = *std::min_element(m.start.begin(), m.start.end());
+    const double span = *std::max_element(m.end.begin(), m.end.end()) - first;
+    double runFirst = INFINITY;
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      if (!s.onHost(v))
+        runFirst = std::min(runFirst, run.start[v]);
+    for (uint32_t v = 0; v < s.instances.size(); ++v) {
+      const std::string &name = s.instances.stage(v).name;
+      if (name[0] != 'k' || s.onHost(v))
+        continue;
+      const unsigned k = unsigned(std::stoul(name.substr(1)));
+      const double error = std::fabs((run.end[v] - runFirst) - (m.end[k] - first)) / span;
+      INFO(name << " ends " << error * 100 << "% of the span off");
+      worst = std::max(worst, error);
+      close += error <= 0.01;
+      ++ops;
+    }
+  }
+  MESSAGE(close << " of " << ops << " ops within 1% of the span; " << syncs
+                << " host syncs; the worst " << worst * 100 << "% of a span");
+  CHECK(syncs > 30);
+  CHECK(double(close) >= 0.93 * double(ops));
 }
