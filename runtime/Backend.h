@@ -35,13 +35,13 @@ struct RunOptions {
   TimingRequest timing = TimingRequest::Auto;
 };
 
-/// SCHEDULE.md's `timings_us`.
+/// The run result's `timings_us` (docs/scheduling.md).
 struct Timings {
   double capture = 0, instantiate = 0, firstLaunch = 0;
   double replayMedian = 0, replayP95 = 0, submitMedian = 0;
 };
 
-/// Where the host thread's time went in one replay (SCHEDULE.md's
+/// Where the host thread's time went in one replay (the run result's
 /// `host_us`): `cpu` stages, `issue=` dispatch, API calls, and blocked in
 /// synchronisations or on a full launch queue.
 struct HostTime {

@@ -25,7 +25,8 @@ struct DeviceProfile;
 /// nodes and edges), and the analysis.
 void emitText(const Schedule &schedule, llvm::raw_ostream &os);
 
-/// SCHEDULE.md's document, for every pipeline of one source file.
+/// The schedule document (docs/scheduling.md), for every pipeline of one
+/// source file.
 void emitJSON(llvm::ArrayRef<const Schedule *> schedules,
               llvm::StringRef source, llvm::raw_ostream &os);
 

@@ -1,4 +1,4 @@
-//===- JSONEmitter.cpp - The schedule document of SCHEDULE.md -------------===//
+//===- JSONEmitter.cpp - The schedule document (docs/scheduling.md) -------===//
 //
 // Streamed through llvm::json::OStream: a ten-million-instance schedule is
 // written without building it in memory first.

@@ -2,7 +2,7 @@
 //
 // Instance ids are positions in issue order: iteration by iteration, and
 // within an iteration the topological order that prefers declaration order
-// (LANGUAGE.md, "Issue order"). When every stage runs in every iteration,
+// (docs/language.md, "Issue order"). When every stage runs in every iteration,
 // instance `id` is stage `stageOrder[id % stagesPerIteration]` of iteration
 // `id / stagesPerIteration`. When some run only in some iterations
 // (`[first]`, `[last]`, `[every=K]`), an iteration has only the instances

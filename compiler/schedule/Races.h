@@ -3,7 +3,7 @@
 // Two accesses conflict when they touch one slot of one buffer and at least
 // one writes. Under `sync declared` each conflicting pair of stage instances
 // must be ordered, either way, by the declared dependencies, stream order
-// and the host thread's program order (LANGUAGE.md, versions 2 and 3).
+// and the host thread's program order (docs/language.md, versions 2 and 3).
 // Taking the accesses of each slot in issue order (a topological order of
 // that relation), it is enough that every access
 // follows the slot's previous write and every write follows the reads since

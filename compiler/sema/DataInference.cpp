@@ -68,7 +68,7 @@ static void inferWithConditionalStages(const Pipeline &out, const std::vector<ui
   }
 }
 
-/// `sync inferred`: the dependencies the data needs (LANGUAGE.md, version 2).
+/// `sync inferred`: the dependencies the data needs (docs/language.md, version 2).
 /// Program order is declaration order, iteration after iteration; the slot
 /// of iteration i is i mod n, so the accesses before one to that slot are
 /// those earlier in iteration i (distance 0) and those of iteration i - n

@@ -9,7 +9,7 @@
 
 namespace pipec {
 
-/// The language's limits (LANGUAGE.md and docs/language.md).
+/// The language's limits (docs/language.md).
 constexpr uint64_t kMaxStageInstances = 10'000'000;
 constexpr uint64_t kMaxIterations = 10'000'000;
 constexpr uint64_t kMaxBlocks = 2'147'483'647; // CUDA's gridDim.x limit
@@ -53,7 +53,7 @@ struct SemaOptions {
 /// and warnings, in source order. The result is meaningful only when no error
 /// was reported (diags.hadError() is false).
 /// `sync inferred`: adds to each stage the dependencies its buffer accesses
-/// need (LANGUAGE.md, version 2), each marked with its buffer, skipping any
+/// need (docs/language.md, version 2), each marked with its buffer, skipping any
 /// already there. Sema calls it; so does advise, on changed programs.
 void inferDataDependencies(program::Pipeline &pipeline);
 

@@ -113,7 +113,7 @@ std::vector<GapPart> explainGap(const Schedule &schedule, const DeviceProfile &p
 /// takes that number, across the pipelines of a file).
 void printAdvice(const PipelineAdvice &advice, const std::string &device,
                  const AdviseOptions &options, size_t first, llvm::raw_ostream &os);
-/// The pipec-advice document (SCHEDULE.md, version 3): suggestions carry
+/// The pipec-advice document (docs/scheduling.md, version 3): suggestions carry
 /// their number, from 1 across the pipelines.
 void writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_ostream &os);
 

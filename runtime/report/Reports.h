@@ -18,7 +18,7 @@ namespace pipec::runtime {
 void printRunTable(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
                    llvm::raw_ostream &os);
 
-/// SCHEDULE.md's run result ("pipec-run").
+/// The run result ("pipec-run", docs/scheduling.md).
 void writeRunJSON(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
                   llvm::raw_ostream &os);
 

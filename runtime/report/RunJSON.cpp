@@ -1,4 +1,4 @@
-//===- RunJSON.cpp - SCHEDULE.md's run result -----------------------------===//
+//===- RunJSON.cpp - The run result (docs/scheduling.md) ------------------===//
 
 #include "runtime/report/Reports.h"
 

@@ -24,7 +24,7 @@
 
 namespace pipec::runtime {
 
-/// How a run's timeline was measured: SCHEDULE.md's `"timing"`.
+/// How a run's timeline was measured: the run result's `"timing"` (docs/scheduling.md).
 enum class TimingMethod { Model, Cupti, Events };
 const char *spelling(TimingMethod method);
 

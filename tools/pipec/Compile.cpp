@@ -28,7 +28,7 @@ cl::opt<Emit> emit(
     cl::values(
         clEnumValN(Emit::AST, "ast", "the syntax tree, with locations"),
         clEnumValN(Emit::Text, "text", "the schedule and its analysis, to read"),
-        clEnumValN(Emit::JSON, "json", "the schedule as JSON (SCHEDULE.md)"),
+        clEnumValN(Emit::JSON, "json", "the schedule as JSON (docs/scheduling.md)"),
         clEnumValN(Emit::DOT, "dot", "the schedule as a Graphviz graph"),
         clEnumValN(Emit::CUDA, "cuda",
                    "a standalone CUDA C++ program that runs the schedule")),
