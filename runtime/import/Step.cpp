@@ -916,8 +916,19 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
         if (asEnded || idleBefore)
           ended = int64_t((it - 1)->second);
       }
+      // It waited for one of the ops that ended just before it began: all
+      // of them (a safe superset, each ended before it began), the latest
+      // alone when it began a while after the GPU went idle.
       auto waitedFor = [&](int64_t producer) {
         st.deps.push_back(uint32_t(producer));
+        if (asEnded)
+          for (auto c = it - 1; c != byEnd.begin() && it - c < 64;) {
+            --c;
+            if (c->first < at - kGpuWaitSlackUs)
+              break;
+            if (c->second < i)
+              st.deps.push_back(c->second);
+          }
         ++inferredWaits;
       };
       if (!st.graphLaunched && op.launchTs >= 0) {

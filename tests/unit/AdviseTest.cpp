@@ -22,6 +22,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <cmath>
 #include <map>
 #include <random>
@@ -121,7 +123,7 @@ struct AdviseSetup {
 } // namespace
 
 TEST_CASE("advise: every suggestion, applied, gives what it announced and computes the same") {
-  std::mt19937 rng(28);
+  PIPEC_SEEDED(rng, 28);
   size_t suggestions = 0, kinds[4] = {0, 0, 0, 0};
   for (int trial = 0; trial < 160; ++trial) {
     // Streams and kernels (with cpu stages and issue= half the time), or
@@ -190,7 +192,7 @@ TEST_CASE("advise: on several devices, each suggestion keeps every stage on its 
   // half with buffers on each device): every suggestion, applied, checks
   // clean, runs each stage on the device it ran on, gives what it announced
   // on the same model and computes the same.
-  std::mt19937 rng(31);
+  PIPEC_SEEDED(rng, 31);
   size_t suggestions = 0;
   for (int trial = 0; trial < 60; ++trial) {
     // First, one where B, held back on s1 behind A, gains from a stream of
@@ -253,7 +255,7 @@ TEST_CASE("advise: on several devices, each suggestion keeps every stage on its 
 TEST_CASE("meaning: the fast check answers as the slow one on random changes") {
   // Random programs, and random edits of them: a stage moved, a stream's
   // priority, a ring deepened (state too), dependencies added.
-  std::mt19937 rng(128);
+  PIPEC_SEEDED(rng, 128);
   size_t same = 0, changed = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const bool skips = trial % 5 == 4;
@@ -347,7 +349,7 @@ TEST_CASE("meaning: a ring on state and a dropped stream order are caught") {
 }
 
 TEST_CASE("gap: the causes sum to the run minus its bound, the rest never negative") {
-  std::mt19937 rng(29);
+  PIPEC_SEEDED(rng, 29);
   size_t explained = 0;
   for (int trial = 0; trial < 120; ++trial) {
     std::string text = test::randomWorkload(rng, trial % 2 == 1, trial % 5 == 4);

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <random>
 #include <set>
 
@@ -55,7 +57,7 @@ double makespan(const Schedule &s, const DeviceProfile &profile) {
 } // namespace
 
 TEST_CASE("assign: the makespan method is never slower than a baseline") {
-  std::mt19937 rng(31);
+  PIPEC_SEEDED(rng, 31);
   DeviceProfile profile;
   runtime::SimAssignmentCost cost(profile);
   for (int trial = 0; trial < 50; ++trial) {
@@ -93,7 +95,7 @@ TEST_CASE("assign: any profile and stream cap keeps every candidate within its s
   // streams where the others had min(--max-streams, hardware_queues): a
   // heap overflow (one hardware queue, as Megatron-LM runs; or a cap of 9
   // and above). Under ASan this test is the reproducer.
-  std::mt19937 rng(26);
+  PIPEC_SEEDED(rng, 26);
   for (int trial = 0; trial < 300; ++trial) {
     DeviceProfile profile;
     profile.hardwareQueues = 1 + rng() % 8;

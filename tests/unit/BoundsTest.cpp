@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <random>
 
 using namespace pipec;
@@ -38,7 +40,7 @@ DeviceProfile randomProfile(std::mt19937 &rng) {
 } // namespace
 
 TEST_CASE("bounds: the lower bound never exceeds a simulated run") {
-  std::mt19937 rng(21);
+  PIPEC_SEEDED(rng, 21);
   size_t checked = 0;
   for (int trial = 0; trial < 600; ++trial) {
     DeviceProfile profile = trial % 3 ? randomProfile(rng) : DeviceProfile();

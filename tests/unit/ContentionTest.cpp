@@ -6,8 +6,8 @@
 // its grid, stream and correlation); the trace is imported. The kernels
 // the model slowed beside others come back as their times alone, and the
 // imported program's run reproduces the recording: the model's own sharing
-// rules, inverted. SEED=N runs another set of programs (docs/import.md gives
-// the figures of ten).
+// rules, inverted. PIPEC_TEST_SEED=N runs another set of programs
+// (docs/import.md gives the figures of ten).
 
 #include "FrontendHelpers.h"
 
@@ -22,6 +22,8 @@
 #include "llvm/Support/JSON.h"
 
 #include <doctest/doctest.h>
+
+#include "Seed.h"
 
 #include <algorithm>
 #include <cmath>
@@ -164,7 +166,7 @@ Made make(std::mt19937 &rng, double dropCalls = 0, bool syncs = false) {
 
 TEST_CASE("import: kernels the model slowed beside others come back as their times "
           "alone, and the import's run reproduces the recording") {
-  std::mt19937 rng(getenv("SEED") ? unsigned(atoi(getenv("SEED"))) : 41);
+  PIPEC_SEEDED(rng, 41);
   size_t contended = 0, kernels = 0, recovered = 0, ops = 0, close = 0;
   double worst = 0;
   for (int trial = 0; trial < 60; ++trial) {
@@ -221,7 +223,7 @@ TEST_CASE("import: kernels the model slowed beside others come back as their tim
 
 TEST_CASE("import: a sampled recording of kernels beside others (a third of the launch "
           "calls missing) still runs as recorded") {
-  std::mt19937 rng(getenv("SEED") ? unsigned(atoi(getenv("SEED"))) : 43);
+  PIPEC_SEEDED(rng, 43);
   size_t ops = 0, close = 0;
   double worst = 0;
   for (int trial = 0; trial < 60; ++trial) {
@@ -262,7 +264,7 @@ TEST_CASE("import: a sampled recording of kernels beside others (a third of the 
 
 TEST_CASE("import: a recording whose host waits for kernels (event syncs, then host "
           "work) runs as recorded") {
-  std::mt19937 rng(getenv("SEED") ? unsigned(atoi(getenv("SEED"))) : 47);
+  PIPEC_SEEDED(rng, 47);
   size_t ops = 0, close = 0, syncs = 0;
   double worst = 0;
   for (int trial = 0; trial < 60; ++trial) {

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <random>
 #include <set>
 
@@ -58,7 +60,7 @@ TEST_CASE("cycles: self-loops and DAGs have none") {
 }
 
 TEST_CASE("cycles: randomized against transitive closure") {
-  std::mt19937 rng(2024);
+  PIPEC_SEEDED(rng, 2024);
   for (int round = 0; round < 2000; ++round) {
     uint32_t n = 1 + rng() % 12;
     Graph g(n);

@@ -14,6 +14,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <map>
 #include <random>
 #include <set>
@@ -83,7 +85,7 @@ size_t checkConflictsOrdered(const Schedule &s) {
 } // namespace
 
 TEST_CASE("data: inferred dependencies are exactly those the contract requires") {
-  std::mt19937 rng(41);
+  PIPEC_SEEDED(rng, 41);
   size_t programs = 0, edges = 0;
   for (int trial = 0; trial < 400; ++trial) {
     std::string text = test::randomData(rng, /*declared=*/false);
@@ -179,19 +181,19 @@ void racesAgainstSlowCheck(std::mt19937 &rng, int trials, bool conditional,
 } // namespace
 
 TEST_CASE("data: sync declared reports a race exactly when a conflicting pair is unordered") {
-  std::mt19937 rng(42);
+  PIPEC_SEEDED(rng, 42);
   racesAgainstSlowCheck(rng, 800, /*conditional=*/false);
 }
 
 TEST_CASE("data: the same with stages that run only in some iterations") {
-  std::mt19937 rng(44);
+  PIPEC_SEEDED(rng, 44);
   racesAgainstSlowCheck(rng, 800, /*conditional=*/true);
 }
 
 TEST_CASE("data: inferred dependencies leave no race") {
   // The same programs in sync inferred: whatever the streams, the added
   // dependencies order every conflicting pair.
-  std::mt19937 rng(43);
+  PIPEC_SEEDED(rng, 43);
   for (int trial = 0; trial < 400; ++trial) {
     std::string text = test::randomData(rng, /*declared=*/false, /*host=*/trial % 2 == 1);
     FrontendRun front(text);
@@ -206,7 +208,7 @@ TEST_CASE("data: inferred dependencies leave no race") {
 TEST_CASE("data: inferred dependencies leave no race when stages skip iterations") {
   // A dependency on a stage that skips an iteration is on its latest
   // instance: whatever ran, every conflicting pair is ordered.
-  std::mt19937 rng(45);
+  PIPEC_SEEDED(rng, 45);
   size_t conditional = 0;
   for (int trial = 0; trial < 600; ++trial) {
     std::string text =
@@ -227,12 +229,12 @@ TEST_CASE("data: inferred dependencies leave no race when stages skip iterations
 TEST_CASE("data: several devices, peer copies and collectives: races exactly when unordered") {
   // A collective's part touches its own device's buffers: the race check
   // against the slow one, pair by pair of instances.
-  std::mt19937 rng(46);
+  PIPEC_SEEDED(rng, 46);
   racesAgainstSlowCheck(rng, 600, /*conditional=*/false, /*devices=*/true);
 }
 
 TEST_CASE("data: several devices: inferred dependencies leave no race, by the slow check") {
-  std::mt19937 rng(47);
+  PIPEC_SEEDED(rng, 47);
   size_t parts = 0, checked = 0;
   for (int trial = 0; trial < 500; ++trial) {
     std::string text = test::randomDeviceData(rng, /*declared=*/false);

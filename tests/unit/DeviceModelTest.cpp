@@ -11,6 +11,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <random>
 
 using namespace pipec;
@@ -263,7 +265,7 @@ TEST_CASE("model: incremental bookkeeping gives the traces of looking everywhere
   // looks at everything on every pump: random programs (every kind of stage,
   // grids of many shapes, priorities, @prev), a roomy and a tight device
   // (fewer queues than streams, two resident kernels), both lowerings.
-  std::mt19937 rng(2024);
+  PIPEC_SEEDED(rng, 2024);
   DeviceProfile tight;
   tight.hardwareQueues = 3;
   tight.maxResidentKernels = 2;
@@ -334,7 +336,7 @@ TEST_CASE("model: skipping ahead in a settled periodic replay gives the full run
   // one (a short launch queue, few hardware queues and resident kernels),
   // both lowerings: every start and end, the host's time and the events
   // counted equal the full simulation's, up to rounding.
-  std::mt19937 rng(31);
+  PIPEC_SEEDED(rng, 31);
   DeviceProfile tight;
   tight.hardwareQueues = 3;
   tight.maxResidentKernels = 2;
@@ -454,7 +456,7 @@ TEST_CASE("model: several devices, randomized: bounds hold, orderings kept, part
   // every instance runs, a collective's parts of one iteration end
   // together, and the incremental model gives the traces of the one that
   // looks everywhere.
-  std::mt19937 rng(77);
+  PIPEC_SEEDED(rng, 77);
   size_t meetings = 0;
   for (int round = 0; round < 400; ++round) {
     const std::string text =

@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <map>
 #include <random>
 #include <set>
@@ -64,7 +66,7 @@ std::set<Edge> happensBefore(const Schedule &s) {
 
 TEST_CASE("host: a cpu stage synchronises on exactly the device stages the reduction "
           "leaves it, none implied by an earlier one") {
-  std::mt19937 rng(270);
+  PIPEC_SEEDED(rng, 270);
   size_t syncs = 0, programs = 0;
   for (int trial = 0; trial < 400; ++trial) {
     std::string text = test::randomWorkload(rng, /*hostThread=*/true, trial % 4 == 3);
@@ -131,7 +133,7 @@ TEST_CASE("host: a cpu stage synchronises on exactly the device stages the reduc
 
 TEST_CASE("host: the critical path is the longest path through what every lowering "
           "keeps") {
-  std::mt19937 rng(273);
+  PIPEC_SEEDED(rng, 273);
   size_t anchored = 0;
   for (int trial = 0; trial < 300; ++trial) {
     std::string text = test::randomWorkload(rng, true);
@@ -175,7 +177,7 @@ TEST_CASE("host: the critical path is the longest path through what every loweri
 }
 
 TEST_CASE("host: a graph segment never holds a synchronisation") {
-  std::mt19937 rng(271);
+  PIPEC_SEEDED(rng, 271);
   size_t split = 0;
   for (int trial = 0; trial < 300; ++trial) {
     std::string text = test::randomWorkload(rng, true);
@@ -229,7 +231,7 @@ TEST_CASE("host: a graph segment never holds a synchronisation") {
 
 TEST_CASE("host: every bound holds in both lowerings, and the model keeps every "
           "ordering, with cpu stages, syncs and a bounded launch queue") {
-  std::mt19937 rng(272);
+  PIPEC_SEEDED(rng, 272);
   size_t checked = 0, blocked = 0;
   for (int trial = 0; trial < 500; ++trial) {
     DeviceProfile profile = trial % 3 ? randomProfile(rng) : DeviceProfile();
@@ -336,7 +338,7 @@ TEST_CASE("host: each device's host thread: exactly the waits, syncs and joins t
   // call at all. Each wait and sync binds to its producer's record. On the
   // model: no violation, every bound under the run, each thread's program
   // order kept, and cpu stages of two threads do overlap somewhere.
-  std::mt19937 rng(273);
+  PIPEC_SEEDED(rng, 273);
   size_t programs = 0, joins = 0, syncs = 0, overlapped = 0;
   for (int trial = 0; trial < 600; ++trial) {
     const DeviceProfile profile = trial % 3 ? randomProfile(rng) : DeviceProfile();

@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 using namespace pipec;
 using namespace pipec::importer;
 
@@ -392,7 +394,7 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
 
 TEST_CASE("import: random recordings keep every ordering, contradict none, check clean, "
           "are laid out as fmt lays them out, to the program the importer builds") {
-  std::mt19937 rng(27);
+  PIPEC_SEEDED(rng, 27);
   size_t orderings = 0, cpu = 0, idles = 0, queued = 0, polls = 0, pollSyncs = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const bool syncEvents = trial % 2 == 0;
@@ -595,7 +597,7 @@ std::string randomEvent(std::mt19937 &rng) {
 } // namespace
 
 TEST_CASE("import: the fast event reader reads what llvm::json reads, on random events") {
-  std::mt19937 rng(29);
+  PIPEC_SEEDED(rng, 29);
   unsigned agreedOk = 0, agreedError = 0;
   for (int round = 0; round < 3000; ++round) {
     std::string text = "{\"traceEvents\":[";

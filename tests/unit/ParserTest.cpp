@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <random>
 
 using namespace pipec;
@@ -81,7 +83,7 @@ TEST_CASE("parser: the error limit stops a flood") {
 }
 
 TEST_CASE("parser: random bytes never crash and always give an error") {
-  std::mt19937 rng(7);
+  PIPEC_SEEDED(rng, 7);
   std::string alphabet = "pipeline stream stage on depends_on kernel copy h2d "
                          "{}()[];,=@-0123456789.us\n/*";
   for (int round = 0; round < 300; ++round) {
@@ -120,7 +122,7 @@ TEST_CASE("parser: freeing passed tokens changes nothing it reports") {
       "/* c */", "// l\n", "\n", "stage d on s copy h2d 1MB;", "sync x;",
       "stage e kernel ))) 4us;", "stream ;;;", "12", "x", "stage y on s kernel",
       "stream u", "stage z on", "buffer"};
-  std::mt19937 rng(11);
+  PIPEC_SEEDED(rng, 11);
   for (int round = 0; round < 1000; ++round) {
     std::string text = "pipeline p {\n";
     size_t n = 1 + rng() % 60;

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <algorithm>
 #include <random>
 #include <set>
@@ -90,7 +92,7 @@ void checkAgainst(const Graph &g, const std::set<Edge> &expected,
 } // namespace
 
 TEST_CASE("reduction: randomized against the slow one, base moved often") {
-  std::mt19937 rng(31);
+  PIPEC_SEEDED(rng, 31);
   for (int round = 0; round < 400; ++round) {
     Graph g = randomGraph(rng);
     CAPTURE(round);
@@ -148,7 +150,7 @@ std::set<Edge> slowWindowedReduction(const Graph &g) {
 } // namespace
 
 TEST_CASE("reduction: long graphs pass the 16-bit range, same answers") {
-  std::mt19937 rng(32);
+  PIPEC_SEEDED(rng, 32);
   for (int round = 0; round < 3; ++round) {
     Graph g;
     g.chains = 1 + rng() % 16;

@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <algorithm>
 #include <random>
 #include <set>
@@ -96,7 +98,7 @@ void crossCheck(const CSR &g) {
 } // namespace
 
 TEST_CASE("redundant dependencies match a backward search on local random graphs") {
-  std::mt19937 rng(7);
+  PIPEC_SEEDED(rng, 7);
   for (uint32_t n : {1000u, 10000u, 100000u})
     for (uint32_t window : {4u, 16u, 64u}) {
       CAPTURE(n);
@@ -106,7 +108,7 @@ TEST_CASE("redundant dependencies match a backward search on local random graphs
 }
 
 TEST_CASE("redundant dependencies match a backward search with long edges") {
-  std::mt19937 rng(11);
+  PIPEC_SEEDED(rng, 11);
   for (int round = 0; round < 200; ++round) {
     uint32_t n = 1 + rng() % 300;
     CAPTURE(round);
@@ -118,7 +120,7 @@ TEST_CASE("redundant dependencies match a backward search with long edges") {
 }
 
 TEST_CASE("redundancy: out of budget, every edge is kept and it says so") {
-  std::mt19937 rng(3);
+  PIPEC_SEEDED(rng, 3);
   CSR g = randomGraph(rng, 2000, 16, 3, 0);
   DeclaredRedundancy r = findRedundantDependencies(g, 100);
   CHECK_FALSE(r.complete);
@@ -150,7 +152,7 @@ TEST_CASE("redundancy: a wide fan-in over a long chain stays within budget") {
 TEST_CASE("the lint reports the same redundant dependencies at every size") {
   // Flat files as generators write them; the count the lint announces
   // (shown plus "N more") must equal the slow count.
-  std::mt19937 rng(5);
+  PIPEC_SEEDED(rng, 5);
   for (uint32_t n : {1000u, 6000u, 20000u}) {
     CAPTURE(n);
     CSR g = randomGraph(rng, n, 16, 3, 0.002);

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <random>
 #include <sstream>
 
@@ -119,7 +121,7 @@ TEST_CASE("scanner: the generated lexer's tokens on random text") {
       "\n", "\r\n", "\r", "\f", "\v", "{", "}", "(", ")", "[", "]", ";", ",",
       "=", "-", "#", "\"", "\xc3\xa9", "\xe2\x80\x94", "\xff", "\x80", "\xc3",
       "\xf0\x9f\x98\x80", std::string(1, '\0')};
-  std::mt19937 rng(20261203);
+  PIPEC_SEEDED(rng, 20261203);
   for (int round = 0; round < 20000; ++round) {
     std::string text;
     const int n = std::uniform_int_distribution<int>(0, 40)(rng);

@@ -11,6 +11,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <ostream>
 #include <sstream>
 #include <map>
@@ -245,7 +247,7 @@ TEST_CASE("schedule: a dependency implied by stream order needs no wait") {
 }
 
 TEST_CASE("schedule: randomized against the slow reduction (streams pinned)") {
-  std::mt19937 rng(11);
+  PIPEC_SEEDED(rng, 11);
   for (int round = 0; round < 1500; ++round) {
     FrontendRun run(randomProgram(rng, /*allowAuto=*/false));
     REQUIRE(run.errors == 0);
@@ -258,7 +260,7 @@ TEST_CASE("schedule: randomized over several devices, against the slow reduction
   // Streams on 2 to 4 devices: the fewest waits as on one (a dependency
   // across devices is a wait on the producer's event), every ordering
   // enforced, each event object recorded on one device's streams.
-  std::mt19937 rng(41);
+  PIPEC_SEEDED(rng, 41);
   size_t crossDevice = 0, collectives = 0;
   for (int round = 0; round < 1500; ++round) {
     const std::string text = randomProgram(rng, /*allowAuto=*/false,
@@ -316,7 +318,7 @@ TEST_CASE("schedule: the timeline of several devices, against a slow relaxation"
   // collective's parts of one iteration all start when the last of them
   // can, and end together. Relaxed until nothing moves, then each device's
   // busy time (the union of its work) and communication compared.
-  std::mt19937 rng(43);
+  PIPEC_SEEDED(rng, 43);
   size_t coupled = 0;
   for (int round = 0; round < 800; ++round) {
     const std::string text = randomProgram(rng, /*allowAuto=*/false,
@@ -398,7 +400,7 @@ TEST_CASE("schedule: the timeline of several devices, against a slow relaxation"
 }
 
 TEST_CASE("schedule: randomized with automatic streams") {
-  std::mt19937 rng(12);
+  PIPEC_SEEDED(rng, 12);
   for (int round = 0; round < 1500; ++round) {
     FrontendRun run(randomProgram(rng, /*allowAuto=*/true));
     REQUIRE(run.errors == 0);
@@ -419,7 +421,7 @@ TEST_CASE("schedule: randomized with automatic streams") {
 }
 
 TEST_CASE("schedule: the matching adds no ordering when under the cap") {
-  std::mt19937 rng(13);
+  PIPEC_SEEDED(rng, 13);
   for (int round = 0; round < 800; ++round) {
     // All stages unpinned, one iteration: stream order must be implied by
     // the dependencies themselves.
@@ -452,7 +454,7 @@ TEST_CASE("schedule: the matching adds no ordering when under the cap") {
 }
 
 TEST_CASE("schedule: exhaustive search finds no fewer waits") {
-  std::mt19937 rng(14);
+  PIPEC_SEEDED(rng, 14);
   int tried = 0;
   for (int round = 0; round < 3000 && tried < 400; ++round) {
     FrontendRun run(randomProgram(rng, /*allowAuto=*/false));
@@ -474,7 +476,7 @@ TEST_CASE("schedule: stages that skip iterations, against the slow reduction") {
   // A dependency on a stage that skips the iteration it names is on its
   // latest instance before: the instances' edges against that rule, slowly,
   // then everything the stream lowering must satisfy.
-  std::mt19937 rng(17);
+  PIPEC_SEEDED(rng, 17);
   size_t conditional = 0, far = 0;
   for (int round = 0; round < 1500; ++round) {
     FrontendRun run(randomProgram(rng, /*allowAuto=*/round % 2 == 1, /*conditional=*/true));
@@ -569,7 +571,7 @@ TEST_CASE("schedule: stages that skip iterations, against the slow reduction") {
 }
 
 TEST_CASE("schedule: the graph lowering's edges are the reduction") {
-  std::mt19937 rng(15);
+  PIPEC_SEEDED(rng, 15);
   for (int round = 0; round < 500; ++round) {
     FrontendRun run(randomProgram(rng, /*allowAuto=*/true));
     REQUIRE(run.errors == 0);
@@ -587,7 +589,7 @@ TEST_CASE("schedule: the graph lowering's edges are the reduction") {
 TEST_CASE("schedule: issue order is the smallest ready stage first, as a slow search finds") {
   // Random DAGs declared in a shuffled order, with @prev edges (which do
   // not order stages within an iteration) to anything.
-  std::mt19937 rng(2026);
+  PIPEC_SEEDED(rng, 2026);
   for (int round = 0; round < 300; ++round) {
     const uint32_t n = 1 + rng() % 60;
     std::vector<uint32_t> rank(n);

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <random>
 
 using namespace pipec;
@@ -39,7 +41,7 @@ TEST_CASE("spin: each block spins the kernel's time over its waves") {
 
 TEST_CASE("spin: regs= is stood in for by shared memory, to the model's blocks per SM") {
   DeviceProfile p;
-  std::mt19937 rng(25);
+  PIPEC_SEEDED(rng, 25);
   const unsigned threadChoices[] = {32, 64, 96, 128, 256, 512, 1024};
   unsigned matched = 0, padded = 0;
   for (int round = 0; round < 3000; ++round) {

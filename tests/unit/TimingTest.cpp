@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "Seed.h"
+
 #include <random>
 
 using namespace pipec::runtime;
@@ -183,7 +185,7 @@ TEST_CASE("calibration: copy latency and bandwidth from a line fit") {
   CHECK(fit.latencyUs == doctest::Approx(2).epsilon(1e-6));
   CHECK(fit.GBps == doctest::Approx(50).epsilon(1e-6));
   // With noise, still close; and never a negative latency.
-  std::mt19937 rng(3);
+  PIPEC_SEEDED(rng, 3);
   std::normal_distribution<double> noise(0, 0.05);
   for (auto &s : samples)
     s.second += noise(rng);
