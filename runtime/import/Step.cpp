@@ -185,6 +185,16 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       return false; // after every recorded call: where it started
     return next == numbered.begin() || (next - 1)->latest < t;
   };
+  // The earliest an op was launched: its call's start; without its call,
+  // the start of the recorded call numbered before it (or its own start).
+  auto earliestLaunch = [&](const GpuOp &op) {
+    if (op.launchTs >= 0 || op.correlation < 0)
+      return launchOf(op);
+    auto next = nextCall(op);
+    if (next == numbered.end() || next == numbered.begin())
+      return launchOf(op);
+    return std::min(launchOf(op), (next - 1)->latest);
+  };
   // Where the host's walk places the launch of an op whose call is not in
   // the trace: no later than it started, nor than anything numbered after
   // it was launched (a recorded call, or another such op's start), so that
@@ -228,13 +238,29 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
         return fail(formatv("the trace has no ProfilerStep#{0}; it has {1}", *number, list));
       }
     } else {
-      // The last step that launched GPU work.
-      for (auto it = steps.rbegin(); it != steps.rend() && !chosen; ++it)
-        for (const GpuOp &op : trace.ops)
-          if (launchOf(op) >= it->ts && launchOf(op) < it->ts + it->dur) {
-            chosen = &*it;
-            break;
-          }
+      // The last step that launched GPU work (of its own: not an op the
+      // step before launched), each op looked up once among the steps.
+      std::vector<uint32_t> byStart(steps.size());
+      for (uint32_t k = 0; k < steps.size(); ++k)
+        byStart[k] = k;
+      std::stable_sort(byStart.begin(), byStart.end(), [&](uint32_t a, uint32_t b) {
+        return steps[a].ts < steps[b].ts;
+      });
+      std::vector<char> launched(steps.size(), 0);
+      for (const GpuOp &op : trace.ops) {
+        const double at = earliestLaunch(op);
+        auto in = std::upper_bound(byStart.begin(), byStart.end(), at, [&](double t, uint32_t k) {
+          return t < steps[k].ts;
+        });
+        if (in == byStart.begin())
+          continue;
+        const Step &st = steps[*(in - 1)];
+        if (at < st.ts + st.dur && !launchedBefore(op, st.ts))
+          launched[*(in - 1)] = 1;
+      }
+      for (size_t k = steps.size(); k-- > 0 && !chosen;)
+        if (launched[k])
+          chosen = &steps[k];
       if (!chosen)
         return fail("no ProfilerStep of the trace launched a GPU op");
     }
@@ -255,7 +281,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   };
   std::vector<const GpuOp *> ops;
   for (const GpuOp &op : trace.ops)
-    if (!launchedBefore(op, from) && launchOf(op) < to)
+    if (!launchedBefore(op, from) && launchedBefore(op, to))
       ops.push_back(&op);
   if (ops.empty())
     return fail(formatv("ProfilerStep#{0} launched no GPU op", *out.step));

@@ -27,7 +27,9 @@ idles (docs/import.md, "The host, as recorded"), written to a folder:
   gaps.json   200 kernels queued on one stream, each beginning 3 us after
               the one before it ended: the device's own gap;
   poll.json   the host polls cudaEventQuery every 50 us until a 500 us
-              kernel is done, then launches the next.
+              kernel is done, then launches the next;
+  laststep.json  step 2 holds only a kernel that step 1 launched (its call
+              not in the trace, numbered before step 2's first call).
 
   make_waits.py DIR"""
 import os
@@ -140,6 +142,17 @@ def poll():
     return t
 
 
+def laststep():
+    t = Builder()
+    t.step(1, 0, 100)
+    t.kernel("a", 7, 10, 20, 50)
+    t.corr += 1                                    # b's call, not recorded
+    t.launched(t.corr, "b", 9, 150, 40)
+    t.step(2, 100, 200)
+    t.runtime("cudaEventQuery", 120, 1.0)
+    return t
+
+
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 calls().write(os.path.join(out, "calls.json"))
@@ -152,3 +165,4 @@ sampled().write(os.path.join(out, "sampled.json"))
 contended().write(os.path.join(out, "contended.json"))
 gaps().write(os.path.join(out, "gaps.json"))
 poll().write(os.path.join(out, "poll.json"))
+laststep().write(os.path.join(out, "laststep.json"))
