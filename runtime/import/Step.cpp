@@ -888,19 +888,24 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                                  std::make_pair(t - kClockSlackUs, -double(INFINITY)));
       return it == byStart.begin() ? 0.0 : std::min(t, (it - 1)->second);
     };
-    // What share of the SMs the kernels running at `t` asked for.
+    // What share of the SMs the kernels running at `t` asked for (worked
+    // out the first time it is asked: most steps never need it).
     const DeviceProfile profile = profileFor(out.device);
     std::vector<std::pair<double, double>> asked; ///< (time, the share from then on)
-    for (const ImportedStage &st : out.stages)
-      if (!st.onHost() && trace.ops[st.op].kind == OpKind::Kernel) {
-        const double share = smShare(trace.ops[st.op], profile);
-        asked.push_back({double(st.startUs), share});
-        asked.push_back({double(st.endUs), -share});
-      }
-    std::sort(asked.begin(), asked.end());
-    for (size_t k = 1; k < asked.size(); ++k)
-      asked[k].second += asked[k - 1].second;
+    bool askedReady = false;
     auto askedAt = [&](double t) {
+      if (!askedReady) {
+        askedReady = true;
+        for (const ImportedStage &st : out.stages)
+          if (!st.onHost() && trace.ops[st.op].kind == OpKind::Kernel) {
+            const double share = smShare(trace.ops[st.op], profile);
+            asked.push_back({double(st.startUs), share});
+            asked.push_back({double(st.endUs), -share});
+          }
+        std::sort(asked.begin(), asked.end());
+        for (size_t k = 1; k < asked.size(); ++k)
+          asked[k].second += asked[k - 1].second;
+      }
       auto at = std::upper_bound(asked.begin(), asked.end(),
                                  std::make_pair(t, double(INFINITY)));
       return at == asked.begin() ? 0.0 : (at - 1)->second;
