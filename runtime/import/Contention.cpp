@@ -6,6 +6,8 @@
 #include "runtime/import/PipeFile.h"
 #include "runtime/sim/DeviceModel.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -35,23 +37,7 @@ bool isKernel(const ImportedStep &step, const ImportedStage &st) {
 /// for its blocks over as many as fit on the device at once (a grid of
 /// several waves, all of it).
 bool smsOversubscribed(const ImportedStep &step, const DeviceProfile &profile) {
-  std::vector<std::pair<double, double>> changes; ///< (time, share of the SMs)
-  for (const ImportedStage &st : step.stages) {
-    if (!isKernel(step, st))
-      continue;
-    const double share = smShare(step.opOf(st), profile);
-    changes.push_back({st.startUs, share});
-    changes.push_back({st.endUs, -share});
-  }
-  // Ends before starts at one instant: back to back is not at once.
-  std::sort(changes.begin(), changes.end());
-  double asked = 0;
-  for (auto [at, share] : changes) {
-    asked += share;
-    if (asked > 1 + 1e-9)
-      return true;
-  }
-  return false;
+  return SmDemand(step.stages, step.ops, profile).most() > 1 + 1e-9;
 }
 
 } // namespace
@@ -138,5 +124,12 @@ Uncontended importer::uncontend(ImportedStep &step, const DeviceProfile &profile
       st.durUs = recorded[i];
     }
   }
+  step.contendedKernels = out.kernels;
+  step.contentionUs = out.recordedUs - out.aloneUs;
+  if (out.kernels)
+    step.notes.push_back(llvm::formatv(
+        "{0} kernel(s) ran beside others and took {1} ms longer than alone by the model's "
+        "sharing rules: each is written as its time alone, its recorded time in its comment",
+        out.kernels, llvm::formatv("{0:f2}", step.contentionUs / 1000)));
   return out;
 }

@@ -68,10 +68,9 @@ StepReport::Comm commOf(const ImportedStep &step, const Schedule &s,
       [&](uint32_t v) {
         return stageOf(v).idle ? std::make_pair(0.0, 0.0) : spanOf(v);
       },
-      0, [&](uint32_t v) {
-        const ImportedStage &st = stageOf(v);
-        return !st.idle &&
-               program::isCommunication(s.instances.stage(v), step.names[step.opOf(st).name]);
+      0, [&](uint32_t v) { // (a gpu_idle wait has no span: never asked)
+        return program::isCommunication(s.instances.stage(v),
+                                        step.names[step.opOf(stageOf(v)).name]);
       });
   StepReport::Comm c;
   for (const DeviceUse &use : uses)
@@ -124,6 +123,8 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
                                 const DeviceProfile &profile, unsigned replays) {
   StepReport r = reportRecorded(step, s);
   r.modelled = true;
+  r.contendedKernels = step.contendedKernels;
+  r.contentionUs = step.contentionUs;
   const Analysis &a = s.analysis;
   r.criticalPathUs = a.criticalPathUs;
   r.lowerBoundUs = a.lowerBoundUs;
@@ -159,7 +160,6 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
       r.predictedComm = commOf(step, schedule, [&](uint32_t v) {
         return std::make_pair(streams->start[v], streams->end[v]);
       });
-
   };
   compare(s, r.graph, true);
   program::Pipeline own = s.pipeline;

@@ -175,16 +175,6 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   auto nextCall = [&](const GpuOp &op) {
     return std::lower_bound(numbered.begin(), numbered.end(), op.correlation);
   };
-  auto launchedBefore = [&](const GpuOp &op, double t) {
-    if (launchOf(op) < t)
-      return true;
-    if (op.launchTs >= 0 || op.correlation < 0 || !std::isfinite(t))
-      return false; // (nothing comes before the whole trace)
-    auto next = nextCall(op);
-    if (next == numbered.end())
-      return false; // after every recorded call: where it started
-    return next == numbered.begin() || (next - 1)->latest < t;
-  };
   // The earliest an op was launched: its call's start; without its call,
   // the start of the recorded call numbered before it (or its own start).
   auto earliestLaunch = [&](const GpuOp &op) {
@@ -194,6 +184,15 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     if (next == numbered.end() || next == numbered.begin())
       return launchOf(op);
     return std::min(launchOf(op), (next - 1)->latest);
+  };
+  auto launchedBefore = [&](const GpuOp &op, double t) {
+    if (earliestLaunch(op) < t)
+      return true;
+    if (op.launchTs >= 0 || op.correlation < 0 || !std::isfinite(t))
+      return false; // (nothing comes before the whole trace)
+    // Numbered before every recorded call, and one comes after it.
+    auto next = nextCall(op);
+    return next == numbered.begin() && next != numbered.end();
   };
   // Where the host's walk places the launch of an op whose call is not in
   // the trace: no later than it started, nor than anything numbered after
@@ -548,6 +547,16 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     out.stages.push_back(std::move(st));
     return uint32_t(out.stages.size() - 1);
   };
+  // The host's time since its previous call, before a call at `at`: host
+  // work, a stage of its own when long enough (0 left); else what is left
+  // for the call's own stage to hold.
+  auto workBefore = [&](double at) {
+    const double before = std::max(0.0, at - previousEnd);
+    if (before < kMinHostWorkUs)
+      return before;
+    addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
+    return 0.0;
+  };
   bool queueFilled = false; // a launch blocked on the full queue
   int64_t graphLaunches = 0; // the step's graph launches so far
   // Whether every op issued so far had ended by `by` (from the origin).
@@ -625,11 +634,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                item.kind != HostCall::StreamWait) {
       // A call that took time of its own (allocation, stream creation, a
       // free that did not wait): the host's, where it happened.
-      const double before = std::max(0.0, item.ts - previousEnd);
-      if (before >= kMinHostWorkUs)
-        addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
+      const double shortWork = workBefore(item.ts);
       uint32_t call = addCpu(ImportedStage::Kind::Call, item.kind, item.ts,
-                             item.dur + (before < kMinHostWorkUs ? before : 0),
+                             item.dur + shortWork,
                              identifier(trace.callNames[item.name], "call_", "_call"));
       out.stages[call].callName = item.name;
       previousEnd = std::max(previousEnd, end);
@@ -637,13 +644,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       // The host's time before the call since its previous one is host
       // work, not dispatch: it runs before the sync (a little of it is the
       // sync stage's own time, after it).
-      const double before = std::max(0.0, item.ts - previousEnd);
-      if (before >= kMinHostWorkUs)
-        addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
-      uint32_t sync = addCpu(ImportedStage::Kind::Sync, item.kind, item.ts, 0);
+      const double shortWork = workBefore(item.ts);
+      uint32_t sync = addCpu(ImportedStage::Kind::Sync, item.kind, item.ts, shortWork);
       out.stages[sync].returnUs = end - origin;
-      if (before < kMinHostWorkUs)
-        out.stages[sync].cpuUs = before;
       syncs.push_back({sync, item.correlation, end});
       ++out.hostSyncs;
       previousEnd = std::max(previousEnd, end);
@@ -773,21 +776,13 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   // Sync events by the call they belong to.
   llvm::DenseMap<int64_t, const SyncEvent *> syncEventOf;
   for (const SyncEvent &s : trace.syncs) {
-    if (s.kind == SyncEvent::StreamWait && !inStep(s.correlation) &&
-        callIn(s.correlation, waitsFrom)) {
+    const bool issued = inStep(s.correlation);
+    if (s.kind == SyncEvent::StreamWait && (issued || callIn(s.correlation, waitsFrom))) {
+      out.waitsIssued += issued;
       if (s.waitOnStream >= 0 && s.recordCorrelation >= 0)
         depend(firstAfter(s.stream, double(s.correlation), true),
                lastBefore(s.waitOnStream, double(s.recordCorrelation), true));
-      continue;
-    }
-    if (!inStep(s.correlation))
-      continue;
-    if (s.kind == SyncEvent::StreamWait) {
-      ++out.waitsIssued;
-      if (s.waitOnStream >= 0 && s.recordCorrelation >= 0)
-        depend(firstAfter(s.stream, double(s.correlation), true),
-               lastBefore(s.waitOnStream, double(s.recordCorrelation), true));
-    } else {
+    } else if (issued && s.kind != SyncEvent::StreamWait) {
       syncEventOf[s.correlation] = &s;
     }
   }
@@ -891,24 +886,11 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     // What share of the SMs the kernels running at `t` asked for (worked
     // out the first time it is asked: most steps never need it).
     const DeviceProfile profile = profileFor(out.device);
-    std::vector<std::pair<double, double>> asked; ///< (time, the share from then on)
-    bool askedReady = false;
+    std::optional<SmDemand> demand;
     auto askedAt = [&](double t) {
-      if (!askedReady) {
-        askedReady = true;
-        for (const ImportedStage &st : out.stages)
-          if (!st.onHost() && trace.ops[st.op].kind == OpKind::Kernel) {
-            const double share = smShare(trace.ops[st.op], profile);
-            asked.push_back({double(st.startUs), share});
-            asked.push_back({double(st.endUs), -share});
-          }
-        std::sort(asked.begin(), asked.end());
-        for (size_t k = 1; k < asked.size(); ++k)
-          asked[k].second += asked[k - 1].second;
-      }
-      auto at = std::upper_bound(asked.begin(), asked.end(),
-                                 std::make_pair(t, double(INFINITY)));
-      return at == asked.begin() ? 0.0 : (at - 1)->second;
+      if (!demand)
+        demand.emplace(out.stages, trace.ops, profile);
+      return demand->at(t);
     };
     for (uint32_t i = 0; i < out.stages.size(); ++i) {
       ImportedStage &st = out.stages[i];
@@ -950,8 +932,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       // It waited for one of the ops that ended just before it began: all
       // of them (a safe superset, each ended before it began), the latest
       // alone when it began a while after the GPU went idle.
-      auto waitedFor = [&](int64_t producer) {
-        st.deps.push_back(uint32_t(producer));
+      auto waitedForEnded = [&] {
+        st.deps.push_back(uint32_t(ended));
         if (asEnded)
           for (auto c = it - 1; c != byEnd.begin() && it - c < 64;) {
             --c;
@@ -962,20 +944,22 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           }
         ++inferredWaits;
       };
+      // Whether, at `t`, its blocks fit beside those of the kernels running
+      // (an op that is not a kernel needs no room on the SMs).
+      const auto roomAt = [&](double t) {
+        return op.kind != OpKind::Kernel || askedAt(t) + smShare(op, profile) <= 1;
+      };
       if (!st.graphLaunched && op.launchTs >= 0) {
         // A launched op that found the GPU running others may have waited
         // for room on the SMs (or a copy engine), which the model has. It
         // waited for the op ahead of it if it began a while after the GPU
         // went idle, or, a kernel, as that op ended while it had room
         // beside what was running.
-        const bool gpuBusy = at - busyUntil(at) < kUnexplainedIdleUs;
-        if (gpuBusy) {
+        if (at - busyUntil(at) < kUnexplainedIdleUs) {
           if (ended >= 0 &&
               (idleBefore || (op.kind == OpKind::Kernel &&
-                              askedAt(out.stages[ended].endUs - kClockSlackUs) +
-                                      smShare(op, profile) <=
-                                  1)))
-            waitedFor(ended);
+                              roomAt(out.stages[ended].endUs - kClockSlackUs))))
+            waitedForEnded();
           continue;
         }
       } else {
@@ -983,12 +967,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
         // for the op that ended as it began, unless (a kernel) it had no
         // room beside what ran until then; or, on a GPU full of others'
         // blocks, for room, which the model has.
-        const auto roomAt = [&](double t) {
-          return op.kind != OpKind::Kernel || askedAt(t) + smShare(op, profile) <= 1;
-        };
         if (ended >= 0 &&
             (idleBefore || roomAt(out.stages[ended].endUs - kClockSlackUs))) {
-          waitedFor(ended);
+          waitedForEnded();
           continue;
         }
         if (at - busyUntil(at) < kClockSlackUs && !roomAt(at - kClockSlackUs))
@@ -1105,6 +1086,33 @@ double importer::smShare(const GpuOp &op, const DeviceProfile &profile) {
     perSM = std::max(1u, profile.blocksPerSM(threads));
   return double(std::max<uint64_t>(op.blocks, 1)) /
          (double(perSM) * double(std::max(1u, profile.sms)));
+}
+
+SmDemand::SmDemand(const std::vector<ImportedStage> &stages, const std::vector<GpuOp> &ops,
+                   const DeviceProfile &profile) {
+  for (const ImportedStage &st : stages)
+    if (!st.onHost() && !st.idle && ops[st.op].kind == OpKind::Kernel) {
+      const double share = smShare(ops[st.op], profile);
+      asked_.push_back({double(st.startUs), share});
+      asked_.push_back({double(st.endUs), -share});
+    }
+  // Ends before starts at one instant: back to back is not at once.
+  std::sort(asked_.begin(), asked_.end());
+  for (size_t k = 1; k < asked_.size(); ++k)
+    asked_[k].second += asked_[k - 1].second;
+}
+
+double SmDemand::at(double t) const {
+  auto after = std::upper_bound(asked_.begin(), asked_.end(),
+                                std::make_pair(t, double(INFINITY)));
+  return after == asked_.begin() ? 0.0 : (after - 1)->second;
+}
+
+double SmDemand::most() const {
+  double most = 0;
+  for (const auto &[t, share] : asked_)
+    most = std::max(most, share);
+  return most;
 }
 
 DeviceProfile importer::profileFor(const DeviceInfo &d) {

@@ -106,6 +106,10 @@ struct ImportedStep {
   bool syncEvents = false;
   /// What a reader of the import should know (a trace without sync events).
   std::vector<std::string> notes;
+  /// Kernels written as their time alone, and the contention taken out of
+  /// their recorded times (uncontend, Contention.h).
+  uint64_t contendedKernels = 0;
+  double contentionUs = 0;
   DeviceInfo device;
   /// A platform pipec does not model (Trace::foreignPlatform): the step's
   /// recording can be reported, not modelled or written as a .pipe file.
@@ -126,6 +130,22 @@ DeviceProfile profileFor(const DeviceInfo &device);
 /// The share of the device's SMs a kernel asks for: its blocks over as many
 /// as fit on the device at once (more than 1: a grid of several waves).
 double smShare(const GpuOp &kernel, const DeviceProfile &profile);
+
+/// What share of the SMs the recorded kernels (stages of `ops`; gpu_idle
+/// waits left out) asked for at once, over time (smShare each).
+class SmDemand {
+public:
+  SmDemand(const std::vector<ImportedStage> &stages, const std::vector<GpuOp> &ops,
+           const DeviceProfile &profile);
+  /// Asked at `t` (from the step's origin): by the kernels begun by then
+  /// and not yet ended (one that ends at `t` no longer asks).
+  double at(double t) const;
+  /// The most ever asked at once.
+  double most() const;
+
+private:
+  std::vector<std::pair<double, double>> asked_; ///< (time, the share from then on)
+};
 
 /// A `cpu` stage's time: host work's own; a sync's, the time its call
 /// took past the end of what it waited for and the profile's wake-up.

@@ -162,6 +162,58 @@ Made make(std::mt19937 &rng, double dropCalls = 0, bool syncs = false) {
   return m;
 }
 
+/// A recording imported (kernels written as their times alone) and its
+/// program run on the model: each recorded kernel's end against where the
+/// run ends it, as a share of the recorded span.
+struct Replayed {
+  importer::ImportedStep step;
+  importer::Uncontended uncontended;
+  std::vector<std::string> names;   ///< per kernel compared
+  std::vector<double> endErrors;    ///< |run - recorded| end / the span
+};
+
+Replayed importAndRun(const Made &m) {
+  Replayed r;
+  auto trace = importer::parseTrace(m.trace);
+  REQUIRE(static_cast<bool>(trace));
+  auto step = importer::selectStep(std::move(*trace), std::nullopt);
+  REQUIRE(static_cast<bool>(step));
+  r.step = std::move(*step);
+  DeviceProfile profile = importer::profileFor(r.step.device);
+  r.uncontended = importer::uncontend(r.step, profile);
+  auto program = importer::programOf(r.step, profile);
+  REQUIRE(static_cast<bool>(program));
+  Schedule s(program->pipelines.front(), profile, ScheduleOptions());
+  sim::ModelOptions options;
+  options.recordHost = false;
+  sim::ReplayTrace run = sim::simulate(s, Lowering::Streams, profile, options);
+  const double first = *std::min_element(m.start.begin(), m.start.end());
+  const double span = *std::max_element(m.end.begin(), m.end.end()) - first;
+  double runFirst = INFINITY;
+  for (uint32_t v = 0; v < s.instances.size(); ++v)
+    if (!s.onHost(v))
+      runFirst = std::min(runFirst, run.start[v]);
+  for (uint32_t v = 0; v < s.instances.size(); ++v) {
+    const std::string &name = s.instances.stage(v).name;
+    if (s.onHost(v) || name[0] != 'k')
+      continue; // host work, or a wait the import kept as a stage
+    const unsigned k = unsigned(std::stoul(name.substr(1)));
+    r.names.push_back(name);
+    r.endErrors.push_back(std::fabs((run.end[v] - runFirst) - (m.end[k] - first)) / span);
+  }
+  return r;
+}
+
+/// Counts the kernels compared, those within 1% of the span, and the worst.
+void tally(const Replayed &r, size_t &ops, size_t &close, double &worst) {
+  for (size_t k = 0; k < r.endErrors.size(); ++k) {
+    INFO(r.names[k] << " ends " << r.endErrors[k] * 100 << "% of the span off");
+    worst = std::max(worst, r.endErrors[k]);
+    close += r.endErrors[k] <= 0.01;
+    ++ops;
+  }
+}
+
 } // namespace
 
 TEST_CASE("import: kernels the model slowed beside others come back as their times "
@@ -173,18 +225,13 @@ TEST_CASE("import: kernels the model slowed beside others come back as their tim
     Made m = make(rng);
     INFO(m.pipe);
     INFO(m.trace);
-    auto trace = importer::parseTrace(m.trace);
-    REQUIRE(static_cast<bool>(trace));
-    auto step = importer::selectStep(std::move(*trace), std::nullopt);
-    REQUIRE(static_cast<bool>(step));
-    DeviceProfile profile = importer::profileFor(step->device);
-    importer::Uncontended un = importer::uncontend(*step, profile);
-    contended += un.kernels;
+    Replayed r = importAndRun(m);
+    contended += r.uncontended.kernels;
     // The time alone the recording was made with, recovered (not always:
     // two kernels that shared the SMs can trade time and give the same
     // recording, and the model's placement of blocks that become ready at
     // one instant is not the recording's to say).
-    for (const importer::ImportedStage &st : step->stages) {
+    for (const importer::ImportedStage &st : r.step.stages) {
       const std::string &name = st.name;
       INFO(name);
       REQUIRE(!st.idle); // no wait the recording does not explain
@@ -195,23 +242,7 @@ TEST_CASE("import: kernels the model slowed beside others come back as their tim
       ++kernels;
     }
     // The imported program's run lands where the recording's ops ended.
-    auto program = importer::programOf(*step, profile);
-    REQUIRE(static_cast<bool>(program));
-    Schedule s(program->pipelines.front(), profile, ScheduleOptions());
-    sim::ModelOptions options;
-    options.recordHost = false;
-    sim::ReplayTrace run = sim::simulate(s, Lowering::Streams, profile, options);
-    const double first = *std::min_element(m.start.begin(), m.start.end());
-    const double span = *std::max_element(m.end.begin(), m.end.end()) - first;
-    const double runFirst = *std::min_element(run.start.begin(), run.start.end());
-    for (uint32_t v = 0; v < s.instances.size(); ++v) {
-      const unsigned k = unsigned(std::stoul(s.instances.stage(v).name.substr(1)));
-      const double error = std::fabs((run.end[v] - runFirst) - (m.end[k] - first)) / span;
-      INFO(s.instances.stage(v).name << " ends " << error * 100 << "% of the span off");
-      worst = std::max(worst, error);
-      close += error <= 0.01;
-      ++ops;
-    }
+    tally(r, ops, close, worst);
   }
   MESSAGE(close << " of " << ops << " ops within 1% of the span; " << recovered << " of "
                  << kernels << " kernels' times alone recovered; " << contended
@@ -230,32 +261,7 @@ TEST_CASE("import: a sampled recording of kernels beside others (a third of the 
     Made m = make(rng, 0.33);
     INFO(m.pipe);
     INFO(m.trace);
-    auto trace = importer::parseTrace(m.trace);
-    REQUIRE(static_cast<bool>(trace));
-    auto step = importer::selectStep(std::move(*trace), std::nullopt);
-    REQUIRE(static_cast<bool>(step));
-    DeviceProfile profile = importer::profileFor(step->device);
-    importer::uncontend(*step, profile);
-    auto program = importer::programOf(*step, profile);
-    REQUIRE(static_cast<bool>(program));
-    Schedule s(program->pipelines.front(), profile, ScheduleOptions());
-    sim::ModelOptions options;
-    options.recordHost = false;
-    sim::ReplayTrace run = sim::simulate(s, Lowering::Streams, profile, options);
-    const double first = *std::min_element(m.start.begin(), m.start.end());
-    const double span = *std::max_element(m.end.begin(), m.end.end()) - first;
-    const double runFirst = *std::min_element(run.start.begin(), run.start.end());
-    for (uint32_t v = 0; v < s.instances.size(); ++v) {
-      const std::string &name = s.instances.stage(v).name;
-      if (name[0] != 'k')
-        continue; // a wait the import kept as a stage of its own
-      const unsigned k = unsigned(std::stoul(name.substr(1)));
-      const double error = std::fabs((run.end[v] - runFirst) - (m.end[k] - first)) / span;
-      INFO(name << " ends " << error * 100 << "% of the span off");
-      worst = std::max(worst, error);
-      close += error <= 0.01;
-      ++ops;
-    }
+    tally(importAndRun(m), ops, close, worst);
   }
   MESSAGE(close << " of " << ops << " ops within 1% of the span; the worst " << worst * 100
                  << "% of a span");
@@ -271,37 +277,10 @@ TEST_CASE("import: a recording whose host waits for kernels (event syncs, then h
     Made m = make(rng, 0, true);
     INFO(m.pipe);
     INFO(m.trace);
-    auto trace = importer::parseTrace(m.trace);
-    REQUIRE(static_cast<bool>(trace));
-    auto step = importer::selectStep(std::move(*trace), std::nullopt);
-    REQUIRE(static_cast<bool>(step));
-    DeviceProfile profile = importer::profileFor(step->device);
-    importer::uncontend(*step, profile);
-    for (const importer::ImportedStage &st : step->stages)
+    Replayed r = importAndRun(m);
+    for (const importer::ImportedStage &st : r.step.stages)
       syncs += st.kind == importer::ImportedStage::Kind::Sync;
-    auto program = importer::programOf(*step, profile);
-    REQUIRE(static_cast<bool>(program));
-    Schedule s(program->pipelines.front(), profile, ScheduleOptions());
-    sim::ModelOptions options;
-    options.recordHost = false;
-    sim::ReplayTrace run = sim::simulate(s, Lowering::Streams, profile, options);
-    const double first = *std::min_element(m.start.begin(), m.start.end());
-    const double span = *std::max_element(m.end.begin(), m.end.end()) - first;
-    double runFirst = INFINITY;
-    for (uint32_t v = 0; v < s.instances.size(); ++v)
-      if (!s.onHost(v))
-        runFirst = std::min(runFirst, run.start[v]);
-    for (uint32_t v = 0; v < s.instances.size(); ++v) {
-      const std::string &name = s.instances.stage(v).name;
-      if (name[0] != 'k' || s.onHost(v))
-        continue;
-      const unsigned k = unsigned(std::stoul(name.substr(1)));
-      const double error = std::fabs((run.end[v] - runFirst) - (m.end[k] - first)) / span;
-      INFO(name << " ends " << error * 100 << "% of the span off");
-      worst = std::max(worst, error);
-      close += error <= 0.01;
-      ++ops;
-    }
+    tally(r, ops, close, worst);
   }
   MESSAGE(close << " of " << ops << " ops within 1% of the span; " << syncs
                 << " host syncs; the worst " << worst * 100 << "% of a span");

@@ -225,14 +225,24 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
     streamFree[s] = start + dur;
     return v;
   };
+  // A kernel the call `corr` launched, of `blocks` blocks of 128 threads.
+  auto kernelEvent = [&](const std::string &name, int s, double start, double dur,
+                         int64_t blocks) {
+    events.push_back(llvm::json::Object{
+        {"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"ts", start}, {"dur", dur},
+        {"tid", s},
+        {"args", llvm::json::Object{{"stream", s}, {"correlation", corr}, {"device", 0},
+                                    {"grid", llvm::json::Array{blocks, 1, 1}},
+                                    {"block", llvm::json::Array{128, 1, 1}}}}});
+  };
   auto launch = [&](int s, bool pageable) {
     double callDur = uniform(2, 10);
     double callStart = call(pageable ? "cudaMemcpyAsync" : "cudaLaunchKernel", callDur);
     double start, dur;
     uint32_t v = addOp(s, callStart, 0, start, dur);
-    llvm::json::Object args{{"stream", s}, {"correlation", corr}, {"device", 0}};
     if (pageable) {
-      args["bytes"] = 4;
+      llvm::json::Object args{
+          {"stream", s}, {"correlation", corr}, {"device", 0}, {"bytes", 4}};
       events.push_back(llvm::json::Object{
           {"ph", "X"}, {"cat", "gpu_memcpy"}, {"name", "Memcpy DtoH (Device -> Pageable)"},
           {"ts", start}, {"dur", dur}, {"tid", s}, {"args", std::move(args)}});
@@ -243,12 +253,7 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
       t = ret;
       syncedOps.push_back(v);
     } else {
-      args["grid"] = llvm::json::Array{int64_t(1 + rng() % 200), 1, 1};
-      args["block"] = llvm::json::Array{128, 1, 1};
-      events.push_back(llvm::json::Object{{"ph", "X"}, {"cat", "kernel"},
-                                          {"name", "k" + std::to_string(v)},
-                                          {"ts", start}, {"dur", dur}, {"tid", s},
-                                          {"args", std::move(args)}});
+      kernelEvent("k" + std::to_string(v), s, start, dur, int64_t(1 + rng() % 200));
     }
   };
   const int actions = 2 + int(rng() % 30);
@@ -322,12 +327,7 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
         double idle = rng() % 3 == 0 ? uniform(200, 600) : 0;
         double start, dur;
         uint32_t v = addOp(s, callStart, idle, start, dur);
-        events.push_back(llvm::json::Object{
-            {"ph", "X"}, {"cat", "kernel"}, {"name", "g" + std::to_string(v)},
-            {"ts", start}, {"dur", dur}, {"tid", s},
-            {"args", llvm::json::Object{{"stream", s}, {"correlation", corr}, {"device", 0},
-                                        {"grid", llvm::json::Array{64, 1, 1}},
-                                        {"block", llvm::json::Array{128, 1, 1}}}}});
+        kernelEvent("g" + std::to_string(v), s, start, dur, 64);
       }
       break;
     }
@@ -352,12 +352,16 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
       int a = int(rng() % streams);
       if (a == s)
         break;
-      if (lastOp[a] < 0 ||
-          r.ops[lastOp[a]].end < std::max({t, streamFree[s], waitUntil[s]}) + 150) {
+      // Its producer must end well after s could have run it.
+      auto producerLate = [&] {
+        return lastOp[a] >= 0 &&
+               r.ops[lastOp[a]].end >= std::max({t, streamFree[s], waitUntil[s]}) + 150;
+      };
+      if (!producerLate()) {
         longNext = true;
         launch(a, false);
       }
-      if (r.ops[lastOp[a]].end < std::max({t, streamFree[s], waitUntil[s]}) + 150)
+      if (!producerLate())
         break;
       const uint32_t producer = uint32_t(lastOp[a]);
       ++corr; // the call was made, not recorded
@@ -370,12 +374,7 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
       r.ops[v].end = start + dur;
       streamFree[s] = start + dur;
       r.orderings.insert({producer, v});
-      events.push_back(llvm::json::Object{
-          {"ph", "X"}, {"cat", "kernel"}, {"name", "q" + std::to_string(v)},
-          {"ts", start}, {"dur", dur}, {"tid", s},
-          {"args", llvm::json::Object{{"stream", s}, {"correlation", corr}, {"device", 0},
-                                      {"grid", llvm::json::Array{32, 1, 1}},
-                                      {"block", llvm::json::Array{128, 1, 1}}}}});
+      kernelEvent("q" + std::to_string(v), s, start, dur, 32);
       ++r.queued;
       break;
     }

@@ -65,6 +65,11 @@ int tool::runImport() {
     return InputErrors;
   }
   const bool reporting = importReport || jsonOutput;
+  // What the import could not know is said once, whatever is written.
+  auto sayNotes = [&] {
+    for (const std::string &note : imported->notes)
+      WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
+  };
   if (!imported->foreignPlatform.empty()) {
     // pipec models CUDA devices: of another platform's trace, only what it
     // recorded (and no file: its program would be a CUDA device's).
@@ -77,8 +82,7 @@ int tool::runImport() {
                                           : std::string()));
       return InputErrors;
     }
-    for (const std::string &note : imported->notes)
-      WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
+    sayNotes();
     DeviceProfile cuda; // the program is only scheduled, never run
     Expected<program::Program> program = importer::programOf(*imported, cuda);
     if (!program) {
@@ -97,16 +101,8 @@ int tool::runImport() {
   if (!profilePath.empty() && !loadProfile(profile))
     return UsageError;
   // Each kernel's time alone, on the profile the file is written for.
-  importer::Uncontended uncontended = importer::uncontend(*imported, profile);
-  if (uncontended.kernels)
-    imported->notes.push_back(formatv(
-        "{0} kernel(s) ran beside others and took {1} ms longer than alone by the model's "
-        "sharing rules: each is written as its time alone, its recorded time in its comment",
-        uncontended.kernels,
-        formatv("{0:f2}", (uncontended.recordedUs - uncontended.aloneUs) / 1000)));
-  // What the import could not know is said once, whatever is written.
-  for (const std::string &note : imported->notes)
-    WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
+  importer::uncontend(*imported, profile);
+  sayNotes();
   // The file is laid out (every stage checked, the columns measured)
   // before a byte of it is written.
   Expected<importer::PipeFile> file = importer::PipeFile::lay(*imported, traceInput, profile);
@@ -136,8 +132,6 @@ int tool::runImport() {
   options.replays = replays;
   Schedule schedule(program->pipelines.front(), profile, options);
   importer::StepReport report = importer::reportStep(*imported, schedule, profile, replays);
-  report.contendedKernels = uncontended.kernels;
-  report.contentionUs = uncontended.recordedUs - uncontended.aloneUs;
   if (jsonOutput)
     importer::writeStepReportJSON(report, *imported, profile, outs());
   else
