@@ -64,7 +64,7 @@ TEST_CASE("parser: invalid UTF-8, NUL and CRLF are handled") {
   CHECK(bad.all[0].column == 14);
 }
 
-TEST_CASE("parser: one missing ';' gives one error") {
+TEST_CASE("parser: one missing semicolon gives one error") {
   FrontendRun run("pipeline p {\n stream s\n stage A on s kernel 1us;\n"
                   " stage B on s kernel 1us depends_on(A);\n}\n");
   REQUIRE(run.errors == 1);

@@ -1,4 +1,4 @@
-"""Emits, builds and runs the CUDA program of every sample in both lowerings
+"""Emits, builds (together.py) and runs the CUDA program of every sample in both lowerings
 (a pipeline of several devices, or with collectives, in streams; its graph
 lowering is refused). A program with collectives says NCCL is missing when
 PIPEC_NCCL names no library."""
@@ -55,15 +55,19 @@ def check(path, lowering):
         assert calls == waits, (name, calls, waits)
     else:
         assert "cudaStreamWaitEvent(" not in text, name
-    # -arch matches the GPU the project can borrow; no other flag is needed.
-    build = subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", binary, source],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, (name, lowering, build.stderr[-2000:])
-    run = subprocess.run([binary, "3"], capture_output=True, text=True, timeout=120)
+    return (name, source, collectives)
+
+
+def runs(binary, name, source, collectives):
+    """The program NAME of the built binary, without a GPU or without NCCL."""
+    text = text_of(source)
+    program = together.name_of(source)
+    run = subprocess.run([binary, program, "3"], capture_output=True, text=True,
+                         timeout=120)
     if collectives:
         assert "loadNccl()" in text and "NCCL_CHECK(nccl.groupStart())" in text, name
         # Without NCCL it says so (exit 4), whatever the devices.
-        missing = subprocess.run([binary, "3"], capture_output=True, text=True, timeout=120,
+        missing = subprocess.run([binary, program, "3"], capture_output=True, text=True, timeout=120,
                                  env=dict(os.environ, PIPEC_NCCL="/nonexistent/libnccl.so.2"))
         assert missing.returncode == 4 and "NCCL is missing" in missing.stderr, name
     if "NCCL is missing" in run.stderr:
@@ -72,7 +76,6 @@ def check(path, lowering):
         assert run.returncode == 3, (name, run.returncode)
     else:
         assert run.returncode == 0, (name, lowering, run.stderr[-2000:])
-    return name
 
 
 files = sorted(glob.glob(os.path.join(samples, "*.pipe")) +
@@ -81,6 +84,23 @@ files = sorted(glob.glob(os.path.join(samples, "*.pipe")) +
 jobs = [(p, l) for p in files for l in ("streams", "graph")]
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
     done = list(pool.map(lambda job: check(*job), jobs))
+built = [d for d in done if d is not None]
+# Every program in one nvcc run (together.py says why), and the first alone,
+# as its header says to build it: nvcc -O2 -arch=sm_90 (the GPU the project
+# borrows; no other flag is needed).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+import together
+binary = os.path.join(work, "all")
+with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    results = list(pool.map(
+        lambda alone: together.build(binary + ".cu", binary, [s for _, s, _ in built][
+            :1 if alone else None], alone=alone)[0], (False, True)))
+for result in results:
+    assert result.returncode == 0, result.stderr[-4000:]
+alone = subprocess.run([built[0][1][:-3], "3"], capture_output=True, text=True, timeout=120)
+assert alone.returncode in (0, 3), alone.stderr[-2000:]
+for name, source, collectives in built:
+    runs(binary, name, source, collectives)
 print(f"built {sum(d is not None for d in done)} programs; "
       f"refused {sum(d is None for d in done)} graph lowerings of several devices "
       f"or of collectives")

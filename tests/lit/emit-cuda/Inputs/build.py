@@ -1,14 +1,20 @@
-"""Builds an emitted program with nvcc, as its header says, where nvcc exists."""
+"""Builds emitted programs with nvcc, where nvcc exists: one program alone,
+as its header says; several as one binary (together.py: one nvcc run)."""
+import os
 import shutil
-import subprocess
 import sys
 
-source = sys.argv[1]
-nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-if not shutil.which(nvcc):
+sys.path.insert(0, os.path.dirname(__file__))
+import together
+
+sources = sys.argv[1:]
+if not shutil.which(together.NVCC):
     print("no nvcc: not built")
     sys.exit(0)
-build = subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", source[:-3], source],
-                       capture_output=True, text=True)
-sys.stderr.write(build.stderr[-4000:])
-sys.exit(build.returncode)
+if len(sources) == 1:
+    result = together.build(None, None, sources, alone=True)[0]
+else:
+    result = together.build(sources[0][:-3] + "-together.cu", sources[0][:-3] + "-together",
+                            sources)[0]
+sys.stderr.write(result.stderr[-4000:])
+sys.exit(result.returncode)
