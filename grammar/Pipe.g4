@@ -1,5 +1,5 @@
-// The .pipe language (LANGUAGE.md, version 4: data, the host thread, state,
-// devices), with
+// The .pipe language (docs/language.md; version 5: data, the host thread, state,
+// devices, recorded graphs), with
 // an optional first line naming the version a file was written for, and
 // constants (`let`) with arithmetic wherever a number goes.
 //
