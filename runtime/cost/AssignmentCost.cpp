@@ -21,6 +21,8 @@ double SimAssignmentCost::run(const program::Pipeline &pinned,
   sim::ReplayTrace trace = sim::simulate(s, Lowering::Streams, profile, model);
   start = std::move(trace.start);
   end = std::move(trace.end);
+  if (trace.unfinished) // a deadlock: never the fastest
+    return std::numeric_limits<double>::infinity();
   if (start.empty())
     return 0;
   double first = *std::min_element(start.begin(), start.end());

@@ -67,7 +67,7 @@ Uncontended importer::uncontend(ImportedStep &step, const DeviceProfile &profile
     options.recordHost = false;
     sim::ReplayTrace run = sim::simulate(schedule, Lowering::Streams, profile, options);
     ++out.runs;
-    if (run.start.empty())
+    if (run.start.empty() || run.unfinished)
       break;
     double miss = 0; // the sum of the kernels' relative misses
     std::vector<double> modelled(n, -1);

@@ -116,8 +116,11 @@ public:
         pump(now);
       }
     }
-    for (double e : out.end)
-      out.doneUs = std::max(out.doneUs, e);
+    for (uint32_t v = 0; v < out.end.size(); ++v) {
+      out.doneUs = std::max(out.doneUs, out.end[v]);
+      if (out.end[v] < 0 && out.unfinished++ == 0)
+        out.firstUnfinished = v;
+    }
     return std::move(out);
   }
 

@@ -66,6 +66,11 @@ struct ReplayTrace {
   std::vector<runtime::HostTime> threadTime;
   uint64_t simulatedEvents = 0;   ///< the skipped iterations' counted too
   uint64_t extrapolatedIterations = 0; ///< how many were not simulated
+  /// Instances that never ended: the model ran out of events with work
+  /// left (a deadlock: parts of collectives that hold their devices while
+  /// each waits for one behind the other). 0 in a run that finished.
+  uint64_t unfinished = 0;
+  uint32_t firstUnfinished = 0; ///< the earliest such instance, if any
 };
 
 /// Runs one replay of `schedule` in the given lowering on the model.

@@ -28,6 +28,8 @@ public:
     model.extrapolate = options.extrapolate && !options.recordHost;
     model.starts = options.timeline;
     sim::ReplayTrace trace = sim::simulate(s, lowering, profile, model);
+    if (trace.unfinished)
+      return deadlock(s, trace);
 
     LoweringRun r;
     r.schedule = &s;
@@ -69,6 +71,29 @@ public:
   }
 
 private:
+  /// A run that never ends gives no figures: which instance is stuck, and
+  /// the mechanism, if the program has one the model knows.
+  llvm::Error deadlock(const Schedule &s, const sim::ReplayTrace &trace) const {
+    bool collectives = false;
+    for (const program::Stage &st : s.pipeline.stages)
+      collectives |= program::isCollective(st);
+    std::string why =
+        collectives
+            ? "a collective's part holds its device until every part has begun, and "
+              "parts issued in different orders on different devices, sharing "
+              "hardware queues (" + std::to_string(profile.hardwareQueues) +
+              ") or resident kernels (" + std::to_string(profile.maxResidentKernels) +
+              "), wait for each other (NCCL hangs the same way): issue the "
+              "collectives in one order on every device"
+            : "no mechanism of the model explains it: a defect of pipec's";
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the device model deadlocks: %llu of %zu stage instances never end, the first "
+        "'%s'; %s",
+        static_cast<unsigned long long>(trace.unfinished), s.instances.size(),
+        s.instances.name(trace.firstUnfinished).c_str(), why.c_str());
+  }
+
   DeviceProfile profile;
 };
 

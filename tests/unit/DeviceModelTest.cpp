@@ -359,9 +359,13 @@ TEST_CASE("model: skipping ahead in a settled periodic replay gives the full run
     std::vector<DeviceProfile> profiles{DeviceProfile(), tight};
     if (round % 4 == 0)
       profiles.push_back(freeHost);
-    for (const DeviceProfile &profile : profiles) {
+    for (size_t which = 0; which < profiles.size(); ++which) {
+      const DeviceProfile &profile = profiles[which];
+      CAPTURE(which); // 0 the default profile, 1 the tight one, 2 the free host
       Schedule s(front.program.pipelines.at(0), profile, ScheduleOptions());
       for (Lowering l : {Lowering::Streams, Lowering::Graph}) {
+        const bool graph = l == Lowering::Graph;
+        CAPTURE(graph);
         ++runs;
         skippedRuns += compareSkipping(s, l, profile, false) > 0;
       }
@@ -457,7 +461,7 @@ TEST_CASE("model: several devices, randomized: bounds hold, orderings kept, part
   // together, and the incremental model gives the traces of the one that
   // looks everywhere.
   PIPEC_SEEDED(rng, 77);
-  size_t meetings = 0;
+  size_t meetings = 0, deadlocks = 0;
   for (int round = 0; round < 400; ++round) {
     const std::string text =
         test::randomProgram(rng, /*allowAuto=*/false, round % 3 == 0, 2 + rng() % 3);
@@ -477,7 +481,24 @@ TEST_CASE("model: several devices, randomized: bounds hold, orderings kept, part
     runtime::RunOptions o;
     o.recordHost = false;
     auto r = backend->run(s, Lowering::Streams, o);
-    REQUIRE(static_cast<bool>(r));
+    if (!r) {
+      // A deadlock, and the one it names: collectives' parts holding their
+      // devices. With room for every part at once, the same program ends.
+      const std::string message = llvm::toString(r.takeError());
+      INFO(message);
+      CHECK(message.find("deadlocks") != std::string::npos);
+      CHECK(message.find("collective") != std::string::npos);
+      DeviceProfile roomy = profile;
+      roomy.hardwareQueues = 128;
+      roomy.maxResidentKernels = 1u << 20;
+      Schedule again(front.program.pipelines.at(0), roomy, ScheduleOptions());
+      auto ends = runtime::makeSimBackend(roomy)->run(again, Lowering::Streams, o);
+      CHECK(static_cast<bool>(ends));
+      if (!ends)
+        llvm::consumeError(ends.takeError());
+      ++deadlocks;
+      continue;
+    }
     CHECK(r->violations == 0);
     for (const Bound &b : s.analysis.bounds)
       CHECK(b.us <= r->makespanUs + 1e-6);
@@ -501,4 +522,5 @@ TEST_CASE("model: several devices, randomized: bounds hold, orderings kept, part
     CHECK(a.end == b.end);
   }
   CHECK(meetings > 100);
+  CHECK(deadlocks < 20); // of 400 rounds: most programs end
 }
