@@ -36,6 +36,11 @@ std::string change(double a, double b) {
 }
 
 void timeRow(llvm::raw_ostream &os, llvm::StringRef label, double a, double b) {
+  // Under a nanosecond apart is the same time: the model keeps times to a
+  // picosecond, and two runs that start at different times may round the
+  // same span a picosecond apart.
+  if (std::abs(b - a) < 1e-3)
+    b = a;
   os << "  " << llvm::left_justify(label, kLabel)
      << llvm::right_justify(formatTime(a), kColumn)
      << llvm::right_justify(formatTime(b), kColumn)

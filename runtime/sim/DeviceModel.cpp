@@ -154,8 +154,18 @@ private:
   }
 
   // --- Events ----------------------------------------------------------------
+  /// Times on a grid of picoseconds (1e-6 us), each the double nearest its
+  /// decimal. A time reached by two paths (a kernel's end plus a stream's
+  /// gap, a copy's end plus a wait's latency) is then one value, not two
+  /// that differ in the last bit: a tie between them is a tie in every
+  /// iteration, broken the same way, and a settled replay repeats (the
+  /// skip-ahead relies on it). Rounded up, but for a thousandth of a step
+  /// of rounding: no work ends sooner than its time, and a time already on
+  /// the grid stays as it is (180.3 stays 180.3).
+  static double onGrid(double t) { return std::ceil(t * 1e6 - 1e-3) / 1e6; }
+
   void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0) {
-    events.push({time, seq++, kind, a, b});
+    events.push({onGrid(time), seq++, kind, a, b});
   }
 
   void handle(const Event &e, double now) {
@@ -321,8 +331,14 @@ private:
   /// Several threads: whether op i of another thread was issued (its call done).
   bool issued(uint32_t i) const { return issuedUpTo[opThread[i]] > i; }
 
-  /// Starts op h.next at h.at: when its own work ends (h.done), or blocked.
+  /// Starts op h.next at h.at: when its own work ends (h.done, on the
+  /// grid), or blocked.
   void beginHostOp(HostThread &h) {
+    beginHostOpOffGrid(h);
+    h.done = onGrid(h.done);
+  }
+
+  void beginHostOpOffGrid(HostThread &h) {
     constexpr double kNever = std::numeric_limits<double>::infinity();
     const std::vector<Op> &list = hostOps();
     if (h.next >= list.size()) {
@@ -489,7 +505,7 @@ private:
         other.at = std::max(other.blockedSince, now);
         if (op.kind == Op::Join) {
           // Blocked from blockedSince: the join's span starts there.
-          const double wake = now + p.syncLatencyUs;
+          const double wake = onGrid(now + p.syncLatencyUs);
           syncSpan(other, other.blockedSince, wake, op.instance, "join");
           other.done = wake;
         } else {
@@ -540,7 +556,7 @@ private:
     for (HostThread &h : threads)
       if (h.block == Block::Record && boundRecord[h.next] == record) {
         h.block = Block::None;
-        const double wake = std::max(h.at, now + p.syncLatencyUs);
+        const double wake = onGrid(std::max(h.at, now + p.syncLatencyUs));
         syncSpan(h, h.blockedSince, wake, hostOps()[h.next].instance);
         h.done = wake;
       }
@@ -561,6 +577,7 @@ private:
   /// Moves every hardware queue's head along as far as it can go now.
   /// Looks again at queue q at `time` (once per distinct time).
   void wakeQueue(uint32_t q, double time) {
+    time = onGrid(time);
     if (queueWake[q] == time)
       return;
     queueWake[q] = time;
@@ -625,7 +642,7 @@ private:
               waitFor(qi, record);
               break; // the record is not reached yet
             }
-            double ready = done + p.waitLatencyUs;
+            const double ready = onGrid(done + p.waitLatencyUs);
             if (now < ready) {
               wakeQueue(qi, ready);
               break;
@@ -742,7 +759,7 @@ private:
       if (touched == kNone || w > touched)
         touched = w;
       if (--remaining[w] == 0) {
-        pendingReady.push({now + p.graphGapUs, w});
+        pendingReady.push({onGrid(now + p.graphGapUs), w});
         // Its turn comes within a few events: have what it reads then on
         // the way (with many streams the nodes in flight spread over
         // iterations, and a line per array missed).
@@ -833,8 +850,8 @@ private:
     d.last = now;
     for (size_t i = 0; i < d.active.size();) {
       SharedCopy &c = d.active[i];
-      // (Within rounding of the step that was to end it.)
-      if (c.moveFrom <= now && c.remaining <= 1e-9 + 1e-12 * now) {
+      // (Within the grid and the rounding of the step that was to end it.)
+      if (c.moveFrom <= now && c.remaining <= 1e-8 + 1e-12 * now) {
         uint32_t v = c.instance;
         d.active.erase(d.active.begin() + i);
         finish(v, now);
@@ -848,7 +865,7 @@ private:
       uint32_t v = gpu.copyQueues[e].front();
       gpu.copyQueues[e].pop_front();
       setStart(v, now);
-      d.active.push_back({v, now + p.copyLatencyUs, s.instances.stage(v).durationUs});
+      d.active.push_back({v, onGrid(now + p.copyLatencyUs), s.instances.stage(v).durationUs});
       progress = true;
     }
     // The next change: a latency ending, or the first moving copy done.
@@ -1097,7 +1114,7 @@ private:
     if (lowering == Lowering::Streams) {
       uint32_t stream = s.streamOf(v);
       streamBusy[stream] = 0;
-      streamFreeAt[stream] = now + p.streamGapUs;
+      streamFreeAt[stream] = onGrid(now + p.streamGapUs);
       markQueue(queueOf(stream));
     } else {
       nodeDone(v, now);
@@ -1432,7 +1449,7 @@ private:
       const uint64_t di = uint64_t(j) * period.instances;
       const double dt = double(j) * every;
       for (const Assigned &a : assigned)
-        (a.end ? out.end : out.start)[a.instance + di] = a.t + dt;
+        (a.end ? out.end : out.start)[a.instance + di] = onGrid(a.t + dt);
     }
     // What the host and the model spent on them.
     out.hostTime.cpu += blocks * (out.hostTime.cpu - hostTimeThen.cpu);
@@ -1449,11 +1466,11 @@ private:
     if (threads[0].next < hostOps().size()) {
       const uint64_t dO = uint64_t(blocks) * period.ops;
       threads[0].next += dO;
-      threads[0].at += dT;
+      threads[0].at = onGrid(threads[0].at + dT);
       if (!std::isinf(threads[0].done))
-        threads[0].done += dT;
+        threads[0].done = onGrid(threads[0].done + dT);
       if (threads[0].block != Block::None)
-        threads[0].blockedSince += dT;
+        threads[0].blockedSince = onGrid(threads[0].blockedSince + dT);
     }
     if (lowering == Lowering::Streams) {
       const uint64_t dO = uint64_t(blocks) * period.ops;
@@ -1463,19 +1480,19 @@ private:
           oldest = std::min<uint64_t>(oldest, o);
           o = static_cast<uint32_t>(o + dO);
         }
-        queueWake[q] = queueWake[q] < clock ? -1 : queueWake[q] + dT;
+        queueWake[q] = queueWake[q] < clock ? -1 : onGrid(queueWake[q] + dT);
         if (stuckOn[q] != kNone)
           stuckOn[q] = static_cast<uint32_t>(stuckOn[q] + dO);
       }
       for (double &t : streamFreeAt)
-        t += dT;
+        t = onGrid(t + dT);
       const uint64_t from = oldest >= period.reach ? oldest - period.reach : 0;
       const std::vector<Op> &list = hostOps();
       for (uint64_t r = threads[0].next - dO; r-- > from;)
         if (list[r].kind == Op::Record) {
           const double done = recordDoneAt.get(r);
           if (done >= 0)
-            recordDoneAt.set(r + dO, done + dT);
+            recordDoneAt.set(r + dO, onGrid(done + dT));
         }
       // Records not yet reached that queues wait for are theirs shifted.
       llvm::DenseMap<uint32_t, uint32_t> heads;
@@ -1493,14 +1510,14 @@ private:
       for (uint32_t &v : readyNodes)
         shiftInstance(v);
       for (auto &[t, v] : pendingReady.items()) {
-        t += dT;
+        t = onGrid(t + dT);
         shiftInstance(v);
       }
       pendingReady.reorder();
     }
     // The device.
     for (Event &e : events.items()) {
-      e.time += dT;
+      e.time = onGrid(e.time + dT);
       if (e.kind == Event::BlockDone || e.kind == Event::ItemDone ||
           e.kind == Event::HostReady)
         shiftInstance(e.a);
@@ -1517,13 +1534,13 @@ private:
         shiftInstance(v);
       for (SharedCopy &c : gpu.shared[e].active) {
         shiftInstance(c.instance);
-        c.moveFrom += dT;
+        c.moveFrom = onGrid(c.moveFrom + dT);
       }
-      gpu.shared[e].last += dT;
+      gpu.shared[e].last = onGrid(gpu.shared[e].last + dT);
     }
     for (uint32_t &v : gpu.hostQueue)
       shiftInstance(v);
-    clock += dT;
+    clock = onGrid(clock + dT);
     return true;
   }
 

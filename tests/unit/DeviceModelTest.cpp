@@ -272,11 +272,16 @@ TEST_CASE("model: incremental bookkeeping gives the traces of looking everywhere
   for (int round = 0; round < 120; ++round) {
     CAPTURE(round);
     std::string t = test::randomWorkload(rng);
+    CAPTURE(t);
     FrontendRun front(t);
     REQUIRE_MESSAGE(front.errors == 0, t);
     for (const DeviceProfile &profile : {DeviceProfile(), tight}) {
+      const bool isTight = profile.maxResidentKernels == tight.maxResidentKernels;
+      CAPTURE(isTight);
       Schedule s(front.program.pipelines.at(0), profile, ScheduleOptions());
       for (Lowering l : {Lowering::Streams, Lowering::Graph}) {
+        const bool graph = l == Lowering::Graph;
+        CAPTURE(graph);
         sim::ModelOptions fast, slow;
         slow.lookEverywhere = true;
         sim::ReplayTrace a = sim::simulate(s, l, profile, fast);
