@@ -79,11 +79,9 @@ double simulate(Schedule &s, const Plan &plan) {
   return trace.doneUs - first;
 }
 
-void row(llvm::StringRef file, llvm::StringRef strategy, const Plan &p,
-         double makespan) {
-  llvm::outs() << llvm::formatv("| {0} | {1} | {2} | {3} | {4} | {5:f1} |\n",
-                                file, strategy, p.waits, p.records, p.events,
-                                makespan);
+void row(llvm::StringRef file, llvm::StringRef strategy, const Plan &p, double makespan) {
+  llvm::outs() << llvm::formatv("| {0} | {1} | {2} | {3} | {4} | {5:f1} |\n", file, strategy,
+                                p.waits, p.records, p.events, makespan);
 }
 
 } // namespace
@@ -103,8 +101,7 @@ int main(int argc, char **argv) {
   unsigned id = sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   DiagnosticEngine diags([&](const Diagnostic &d) {
     if (d.severity == Severity::Error)
-      sm.PrintMessage(llvm::errs(), d.range.Start, llvm::SourceMgr::DK_Error,
-                      d.message);
+      sm.PrintMessage(llvm::errs(), d.range.Start, llvm::SourceMgr::DK_Error, d.message);
   });
   ast::File file = parseFile(sm, id, argv[1], diags);
   program::Program program = analyze(file, DeviceProfile(), diags);

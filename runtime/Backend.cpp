@@ -11,26 +11,24 @@ using namespace pipec::runtime;
 
 Backend::~Backend() = default;
 
-llvm::Expected<std::vector<LoweringRun>>
-Backend::runAll(const Schedule &schedule, llvm::ArrayRef<Lowering> lowerings,
-                const RunOptions &options) {
+llvm::Expected<std::vector<LoweringRun>> Backend::runAll(const Schedule &schedule,
+                                                         llvm::ArrayRef<Lowering> lowerings,
+                                                         const RunOptions &options) {
   std::vector<LoweringRun> runs;
   for (Lowering l : lowerings) {
     auto clock = std::chrono::steady_clock::now();
     llvm::Expected<LoweringRun> r = run(schedule, l, options);
     if (!r)
       return r.takeError();
-    r->runSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock)
-                        .count();
+    r->runSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
     runs.push_back(std::move(*r));
   }
   return runs;
 }
 
-uint64_t runtime::countViolations(const Schedule &s,
-                                  const std::vector<double> &start,
-                                  const std::vector<double> &end,
-                                  double slackUs) {
+uint64_t runtime::countViolations(const Schedule &s, const std::vector<double> &start,
+                                  const std::vector<double> &end, double slackUs) {
   const size_t n = s.instances.size();
   // Each host thread's cpu stages are one more chain: they never overlap.
   std::vector<uint32_t> lastOnStream(s.chains(), UINT32_MAX);
@@ -65,8 +63,7 @@ void runtime::summarise(LoweringRun &run) {
     run.devices = deviceUses(
         *run.schedule, [&](uint32_t v) { return std::make_pair(run.start[v], run.end[v]); },
         run.makespanUs);
-  run.violations =
-      countViolations(*run.schedule, run.start, run.end, run.violationSlackUs);
+  run.violations = countViolations(*run.schedule, run.start, run.end, run.violationSlackUs);
 }
 
 std::pair<double, double> runtime::medianAndP95(std::vector<double> samples) {

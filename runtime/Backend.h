@@ -49,9 +49,9 @@ struct HostTime {
 };
 
 struct HostCall {
-  double start, end; ///< microseconds from the replay's first host call
-  const char *what;  ///< "launch", "record", "wait", "graph launch", ...
-  uint32_t instance; ///< UINT32_MAX when none
+  double start, end;   ///< microseconds from the replay's first host call
+  const char *what;    ///< "launch", "record", "wait", "graph launch", ...
+  uint32_t instance;   ///< UINT32_MAX when none
   uint32_t thread = 0; ///< the device whose host thread made it
 };
 
@@ -82,7 +82,7 @@ struct LoweringRun {
   std::vector<DeviceUse> devices;
   uint64_t simulatedEvents = 0;
   uint64_t extrapolatedIterations = 0; ///< the model's, skipped ahead
-  double runSeconds = 0; ///< wall time this lowering's run took (runAll)
+  double runSeconds = 0;               ///< wall time this lowering's run took (runAll)
   /// How the timeline was measured; timingNote says why a GPU run fell back
   /// from CUPTI to events (empty otherwise).
   TimingMethod timing = TimingMethod::Model;
@@ -110,16 +110,15 @@ public:
   virtual const char *name() const = 0;
   /// The device, in words.
   virtual std::string device() const = 0;
-  virtual llvm::Expected<LoweringRun> run(const Schedule &schedule,
-                                          Lowering lowering,
+  virtual llvm::Expected<LoweringRun> run(const Schedule &schedule, Lowering lowering,
                                           const RunOptions &options) = 0;
   /// Runs each of `lowerings` of one schedule, in that order. A backend may
   /// order the work across them: the CUDA backend times every lowering's
   /// replays before it takes any timeline, so that CUPTI cannot slow one
   /// side of a comparison only. By default, run() for each.
-  virtual llvm::Expected<std::vector<LoweringRun>>
-  runAll(const Schedule &schedule, llvm::ArrayRef<Lowering> lowerings,
-         const RunOptions &options);
+  virtual llvm::Expected<std::vector<LoweringRun>> runAll(const Schedule &schedule,
+                                                          llvm::ArrayRef<Lowering> lowerings,
+                                                          const RunOptions &options);
 };
 
 /// The deterministic device model, parameterised by `profile`.
@@ -128,8 +127,7 @@ std::unique_ptr<Backend> makeSimBackend(const DeviceProfile &profile);
 /// Stage pairs of the timeline where a stage started more than `slackUs`
 /// before one of its dependencies, or the previous stage on its stream, had
 /// ended.
-uint64_t countViolations(const Schedule &schedule,
-                         const std::vector<double> &start,
+uint64_t countViolations(const Schedule &schedule, const std::vector<double> &start,
                          const std::vector<double> &end, double slackUs = 1e-3);
 
 /// Fills firstStartUs, makespanUs and violations from start and end.

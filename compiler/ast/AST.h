@@ -112,7 +112,6 @@ struct StreamDecl {
   llvm::SMRange range;
 };
 
-
 /// A number as written, with the unit that follows it (empty if none):
 /// `12us` is {"12", "us"}, `0.5` is {"0.5", ""}. Anything more (constants,
 /// arithmetic, a unit after a space) is `expr`, and number and unit are
@@ -159,8 +158,8 @@ struct Dep {
   Dep &operator=(Dep &&) = default;
   /// A deep copy (the qualifier too): a file copies as a value (Edit).
   Dep(const Dep &o)
-      : stage(o.stage), qualifier(o.qualifier ? std::make_unique<Qualifier>(*o.qualifier)
-                                              : nullptr),
+      : stage(o.stage),
+        qualifier(o.qualifier ? std::make_unique<Qualifier>(*o.qualifier) : nullptr),
         range(o.range) {}
   Dep &operator=(const Dep &o) {
     if (this != &o)
@@ -193,7 +192,7 @@ struct StageDecl {
   StageKind kind = StageKind::Kernel;
   llvm::SMRange kindRange; ///< the `kernel`/`copy`/`host` keyword
   CopyDirection direction = CopyDirection::H2D;
-  Amount amount; ///< empty number for a copy that takes its buffer's size
+  Amount amount;            ///< empty number for a copy that takes its buffer's size
   std::optional<Name> peer; ///< a copy's `to DEVICE` (version 4)
   CollectiveOp collective = CollectiveOp::AllReduce;
   std::vector<Attr> attrs;
@@ -209,7 +208,7 @@ struct BufferDecl {
   Amount size;
   bool host = false;
   std::optional<Name> device; ///< `on DEV` (version 4)
-  bool state = false; ///< loop-carried state: never ringed
+  bool state = false;         ///< loop-carried state: never ringed
   llvm::SMRange range;
 };
 

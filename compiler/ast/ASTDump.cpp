@@ -115,10 +115,9 @@ private:
                        }});
     for (const StageDecl &s : p.stages)
       items.push_back({s.range.Start.getPointer(), [&] { dumpStage(s); }});
-    std::stable_sort(items.begin(), items.end(),
-                     [](const auto &a, const auto &b) {
-                       return std::less<const char *>()(a.first, b.first);
-                     });
+    std::stable_sort(items.begin(), items.end(), [](const auto &a, const auto &b) {
+      return std::less<const char *>()(a.first, b.first);
+    });
     for (auto &item : items)
       item.second();
   }
@@ -158,8 +157,7 @@ private:
     } else if (s.stream) {
       os << " on '" << s.stream->text << "'";
     }
-    os << ' '
-       << (s.kind == StageKind::Collective ? spelling(s.collective) : spelling(s.kind));
+    os << ' ' << (s.kind == StageKind::Collective ? spelling(s.collective) : spelling(s.kind));
     if (s.kind == StageKind::Copy)
       os << ' ' << spelling(s.direction);
     if (!s.amount.empty()) {
@@ -209,7 +207,6 @@ private:
 };
 } // namespace
 
-void ast::dump(const File &file, const llvm::SourceMgr &sm,
-               llvm::raw_ostream &os) {
+void ast::dump(const File &file, const llvm::SourceMgr &sm, llvm::raw_ostream &os) {
   Dumper(file, sm, os).dumpFile();
 }

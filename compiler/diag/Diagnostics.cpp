@@ -3,9 +3,9 @@
 #include "compiler/diag/Diagnostics.h"
 #include "compiler/diag/LineIndex.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -63,8 +63,8 @@ void DiagnosticEngine::finish() {
       std::string shown = llvm::StringRef(kind).rtrim(" ;:").str();
       handler({Severity::Note,
                {},
-               std::to_string(count - kMaxWarningsOfAKind) +
-                   " more warnings like '" + shown + "' were not shown",
+               std::to_string(count - kMaxWarningsOfAKind) + " more warnings like '" + shown +
+                   "' were not shown",
                {}});
     }
 }
@@ -84,9 +84,8 @@ static llvm::SourceMgr::DiagKind toKind(Severity s) {
 /// Source lines longer than this are shown as a window around the caret.
 constexpr unsigned kMaxShownLine = 160;
 
-static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
-                     const std::string &fileName, bool showColors,
-                     LineIndex &lines, const Diagnostic &d) {
+static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os, const std::string &fileName,
+                     bool showColors, LineIndex &lines, const Diagnostic &d) {
   LineIndex::Position at;
   if (d.range.Start.isValid())
     at = lines.locate(sm, d.range.Start);
@@ -110,8 +109,8 @@ static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
     for (unsigned i = from; i < to; ++i) {
       map[i - from] = static_cast<unsigned>(shown.size());
       if (control(line[i]))
-        shown += llvm::formatv("<U+{0:X-4}>", unsigned(static_cast<unsigned char>(line[i])))
-                     .str();
+        shown +=
+            llvm::formatv("<U+{0:X-4}>", unsigned(static_cast<unsigned char>(line[i]))).str();
       else
         shown += line[i];
     }
@@ -123,17 +122,15 @@ static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
     };
     // The range, on this line: from the caret to its end (or the line's).
     std::vector<std::pair<unsigned, unsigned>> ranges;
-    if (d.range.End.isValid() &&
-        d.range.End.getPointer() > d.range.Start.getPointer() + 1) {
-      unsigned end = col + static_cast<unsigned>(d.range.End.getPointer() -
-                                                 d.range.Start.getPointer());
+    if (d.range.End.isValid() && d.range.End.getPointer() > d.range.Start.getPointer() + 1) {
+      unsigned end =
+          col + static_cast<unsigned>(d.range.End.getPointer() - d.range.Start.getPointer());
       unsigned lo = std::max(col, from), hi = std::min<unsigned>(end, to);
       if (lo < hi)
         ranges.push_back({shownAt(lo), shownAt(hi)});
     }
-    llvm::SMDiagnostic shownDiag(sm, d.range.Start, fileName, int(at.line),
-                                 int(shownAt(col)), toKind(d.severity), d.message,
-                                 shown, ranges);
+    llvm::SMDiagnostic shownDiag(sm, d.range.Start, fileName, int(at.line), int(shownAt(col)),
+                                 toKind(d.severity), d.message, shown, ranges);
     if (shownAt(col) == col) {
       // The common case: the line as it is; SourceMgr's colours.
       shownDiag.print(nullptr, os, showColors);
@@ -164,16 +161,14 @@ static void printOne(llvm::SourceMgr &sm, llvm::raw_ostream &os,
   os << fileName << ": ";
   if (showColors)
     os.resetColor();
-  llvm::HighlightColor color = d.severity == Severity::Error
-                                   ? llvm::HighlightColor::Error
+  llvm::HighlightColor color = d.severity == Severity::Error ? llvm::HighlightColor::Error
                                : d.severity == Severity::Warning
                                    ? llvm::HighlightColor::Warning
                                    : llvm::HighlightColor::Note;
   const char *label = d.severity == Severity::Error     ? "error: "
                       : d.severity == Severity::Warning ? "warning: "
                                                         : "note: ";
-  llvm::WithColor(os, color, !showColors ? llvm::ColorMode::Disable
-                                         : llvm::ColorMode::Enable)
+  llvm::WithColor(os, color, !showColors ? llvm::ColorMode::Disable : llvm::ColorMode::Enable)
       << label;
   if (showColors)
     os.changeColor(llvm::raw_ostream::SAVEDCOLOR, true);
@@ -188,8 +183,7 @@ namespace {
 /// coloured as the real stream would be.
 class DiagnosticBuffer : public llvm::raw_string_ostream {
 public:
-  DiagnosticBuffer(std::string &text, bool colors)
-      : raw_string_ostream(text), colors(colors) {
+  DiagnosticBuffer(std::string &text, bool colors) : raw_string_ostream(text), colors(colors) {
     enable_colors(colors);
   }
   bool has_colors() const override { return colors; }
@@ -199,16 +193,14 @@ private:
 };
 } // namespace
 
-DiagnosticEngine::Handler
-pipec::printingHandler(llvm::SourceMgr &sm, llvm::raw_ostream &os,
-                       std::string fileName, bool showColors,
-                       std::shared_ptr<LineIndex> lines) {
+DiagnosticEngine::Handler pipec::printingHandler(llvm::SourceMgr &sm, llvm::raw_ostream &os,
+                                                 std::string fileName, bool showColors,
+                                                 std::shared_ptr<LineIndex> lines) {
   // Never one index for the process: a later buffer may sit where a freed
   // one was, at the same size, and would be given its lines.
   if (!lines)
     lines = std::make_shared<LineIndex>();
-  return [&sm, &os, fileName = std::move(fileName), showColors,
-          lines](const Diagnostic &d) {
+  return [&sm, &os, fileName = std::move(fileName), showColors, lines](const Diagnostic &d) {
     std::string text;
     DiagnosticBuffer buffer(text, showColors);
     printOne(sm, buffer, fileName, showColors, *lines, d);

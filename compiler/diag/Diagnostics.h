@@ -67,8 +67,7 @@ public:
   /// (for engines that only collect, and pass diagnostics on).
   explicit DiagnosticEngine(Handler handler, unsigned errorLimit = 20,
                             bool foldWarnings = true)
-      : handler(std::move(handler)), errorLimit(errorLimit),
-        foldWarnings(foldWarnings) {}
+      : handler(std::move(handler)), errorLimit(errorLimit), foldWarnings(foldWarnings) {}
 
   InFlightDiagnostic error(llvm::SMRange range, const llvm::Twine &msg) {
     return {*this, {Severity::Error, range, msg.str(), {}}};
@@ -116,8 +115,7 @@ private:
 
 /// A range covering [start, start + length).
 inline llvm::SMRange rangeAt(const char *start, size_t length) {
-  return {llvm::SMLoc::getFromPointer(start),
-          llvm::SMLoc::getFromPointer(start + length)};
+  return {llvm::SMLoc::getFromPointer(start), llvm::SMLoc::getFromPointer(start + length)};
 }
 
 /// The handler the command line uses: clang-style text through SourceMgr.
@@ -126,10 +124,9 @@ inline llvm::SMRange rangeAt(const char *start, size_t length) {
 /// `lines`, so that the file's lines are indexed once; by default each
 /// handler indexes its own.
 class LineIndex;
-DiagnosticEngine::Handler
-printingHandler(llvm::SourceMgr &sm, llvm::raw_ostream &os,
-                std::string fileName, bool showColors,
-                std::shared_ptr<LineIndex> lines = nullptr);
+DiagnosticEngine::Handler printingHandler(llvm::SourceMgr &sm, llvm::raw_ostream &os,
+                                          std::string fileName, bool showColors,
+                                          std::shared_ptr<LineIndex> lines = nullptr);
 
 } // namespace pipec
 

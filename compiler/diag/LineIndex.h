@@ -21,10 +21,10 @@ namespace pipec {
 class LineIndex {
 public:
   struct Position {
-    unsigned buffer = 0;   ///< 0: not in any buffer
-    unsigned line = 0;     ///< 1-based
-    unsigned column = 0;   ///< 0-based, in bytes
-    llvm::StringRef text;  ///< the whole line, without its line break
+    unsigned buffer = 0;  ///< 0: not in any buffer
+    unsigned line = 0;    ///< 1-based
+    unsigned column = 0;  ///< 0-based, in bytes
+    llvm::StringRef text; ///< the whole line, without its line break
   };
 
   Position locate(const llvm::SourceMgr &sm, llvm::SMLoc loc) {
@@ -36,9 +36,8 @@ public:
     if (text.data() != indexed.data() || text.size() != indexed.size()) {
       indexed = text;
       starts.assign(1, 0);
-      for (const char *p = text.begin();
-           (p = static_cast<const char *>(
-                std::memchr(p, '\n', static_cast<size_t>(text.end() - p))));
+      for (const char *p = text.begin(); (p = static_cast<const char *>(std::memchr(
+                                              p, '\n', static_cast<size_t>(text.end() - p))));
            ++p)
         starts.push_back(static_cast<size_t>(p + 1 - text.begin()));
     }

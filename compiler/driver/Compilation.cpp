@@ -69,8 +69,7 @@ void driver::lint(const program::Pipeline &p, const StageGraph &graph,
 }
 
 bool driver::checkSource(Source &src, const DeviceProfile &profile,
-                         const DiagnosticOptions &diagnostics,
-                         const ScheduleOptions &assign,
+                         const DiagnosticOptions &diagnostics, const ScheduleOptions &assign,
                          std::optional<llvm::StringRef> part) {
   DiagnosticEngine diags(
       printingHandler(src.sm, llvm::errs(), src.name, diagnostics.colors, src.lines),
@@ -93,17 +92,15 @@ bool driver::checkSource(Source &src, const DeviceProfile &profile,
   for (const program::Pipeline &p : program.pipelines)
     if (p.syncDeclared && !diags.hadError() && !diags.shouldStop()) {
       Instances instances(p);
-      bool pinned = std::all_of(p.stages.begin(), p.stages.end(), [](const auto &st) {
-        return !program::unpinned(st);
-      });
+      bool pinned = std::all_of(p.stages.begin(), p.stages.end(),
+                                [](const auto &st) { return !program::unpinned(st); });
       if (pinned) {
         std::vector<uint32_t> streamOfStage;
         for (const program::Stage &st : p.stages)
-          streamOfStage.push_back(st.kind == StageKind::Cpu ? kHostStream
-                                                            : static_cast<uint32_t>(st.stream));
+          streamOfStage.push_back(
+              st.kind == StageKind::Cpu ? kHostStream : static_cast<uint32_t>(st.stream));
         reportRaces(instances,
-                    findRaces(instances, streamOfStage, p.streams, diags.errorsLeft()),
-                    diags);
+                    findRaces(instances, streamOfStage, p.streams, diags.errorsLeft()), diags);
         continue;
       }
       reportRaces(Schedule(p, profile, assign), diags);
@@ -183,8 +180,7 @@ Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest
                                    "segments, launched in order: a graph cannot hold a "
                                    "host synchronisation, and cpu stage '{2}' (and any "
                                    "like it) needs one",
-                                   s.pipeline.name, s.segments,
-                                   s.instances.stage(at).name));
+                                   s.pipeline.name, s.segments, s.instances.stage(at).name));
           break;
         }
   }

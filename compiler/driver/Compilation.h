@@ -59,8 +59,8 @@ struct DiagnosticOptions {
 std::vector<llvm::StringRef> splitParts(llvm::StringRef text);
 
 /// The warnings that need more than sema: check and compile give the same.
-void lint(const program::Pipeline &p, const StageGraph &graph,
-          const DeviceProfile &profile, DiagnosticEngine &diags);
+void lint(const program::Pipeline &p, const StageGraph &graph, const DeviceProfile &profile,
+          DiagnosticEngine &diags);
 
 /// pipec check: parses and checks one buffer (or `part` of it), races of
 /// `sync declared` pipelines included (their unpinned stages on the streams
@@ -71,8 +71,8 @@ bool checkSource(Source &src, const DeviceProfile &profile,
 
 /// How far compile, run and advise go.
 struct CompileRequest {
-  bool stopAfterParse = false;   ///< --emit=ast
-  std::string pipeline;          ///< --pipeline: only this one ("" all)
+  bool stopAfterParse = false; ///< --emit=ast
+  std::string pipeline;        ///< --pipeline: only this one ("" all)
   /// --max-streams as given (0: not given): a value below a pipeline's
   /// declared streams is a usage error.
   unsigned maxStreamsGiven = 0;
@@ -96,8 +96,7 @@ enum class Outcome { Success, InputErrors, UsageError };
 /// error (no such pipeline, --max-streams below the declared streams) comes
 /// back in `usage`.
 Outcome compileSource(const DeviceProfile &profile, const CompileRequest &request,
-                      const DiagnosticOptions &diagnostics, Compiled &out,
-                      std::string &usage);
+                      const DiagnosticOptions &diagnostics, Compiled &out, std::string &usage);
 
 } // namespace pipec::driver
 

@@ -83,12 +83,12 @@ llvm::Expected<std::string> driver::resolveOutputPath(llvm::StringRef path) {
       at = std::string(joined.str());
     }
   }
-  return refuse("cannot write '" + printable(path) +
-                "': too many levels of symbolic links");
+  return refuse("cannot write '" + printable(path) + "': too many levels of symbolic links");
 }
 
 bool driver::sameFile(llvm::StringRef a, llvm::StringRef b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   bool hasA = ::stat(a.str().c_str(), &sa) == 0, hasB = ::stat(b.str().c_str(), &sb) == 0;
   if (hasA && hasB)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
@@ -104,7 +104,8 @@ bool driver::sameFile(llvm::StringRef a, llvm::StringRef b) {
 }
 
 bool driver::standardInputIs(llvm::StringRef path) {
-  struct stat in {}, file {};
+  struct stat in {
+  }, file{};
   if (::fstat(STDIN_FILENO, &in) != 0 || !S_ISREG(in.st_mode))
     return false;
   return ::stat(path.str().c_str(), &file) == 0 && in.st_dev == file.st_dev &&

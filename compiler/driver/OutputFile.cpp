@@ -134,8 +134,7 @@ Error copyInPlace(StringRef from, StringRef to) {
 
 } // namespace
 
-Error pipec::writeOutput(StringRef path,
-                         const std::function<void(raw_ostream &)> &write,
+Error pipec::writeOutput(StringRef path, const std::function<void(raw_ostream &)> &write,
                          ArrayRef<std::string> inputs) {
   if (path == "-") {
     write(outs());
@@ -150,8 +149,8 @@ Error pipec::writeOutput(StringRef path,
   SmallString<256> target(*resolved);
   // Never over an input: `compile a.pipe -o a.pipe` would lose the source.
   for (const std::string &input : inputs) {
-    bool same = input == "-" ? driver::standardInputIs(target)
-                             : driver::sameFile(input, target);
+    bool same =
+        input == "-" ? driver::standardInputIs(target) : driver::sameFile(input, target);
     if (same)
       return createStringError(inconvertibleErrorCode(),
                                "'%s' is also an input; pipec does not write its "
@@ -187,8 +186,7 @@ Error pipec::writeOutput(StringRef path,
   const bool unnamed = fd >= 0;
   SmallString<256> temporary;
   if (!unnamed) {
-    if (std::error_code ec =
-            sys::fs::createUniqueFile(target + ".tmp-%%%%%%", fd, temporary))
+    if (std::error_code ec = sys::fs::createUniqueFile(target + ".tmp-%%%%%%", fd, temporary))
       return cannot(path, ec.message());
     sys::RemoveFileOnSignal(temporary);
   }

@@ -55,8 +55,8 @@ std::string commentText(llvm::StringRef text) {
 uint64_t copyBytes(const program::Stage &st, const DeviceProfile &profile) {
   if (st.bytes)
     return std::max<uint64_t>(1, *st.bytes);
-  double gbps = profile.copyGBps(st.kind == StageKind::Memset ? CopyDirection::D2D
-                                                               : st.direction);
+  double gbps =
+      profile.copyGBps(st.kind == StageKind::Memset ? CopyDirection::D2D : st.direction);
   return std::max<uint64_t>(1, static_cast<uint64_t>(st.durationUs * gbps * 1e3));
 }
 
@@ -290,8 +290,7 @@ public:
     const size_t n = s.instances.size();
     os << formatv("\n// ---- pipeline '{0}': {1} stage instances, {2} "
                   "iteration(s), lowered to {3} ----\n",
-                  s.pipeline.name, n, s.pipeline.iterations,
-                  spelling(s.lowering));
+                  s.pipeline.name, n, s.pipeline.iterations, spelling(s.lowering));
     os << "namespace " << name << " {\n\n";
     os << formatv("constexpr int kStreams = {0};\n", s.streamPlan.streams.size());
     os << formatv("constexpr int kCopies = {0};\n", std::max(copies, 1));
@@ -301,12 +300,11 @@ public:
     os << "struct StreamSpec { const char *name; Priority priority; int raw; };\n";
     os << "const StreamSpec kStreamSpecs[kStreams] = {\n";
     for (const program::Stream &st : s.streamPlan.streams) {
-      const char *cls = st.priorityClass == program::PriorityClass::High   ? "High"
-                        : st.priorityClass == program::PriorityClass::Low  ? "Low"
-                        : st.priorityClass == program::PriorityClass::Raw  ? "Raw"
-                                                                           : "Normal";
-      os << formatv("    {{\"{0}\", Priority::{1}, {2}},\n", st.name, cls,
-                    st.rawPriority);
+      const char *cls = st.priorityClass == program::PriorityClass::High  ? "High"
+                        : st.priorityClass == program::PriorityClass::Low ? "Low"
+                        : st.priorityClass == program::PriorityClass::Raw ? "Raw"
+                                                                          : "Normal";
+      os << formatv("    {{\"{0}\", Priority::{1}, {2}},\n", st.name, cls, st.rawPriority);
     }
     os << "};\n\n";
     // Stage constants, by stage.
@@ -315,21 +313,22 @@ public:
       const program::Stage &st = s.pipeline.stages[k];
       std::string id = "k" + stageId(k);
       if (st.kind == StageKind::Copy || st.kind == StageKind::Memset)
-        os << formatv("constexpr unsigned long long {0}Bytes = {1}ull; // {2} {3}\n",
-                      id, copyBytes(st, profile), spelling(st.kind),
+        os << formatv("constexpr unsigned long long {0}Bytes = {1}ull; // {2} {3}\n", id,
+                      copyBytes(st, profile), spelling(st.kind),
                       st.kind == StageKind::Memset ? "" : spelling(st.direction));
       else if (st.kind == StageKind::Kernel)
         os << formatv("const KernelStage {0} = {{\"{1}\", {2}, {3}, {4}, {5}ull, {6}};\n"
                       "SpinLaunch {0}Launch; // set by prepare()\n",
-                      id, st.name, formatv("{0:f3}", st.durationUs).str(),
-                      st.blocks, st.threads, st.smemBytes,
+                      id, st.name, formatv("{0:f3}", st.durationUs).str(), st.blocks,
+                      st.threads, st.smemBytes,
                       profile.blocksPerSM(st.threads, st.smemBytes, st.regs));
       else
         os << formatv("double {0}Microseconds = {1}; // {2}\n", id,
                       formatv("{0:f3}", st.durationUs).str(), spelling(st.kind));
       if (st.issueUs > 0)
-        os << formatv("[[maybe_unused]] constexpr double {0}Issue = {1}; // dispatch, each launch\n",
-                      id, formatv("{0:f3}", st.issueUs).str());
+        os << formatv(
+            "[[maybe_unused]] constexpr double {0}Issue = {1}; // dispatch, each launch\n", id,
+            formatv("{0:f3}", st.issueUs).str());
     }
     os << "// Each kernel stage's launch on this device (SpinShape.inc).\n"
           "static void prepare() {\n";
@@ -349,9 +348,9 @@ public:
       if (copyIndex[k] >= 0) {
         const program::Stage &st = s.pipeline.stages[k];
         os << (i++ ? ", " : "")
-           << (st.kind == StageKind::Memset          ? 3
+           << (st.kind == StageKind::Memset         ? 3
                : st.direction == CopyDirection::P2P ? 4
-                                                     : static_cast<int>(st.direction));
+                                                    : static_cast<int>(st.direction));
       }
     if (!copies)
       os << "0";
@@ -405,7 +404,8 @@ private:
   /// slots`, or K iterations back for a read of `@prev(K)`).
   void writeDeclaredSlot(const program::Access &a, uint32_t iteration) {
     os << "b.declared["
-       << Decimal(declaredBase[a.buffer] + a.slot(iteration, s.pipeline.buffers[a.buffer].slots))
+       << Decimal(declaredBase[a.buffer] +
+                  a.slot(iteration, s.pipeline.buffers[a.buffer].slots))
        << ']';
   }
 
@@ -529,8 +529,8 @@ private:
     }
     os << '\n';
     os << "// The schedule's host calls, in issue order: "
-       << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(),
-                  s.records, s.waits);
+       << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(), s.records,
+                  s.waits);
     os << "static void issue(cudaStream_t *stream, cudaEvent_t *event, Buffers &b) {\n";
     // Millions of calls: written piece by piece, no string built per call.
     // With several devices, each call is made with its stream's device
@@ -580,8 +580,8 @@ private:
           writeLabel(op.instance);
           os << '\n';
         } else {
-          os << "  CHECK(cudaLaunchHostFunc(" << stream << ", hostSpin, &k"
-             << stageId(k) << "Microseconds)); // ";
+          os << "  CHECK(cudaLaunchHostFunc(" << stream << ", hostSpin, &k" << stageId(k)
+             << "Microseconds)); // ";
           writeLabel(op.instance);
           os << '\n';
         }
@@ -594,8 +594,8 @@ private:
         os << '\n';
         break;
       case Op::Wait:
-        os << "  CHECK(cudaStreamWaitEvent(" << stream << ", event["
-           << Decimal(op.event) << "], 0)); // for ";
+        os << "  CHECK(cudaStreamWaitEvent(" << stream << ", event[" << Decimal(op.event)
+           << "], 0)); // for ";
         writeLabel(op.instance);
         os << '\n';
         break;
@@ -682,7 +682,9 @@ private:
         CHECK(enabled);
     }
   Buffers b;
-)" << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ", kCopyDevice, kCopyPeer);\n"
+)"
+         << "  b.allocate(kCopyBytes, kCopyDirection, " << copies
+         << ", kCopyDevice, kCopyPeer);\n"
          << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers, "
             "kBufferDevice);\n"
          << parts;
@@ -699,7 +701,8 @@ private:
   for (int i = 0; i < kEvents; ++i)
     CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
   Buffers b;
-)" << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ");\n"
+)"
+         << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ");\n"
          << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);\n"
          << parts;
     const char *sync = several() ? "synchronize()" : "CHECK(cudaDeviceSynchronize())";
@@ -1018,8 +1021,8 @@ private:
   std::string name;
   std::vector<int> copyIndex;
   int copies = 0;
-  std::optional<Communicators> comms; ///< with collectives
-  std::vector<uint32_t> declaredBase; ///< per buffer: its first slot's index
+  std::optional<Communicators> comms;  ///< with collectives
+  std::vector<uint32_t> declaredBase;  ///< per buffer: its first slot's index
   std::vector<std::string> ids;        ///< per stage: its C++ identifier
   std::vector<std::string> streamRefs; ///< per stream: `stream[i]`
   const std::string noStream;          ///< a host-thread op's (none)
@@ -1028,13 +1031,12 @@ private:
 
 } // namespace
 
-void pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules,
-                     llvm::StringRef source, const DeviceProfile &profile,
-                     llvm::raw_ostream &os) {
+void pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
+                     const DeviceProfile &profile, llvm::raw_ostream &os) {
   os << "// Generated by pipec from " << commentText(source) << ": ";
   for (size_t i = 0; i < schedules.size(); ++i)
-    os << (i ? ", " : "") << "pipeline '" << schedules[i]->pipeline.name
-       << "' (" << spelling(schedules[i]->lowering) << ")";
+    os << (i ? ", " : "") << "pipeline '" << schedules[i]->pipeline.name << "' ("
+       << spelling(schedules[i]->lowering) << ")";
   os << ".\n"
      << "// It performs exactly the schedule pipec planned -- streams,\n"
      << "// priorities, events, launches, or graph nodes and edges -- and times\n"
@@ -1047,8 +1049,9 @@ void pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules,
      << "// Run:   ./pipeline [replays]        (default 100)\n\n";
   os << kPrelude << "\n// ---- SpinShape.inc: how pipec stands in for a kernel stage ----\n"
      << kSpinShapeText << kSpinLaunch << kRuntime;
-  const bool collectives = std::any_of(schedules.begin(), schedules.end(),
-                                       [](const Schedule *s) { return program::hasCollectives(s->pipeline); });
+  const bool collectives =
+      std::any_of(schedules.begin(), schedules.end(),
+                  [](const Schedule *s) { return program::hasCollectives(s->pipeline); });
   if (collectives)
     os << kNcclPrelude;
   for (const Schedule *s : schedules)

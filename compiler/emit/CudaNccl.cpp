@@ -98,9 +98,9 @@ Communicators::Communicators(const Schedule &s, const DeviceProfile &profile) : 
       partStage.push_back(k + r);
       partComm.push_back(it->second + r);
       // Given a time, the bytes that take it by NCCL's formulas.
-      partBytes.push_back(st.bytes ? std::max<uint64_t>(1, *st.bytes)
-                                   : profile.collectiveBytes(st.collective, st.durationUs,
-                                                             st.parts));
+      partBytes.push_back(
+          st.bytes ? std::max<uint64_t>(1, *st.bytes)
+                   : profile.collectiveBytes(st.collective, st.durationUs, st.parts));
     }
   }
 }
@@ -158,10 +158,12 @@ void Communicators::writeCall(llvm::raw_ostream &os, uint32_t v,
   const std::string tail = formatv("comm[kPartComm[{0}]], {1}", part, stream);
   switch (st.collective) {
   case CollectiveOp::AllReduce:
-    os << "  NCCL_CHECK(nccl.allReduce(" << buffers << ", ncclInt8, ncclSum, " << tail << "));";
+    os << "  NCCL_CHECK(nccl.allReduce(" << buffers << ", ncclInt8, ncclSum, " << tail
+       << "));";
     break;
   case CollectiveOp::AllGather: // each rank gives its share of the whole
-    os << "  NCCL_CHECK(nccl.allGather(" << buffers << ranks << ", ncclInt8, " << tail << "));";
+    os << "  NCCL_CHECK(nccl.allGather(" << buffers << ranks << ", ncclInt8, " << tail
+       << "));";
     break;
   case CollectiveOp::ReduceScatter: // each rank keeps its share
     os << "  NCCL_CHECK(nccl.reduceScatter(" << buffers << ranks << ", ncclInt8, ncclSum, "

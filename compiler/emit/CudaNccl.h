@@ -44,10 +44,10 @@ public:
 
 private:
   const Schedule &s;
-  std::vector<int32_t> partOf;       ///< per stage: its index among parts, or -1
-  std::vector<uint32_t> partStage;   ///< per part: its stage
-  std::vector<uint32_t> partComm;    ///< per part: its communicator slot
-  std::vector<uint64_t> partBytes;   ///< per part: its buffer's bytes
+  std::vector<int32_t> partOf;             ///< per stage: its index among parts, or -1
+  std::vector<uint32_t> partStage;         ///< per part: its stage
+  std::vector<uint32_t> partComm;          ///< per part: its communicator slot
+  std::vector<uint64_t> partBytes;         ///< per part: its buffer's bytes
   std::vector<std::vector<uint32_t>> sets; ///< devices of each communicator set
 };
 

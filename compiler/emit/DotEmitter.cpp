@@ -55,15 +55,14 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
         continue;
       lane.push_back(v);
       const program::Stage &stage = inst.stage(v);
-      std::string work = program::isCollective(stage) ? spelling(stage.collective)
-                                                      : spelling(stage.kind);
+      std::string work =
+          program::isCollective(stage) ? spelling(stage.collective) : spelling(stage.kind);
       if (stage.kind == StageKind::Copy)
         work += std::string(" ") + spelling(stage.direction);
       if (stage.kind == StageKind::Copy && stage.direction == CopyDirection::P2P)
         work += " to " + s.pipeline.devices[stage.peerDevice].name;
       os << "    " << p << "n" << v << " [label="
-         << quote(inst.name(v) + "\n" + work + " " + formatTime(stage.durationUs))
-         << "];\n";
+         << quote(inst.name(v) + "\n" + work + " " + formatTime(stage.durationUs)) << "];\n";
     }
     // The lane's order, where no drawn edge gives it (the reduction drops
     // stream order that a path implies): invisible edges, so that Graphviz
@@ -112,10 +111,9 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
   for (auto [from, to] : edges) {
     os << "  " << p << "n" << from << " -> " << p << "n" << to;
     int32_t buffer = inferredFrom(from, to);
-    std::string style =
-        buffer < 0 ? ""
-                   : ", style=dashed, label=" +
-                         quote("'" + s.pipeline.buffers[buffer].name + "'");
+    std::string style = buffer < 0 ? ""
+                                   : ", style=dashed, label=" +
+                                         quote("'" + s.pipeline.buffers[buffer].name + "'");
     if (s.streamOf(from) == s.streamOf(to)) {
       os << " [color=gray50" << style << "]";
     } else {
@@ -125,8 +123,8 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
         os << ", label=\"e" << it->second << "\"";
       else if (it != eventOf.end())
         os << ", style=dashed, label="
-           << quote("e" + std::to_string(it->second) + " '" +
-                    s.pipeline.buffers[buffer].name + "'");
+           << quote("e" + std::to_string(it->second) + " '" + s.pipeline.buffers[buffer].name +
+                    "'");
       else
         os << style;
       os << "]";

@@ -10,7 +10,7 @@ class raw_ostream;
 namespace json {
 class OStream;
 }
-}
+} // namespace llvm
 
 #include <string>
 
@@ -27,8 +27,8 @@ void emitText(const Schedule &schedule, llvm::raw_ostream &os);
 
 /// The schedule document (docs/scheduling.md), for every pipeline of one
 /// source file.
-void emitJSON(llvm::ArrayRef<const Schedule *> schedules,
-              llvm::StringRef source, llvm::raw_ostream &os);
+void emitJSON(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
+              llvm::raw_ostream &os);
 
 /// Graphviz: streams as clusters, event waits as highlighted edges.
 /// Graphviz: one graph; each pipeline a cluster of stream clusters.
@@ -36,9 +36,8 @@ void emitDot(llvm::ArrayRef<const Schedule *> schedules, llvm::raw_ostream &os);
 
 /// A standalone CUDA C++ program that performs and times every schedule
 /// (`nvcc` alone builds it). `profile` gives copies given as a time their bytes.
-void emitCuda(llvm::ArrayRef<const Schedule *> schedules,
-              llvm::StringRef source, const DeviceProfile &profile,
-              llvm::raw_ostream &os);
+void emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
+              const DeviceProfile &profile, llvm::raw_ostream &os);
 
 /// Shortest text that reads back as the same double, with a ".0" on whole
 /// numbers: 12.0, 0.25, 1e-05.
@@ -53,8 +52,7 @@ void writeDeviceUses(llvm::json::OStream &j, llvm::ArrayRef<DeviceUse> devices);
 /// "busy 1.2 ms, bubble 12.5% of SPAN; communication 80 us, 50.0% hidden".
 std::string describeDeviceUse(const DeviceUse &use, llvm::StringRef span);
 /// `"key": value` in `j`, the value written by writeNumber.
-void writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
-                          double value);
+void writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key, double value);
 
 } // namespace pipec
 

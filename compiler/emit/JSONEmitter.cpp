@@ -59,8 +59,7 @@ void pipec::writeDeviceUses(llvm::json::OStream &j, llvm::ArrayRef<DeviceUse> de
   });
 }
 
-void pipec::writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key,
-                                 double value) {
+void pipec::writeNumberAttribute(llvm::json::OStream &j, llvm::StringRef key, double value) {
   rawAttribute(j, key, [&](llvm::raw_ostream &out) { writeNumber(out, value); });
 }
 
@@ -85,8 +84,7 @@ class Writer {
 public:
   Writer(llvm::raw_ostream &os) : os(os), j(os, 0) {}
 
-  void document(llvm::ArrayRef<const Schedule *> schedules,
-                llvm::StringRef source) {
+  void document(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source) {
     j.object([&] {
       j.attribute("format", "pipec-schedule");
       j.attribute("version", 3);
@@ -100,9 +98,7 @@ public:
   }
 
 private:
-  void number(llvm::StringRef key, double value) {
-    writeNumberAttribute(j, key, value);
-  }
+  void number(llvm::StringRef key, double value) { writeNumberAttribute(j, key, value); }
 
   void pipeline(const Schedule &s) {
     j.object([&] {
@@ -298,8 +294,8 @@ private:
               << onThread[threadOfOp[i]] << '}';
           break;
         case Op::Sync:
-          out << "{\"op\":\"sync\",\"event\":" << Decimal(op.event)
-              << onThread[threadOfOp[i]] << '}';
+          out << "{\"op\":\"sync\",\"event\":" << Decimal(op.event) << onThread[threadOfOp[i]]
+              << '}';
           break;
         case Op::Join:
           out << "{\"op\":\"join\",\"stage\":" << Decimal(op.instance)
@@ -333,8 +329,8 @@ private:
       bool first = true;
       for (const auto &edge : edges)
         if (segment == kNoSegment || s.segmentOf[edge.second] == segment) {
-          out << (first ? "[" : ",[") << Decimal(edge.first) << ','
-              << Decimal(edge.second) << ']';
+          out << (first ? "[" : ",[") << Decimal(edge.first) << ',' << Decimal(edge.second)
+              << ']';
           first = false;
         }
       out << ']';
@@ -368,8 +364,8 @@ private:
     bool first = true;
     for (const StreamOrderDelay &d : s.analysis.streamOrderOnCriticalPath) {
       out << (first ? "{\"from\":" : ",{\"from\":") << Decimal(d.from)
-          << ",\"to\":" << Decimal(d.to) << ",\"stream\":\""
-          << s.stream(d.stream).name << "\",\"delay_us\":";
+          << ",\"to\":" << Decimal(d.to) << ",\"stream\":\"" << s.stream(d.stream).name
+          << "\",\"delay_us\":";
       writeNumber(out, d.delayUs);
       out << '}';
       first = false;
@@ -392,8 +388,7 @@ private:
       });
       j.attribute("binding", a.bounds.empty() ? "" : a.bounds[a.binding].key);
       number("overlap_ratio", a.overlapRatio);
-      j.attribute("cross_stream_dependencies",
-                  int64_t(a.crossStreamDependencies));
+      j.attribute("cross_stream_dependencies", int64_t(a.crossStreamDependencies));
       j.attribute("redundant_dependencies", int64_t(a.redundantDependencies));
       number("event_density", a.eventDensity);
       j.attribute("device_bytes", int64_t(a.deviceBytes));
@@ -439,7 +434,7 @@ private:
 
 } // namespace
 
-void pipec::emitJSON(llvm::ArrayRef<const Schedule *> schedules,
-                     llvm::StringRef source, llvm::raw_ostream &os) {
+void pipec::emitJSON(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
+                     llvm::raw_ostream &os) {
   Writer(os).document(schedules, source);
 }

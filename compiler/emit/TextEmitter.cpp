@@ -35,8 +35,7 @@ void streams(const Schedule &s, llvm::raw_ostream &os) {
     const program::Stream &st = s.streamPlan.streams[i];
     os << "  " << llvm::left_justify(st.name, width) << "  priority "
        << llvm::left_justify(priorityText(st), 6) << " "
-       << llvm::left_justify("(cuda " + std::to_string(st.cudaPriority) + ")",
-                             9);
+       << llvm::left_justify("(cuda " + std::to_string(st.cudaPriority) + ")", 9);
     if (st.isAuto)
       os << "  created by pipec";
     if (!s.pipeline.devices.empty())
@@ -50,8 +49,8 @@ void streams(const Schedule &s, llvm::raw_ostream &os) {
   for (size_t d = 0; d < p.deviceCount(); ++d)
     if (p.devices.size() <= 1 || s.hasHostStages(uint32_t(d)))
       os << "  " << llvm::left_justify("host thread", width) << "  cpu stages, in issue order"
-         << (p.devices.size() > 1 ? "  on " + p.devices[d].name : std::string())
-         << "  busy " << us(s.analysis.hostBusyUs[d]) << '\n';
+         << (p.devices.size() > 1 ? "  on " + p.devices[d].name : std::string()) << "  busy "
+         << us(s.analysis.hostBusyUs[d]) << '\n';
 }
 
 std::string bytes(uint64_t n) { return formatBytes(n); }
@@ -67,9 +66,9 @@ void buffers(const Schedule &s, llvm::raw_ostream &os) {
   for (const program::Buffer &b : p.buffers)
     width = std::max(width, b.name.size());
   for (const program::Buffer &b : p.buffers)
-    os << "  " << llvm::left_justify(b.name, width) << "  "
-       << (b.host ? "host  " : "device") << "  " << b.slots << " slot"
-       << (b.slots == 1 ? " " : "s") << " of " << bytes(b.bytes) << '\n';
+    os << "  " << llvm::left_justify(b.name, width) << "  " << (b.host ? "host  " : "device")
+       << "  " << b.slots << " slot" << (b.slots == 1 ? " " : "s") << " of " << bytes(b.bytes)
+       << '\n';
   if (p.syncDeclared) {
     os << "  every conflicting pair of accesses is ordered by the declared "
           "dependencies and stream order (checked)\n";
@@ -157,9 +156,9 @@ void hostCalls(const Schedule &s, llvm::raw_ostream &os) {
     s.instances.writeName(os, op.instance);
     os << '\n';
   }
-  os << formatv("\nevents: {0} object{1}, {2} record{3}, {4} wait{5}",
-                s.eventObjects, s.eventObjects == 1 ? "" : "s", s.records,
-                s.records == 1 ? "" : "s", s.waits, s.waits == 1 ? "" : "s");
+  os << formatv("\nevents: {0} object{1}, {2} record{3}, {4} wait{5}", s.eventObjects,
+                s.eventObjects == 1 ? "" : "s", s.records, s.records == 1 ? "" : "s", s.waits,
+                s.waits == 1 ? "" : "s");
   if (s.hasHostStages())
     os << formatv(", {0} host synchronisation{1}", s.syncs, s.syncs == 1 ? "" : "s");
   if (s.joins)
@@ -186,8 +185,8 @@ void graph(const Schedule &s, llvm::raw_ostream &os) {
     const program::Stream &st = s.stream(s.streamOf(v));
     os << "  node " << Decimal(v) << "  ";
     s.instances.writeName(os, v);
-    os << "  (" << spelling(s.instances.stage(v).kind) << ", priority "
-       << st.cudaPriority << ")\n";
+    os << "  (" << spelling(s.instances.stage(v).kind) << ", priority " << st.cudaPriority
+       << ")\n";
   }
   for (auto [from, to] : edges) {
     os << "  edge ";
@@ -225,8 +224,7 @@ void graph(const Schedule &s, llvm::raw_ostream &os) {
 
 void analysis(const Schedule &s, llvm::raw_ostream &os) {
   const Analysis &a = s.analysis;
-  auto line = [&](llvm::StringRef label, const std::string &value,
-                  llvm::StringRef note = "") {
+  auto line = [&](llvm::StringRef label, const std::string &value, llvm::StringRef note = "") {
     os << "  " << llvm::left_justify(label, 22);
     if (note.empty())
       os << value << '\n';
@@ -270,17 +268,15 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
   line("cross-stream deps", std::to_string(a.crossStreamDependencies));
   line("redundant deps", std::to_string(a.redundantDependencies),
        "declared, already implied by others and stream order");
-  line("event density", formatv("{0:f2}", a.eventDensity).str(),
-       "records per stage instance");
+  line("event density", formatv("{0:f2}", a.eventDensity).str(), "records per stage instance");
   if (!s.pipeline.buffers.empty())
     line("memory", bytes(a.deviceBytes) + " device",
          bytes(a.hostBytes) + " pinned host; every ring slot counted");
   const StreamPlan &p = s.streamPlan;
   if (p.autoStages) {
     uint64_t autoStreams = p.streams.size() - s.pipeline.streams.size();
-    std::string how = formatv("for {0} stage(s), by {1}", p.autoStages,
-                              spelling(p.method))
-                          .str();
+    std::string how =
+        formatv("for {0} stage(s), by {1}", p.autoStages, spelling(p.method)).str();
     if (p.evaluations)
       how += formatv(" ({0}; {1} assignment(s) run on the device model, "
                      "makespan {2})",
@@ -292,17 +288,18 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
                  "assignment that adds no ordering needs at least {1} "
                  "(Nimble's matching){2}",
                  p.crossStreamAutoEdges, p.matchingBound,
-                 p.forcedOrderings
-                     ? formatv("; {0} chain(s) queued behind unordered ones "
-                               "to respect --max-streams",
-                               p.forcedOrderings)
-                           .str()
-                     : "")
+                 p.forcedOrderings ? formatv("; {0} chain(s) queued behind unordered ones "
+                                             "to respect --max-streams",
+                                             p.forcedOrderings)
+                                         .str()
+                                   : "")
              .str());
   }
   const GraphAdvice &g = a.graphAdvice;
   line("cuda graph",
-       !g.evaluated ? "-" : g.suitable ? "worth it" : "not worth it",
+       !g.evaluated ? "-"
+       : g.suitable ? "worth it"
+                    : "not worth it",
        g.reasons.empty() ? "" : g.reasons.front());
   for (size_t i = 1; i < g.reasons.size(); ++i)
     os << std::string(36, ' ') << "  " << g.reasons[i] << '\n';
@@ -316,8 +313,8 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
     os << formatv("  note: stream order puts {0} before {1} on stream '{2}': "
                   "on the critical path, {1} starts {3} later than its own "
                   "dependencies allow\n",
-                  s.instances.name(d.from), s.instances.name(d.to),
-                  s.stream(d.stream).name, us(d.delayUs));
+                  s.instances.name(d.from), s.instances.name(d.to), s.stream(d.stream).name,
+                  us(d.delayUs));
   }
 }
 
@@ -335,9 +332,9 @@ std::string pipec::describeDeviceUse(const DeviceUse &use, llvm::StringRef span)
 void pipec::emitText(const Schedule &s, llvm::raw_ostream &os) {
   os << formatv("pipeline '{0}': {1} stage instance{2}, {3} iteration{4}, "
                 "lowered to {5}\n\n",
-                s.pipeline.name, s.instances.size(),
-                s.instances.size() == 1 ? "" : "s", s.pipeline.iterations,
-                s.pipeline.iterations == 1 ? "" : "s", spelling(s.lowering));
+                s.pipeline.name, s.instances.size(), s.instances.size() == 1 ? "" : "s",
+                s.pipeline.iterations, s.pipeline.iterations == 1 ? "" : "s",
+                spelling(s.lowering));
   streams(s, os);
   buffers(s, os);
   if (s.lowering == Lowering::Streams)

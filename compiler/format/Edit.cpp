@@ -17,7 +17,6 @@ llvm::Error fail(const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
 }
 
-
 ast::Priority priorityOf(llvm::StringRef text) {
   ast::Priority p;
   if (text == "high")
@@ -128,8 +127,9 @@ llvm::Expected<std::string> pipec::applyEdits(const ast::File &file, llvm::Strin
       break;
     }
     case Edit::RemoveStream: {
-      auto it = std::find_if(p.streams.begin(), p.streams.end(),
-                             [&](const ast::StreamDecl &s) { return s.name.text == e.stream; });
+      auto it =
+          std::find_if(p.streams.begin(), p.streams.end(),
+                       [&](const ast::StreamDecl &s) { return s.name.text == e.stream; });
       if (it == p.streams.end())
         return fail("no stream '" + e.stream + "'");
       p.streams.erase(it);

@@ -27,8 +27,7 @@ struct Line {
 
 class Formatter {
 public:
-  Formatter(const ast::File &file, llvm::StringRef source)
-      : file(file), source(source) {}
+  Formatter(const ast::File &file, llvm::StringRef source) : file(file), source(source) {}
 
   std::string run() {
     size_t cursor = 0; // the end of what is written, in the source
@@ -130,8 +129,11 @@ private:
   llvm::StringRef keep(const std::string &text) { return saver.save(text); }
   /// A line of aligned columns, each kept (or a slice of the source).
   Line cellsLine(Line::Kind kind, std::initializer_list<llvm::StringRef> columns) {
-    Line line{kind, static_cast<uint32_t>(cells.size()), static_cast<uint32_t>(columns.size()),
-              {}, {}};
+    Line line{kind,
+              static_cast<uint32_t>(cells.size()),
+              static_cast<uint32_t>(columns.size()),
+              {},
+              {}};
     cells.insert(cells.end(), columns.begin(), columns.end());
     return line;
   }
@@ -187,8 +189,7 @@ private:
       on = keep(scratch);
     }
     std::string &work = scratch;
-    work.assign(s.kind == StageKind::Collective ? spelling(s.collective)
-                                                : spelling(s.kind));
+    work.assign(s.kind == StageKind::Collective ? spelling(s.collective) : spelling(s.kind));
     if (s.kind == StageKind::Copy) {
       work += ' ';
       work += spelling(s.direction);
@@ -256,11 +257,11 @@ private:
       return Line{Line::Setting, 0, 0, keep(text), {}};
     };
     for (const ast::Setting &s : p.settings)
-      items.push_back({offset(s.range.Start), offset(s.range.End),
-                       textLine(s.kind == ast::Setting::Sync
-                                    ? std::string(s.syncDeclared ? "sync declared;"
-                                                                 : "sync inferred;")
-                                    : "iterations " + countText(s.iterations) + ";")});
+      items.push_back(
+          {offset(s.range.Start), offset(s.range.End),
+           textLine(s.kind == ast::Setting::Sync
+                        ? std::string(s.syncDeclared ? "sync declared;" : "sync inferred;")
+                        : "iterations " + countText(s.iterations) + ";")});
     for (const ast::LetDecl &l : p.constants) {
       std::string text = "let " + l.name.text.str() + " = ";
       addAmount(text, l.value);
@@ -298,14 +299,12 @@ private:
              offset(file.comments[nextComment].Start) < item.end;
            ++nextComment) {
         size_t at = offset(file.comments[nextComment].Start);
-        if (!lines.empty() && lines.back().kind != Line::Blank &&
-            blankBetween(cursor, at))
+        if (!lines.empty() && lines.back().kind != Line::Blank && blankBetween(cursor, at))
           lines.push_back({Line::Blank, 0, 0, {}, {}});
         // A comment right after the previous item, on its line, trails it.
-        if (!lines.empty() && cursor != bodyStart &&
-            lines.back().kind != Line::Comment && lines.back().kind != Line::Blank &&
-            lines.back().trailing.empty() && sameLine(cursor, at) &&
-            at >= cursor) {
+        if (!lines.empty() && cursor != bodyStart && lines.back().kind != Line::Comment &&
+            lines.back().kind != Line::Blank && lines.back().trailing.empty() &&
+            sameLine(cursor, at) && at >= cursor) {
           lines.back().trailing = commentText(nextComment);
         } else {
           comment(nextComment);
@@ -319,8 +318,8 @@ private:
       cursor = item.end;
     }
     // Comments after the last item, inside the pipeline.
-    for (; nextComment < file.comments.size() &&
-           offset(file.comments[nextComment].Start) < end;
+    for (;
+         nextComment < file.comments.size() && offset(file.comments[nextComment].Start) < end;
          ++nextComment) {
       size_t at = offset(file.comments[nextComment].Start);
       if (!lines.empty() && lines.back().kind != Line::Comment &&
@@ -328,8 +327,7 @@ private:
           sameLine(cursor, at) && cursor != bodyStart) {
         lines.back().trailing = commentText(nextComment);
       } else {
-        if (!lines.empty() && lines.back().kind != Line::Blank &&
-            blankBetween(cursor, at))
+        if (!lines.empty() && lines.back().kind != Line::Blank && blankBetween(cursor, at))
           lines.push_back({Line::Blank, 0, 0, {}, {}});
         comment(nextComment);
       }
@@ -346,8 +344,7 @@ private:
   void writeAligned(const std::vector<Line> &lines) {
     for (size_t i = 0; i < lines.size();) {
       const Line &line = lines[i];
-      if (line.kind != Line::Stream && line.kind != Line::Stage &&
-          line.kind != Line::Buffer) {
+      if (line.kind != Line::Stream && line.kind != Line::Stage && line.kind != Line::Buffer) {
         if (line.kind != Line::Blank) {
           out += "  ";
           out += line.text;

@@ -29,8 +29,7 @@ public:
       const std::type_info &type = typeid(*child);
       if (type == typeid(antlr4::tree::TerminalNodeImpl) ||
           type == typeid(antlr4::tree::ErrorNodeImpl)) {
-        antlr4::Token *tok =
-            static_cast<antlr4::tree::TerminalNode *>(child)->getSymbol();
+        antlr4::Token *tok = static_cast<antlr4::tree::TerminalNode *>(child)->getSymbol();
         all.push_back({tok->getType(), tok, nullptr});
       } else {
         auto *rule = static_cast<antlr4::ParserRuleContext *>(child);
@@ -56,8 +55,7 @@ public:
   }
 
   /// Every context of rule `index`, in order.
-  template <typename Context>
-  llvm::SmallVector<Context *, 4> rules(size_t index) const {
+  template <typename Context> llvm::SmallVector<Context *, 4> rules(size_t index) const {
     llvm::SmallVector<Context *, 4> found;
     for (const Entry &e : all)
       if (e.rule && e.kind == index)
@@ -218,8 +216,8 @@ ast::Priority ASTBuilder::buildPriority(PipeParser::PriorityContext *c) {
     p.kind = ast::PriorityKind::Low;
   } else if (antlr4::Token *integer = kids.token(PipeParser::INT)) {
     p.kind = ast::PriorityKind::Raw;
-    p.raw = signedPriority(intOf(ctx, integer).value,
-                           kids.token(PipeParser::MINUS) != nullptr);
+    p.raw =
+        signedPriority(intOf(ctx, integer).value, kids.token(PipeParser::MINUS) != nullptr);
   }
   return p;
 }
@@ -272,10 +270,10 @@ void ASTBuilder::buildWork(PipeParser::WorkContext *c, ast::StageDecl &into) {
     into.kind = StageKind::Collective;
     into.kindRange = rangeOf(op);
     Children words(op);
-    into.collective = words.token(PipeParser::ALLREDUCE)       ? CollectiveOp::AllReduce
-                      : words.token(PipeParser::ALLGATHER)     ? CollectiveOp::AllGather
-                      : words.token(PipeParser::BROADCAST)     ? CollectiveOp::Broadcast
-                                                               : CollectiveOp::ReduceScatter;
+    into.collective = words.token(PipeParser::ALLREDUCE)   ? CollectiveOp::AllReduce
+                      : words.token(PipeParser::ALLGATHER) ? CollectiveOp::AllGather
+                      : words.token(PipeParser::BROADCAST) ? CollectiveOp::Broadcast
+                                                           : CollectiveOp::ReduceScatter;
   }
   if (auto *direction = kids.rule<PipeParser::DirectionContext>(PipeParser::RuleDirection))
     into.direction = buildDirection(direction);

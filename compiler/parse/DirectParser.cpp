@@ -340,10 +340,10 @@ bool DirectParser::work(ast::StageDecl &into) {
   case PipeParser::REDUCESCATTER:
   case PipeParser::BROADCAST:
     into.kind = StageKind::Collective;
-    into.collective = next() == PipeParser::ALLREDUCE     ? CollectiveOp::AllReduce
-                      : next() == PipeParser::ALLGATHER   ? CollectiveOp::AllGather
-                      : next() == PipeParser::BROADCAST   ? CollectiveOp::Broadcast
-                                                          : CollectiveOp::ReduceScatter;
+    into.collective = next() == PipeParser::ALLREDUCE   ? CollectiveOp::AllReduce
+                      : next() == PipeParser::ALLGATHER ? CollectiveOp::AllGather
+                      : next() == PipeParser::BROADCAST ? CollectiveOp::Broadcast
+                                                        : CollectiveOp::ReduceScatter;
     break;
   default:
     return false;

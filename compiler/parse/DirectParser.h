@@ -28,8 +28,7 @@ namespace pipec::parse {
 
 class DirectParser {
 public:
-  DirectParser(const ParseContext &ctx, TokenWindow &tokens)
-      : ctx(ctx), tokens(tokens) {}
+  DirectParser(const ParseContext &ctx, TokenWindow &tokens) : ctx(ctx), tokens(tokens) {}
 
   /// If the tokens at the window's position form one item (a setting, a
   /// stream, a buffer or a stage declaration), consumes them, adds the item

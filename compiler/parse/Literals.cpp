@@ -24,8 +24,7 @@ uint64_t digitsValue(llvm::StringRef text) {
 }
 } // namespace
 
-ast::IntLit pipec::parse::intOf(const ParseContext &ctx,
-                                const antlr4::Token *tok) {
+ast::IntLit pipec::parse::intOf(const ParseContext &ctx, const antlr4::Token *tok) {
   ast::IntLit lit;
   if (!tok)
     return lit;
@@ -110,8 +109,8 @@ ast::IntLit ExprBuilder::count() {
   ast::IntLit lit;
   const ast::ExprNode &root = nodes.back();
   lit.range = root.range;
-  if (nodes.size() == 1 && root.kind == ast::ExprNode::Number &&
-      root.unit.empty() && root.number.find('.') == llvm::StringRef::npos) {
+  if (nodes.size() == 1 && root.kind == ast::ExprNode::Number && root.unit.empty() &&
+      root.number.find('.') == llvm::StringRef::npos) {
     lit.value = digitsValue(root.number);
     return lit;
   }

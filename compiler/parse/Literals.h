@@ -39,11 +39,10 @@ public:
   /// `lhs OP rhs`, OP being the token `op` (STAR, SLASH, PLUS or MINUS).
   uint32_t binary(size_t op, uint32_t lhs, uint32_t rhs);
   /// `( inner )`.
-  uint32_t parens(const ParseContext &ctx, const antlr4::Token *open,
-                  uint32_t inner, const antlr4::Token *close);
+  uint32_t parens(const ParseContext &ctx, const antlr4::Token *open, uint32_t inner,
+                  const antlr4::Token *close);
   /// `inner UNIT`.
-  uint32_t withUnit(const ParseContext &ctx, uint32_t inner,
-                    const antlr4::Token *unit);
+  uint32_t withUnit(const ParseContext &ctx, uint32_t inner, const antlr4::Token *unit);
 
   /// The amount whose root is the last node built.
   ast::Amount amount();

@@ -30,8 +30,7 @@ public:
   }
   bool isReal(const antlr4::Token *tok) const {
     return tok && tok->getStartIndex() != kInvalidIndex &&
-           tok->getStopIndex() != kInvalidIndex &&
-           tok->getStartIndex() <= source.size();
+           tok->getStopIndex() != kInvalidIndex && tok->getStartIndex() <= source.size();
   }
   /// A token's text, in the source buffer ("" for the end of the file and
   /// for a token the parser conjured while recovering: its text, such as
@@ -53,8 +52,7 @@ public:
     return {locAt(tok->getStartIndex()), locAt(tok->getStopIndex() + 1)};
   }
   /// From the start of `first` to the end of `last`.
-  llvm::SMRange rangeOf(const antlr4::Token *first,
-                        const antlr4::Token *last) const {
+  llvm::SMRange rangeOf(const antlr4::Token *first, const antlr4::Token *last) const {
     llvm::SMRange a = rangeOf(first), b = rangeOf(last);
     if (!a.Start.isValid())
       return b;

@@ -40,11 +40,9 @@ namespace {
 /// tree freed, so memory stays small on large files.
 class FileDriver {
 public:
-  FileDriver(ParseContext &ctx, TokenWindow &tokens, PipeParser &parser,
-             bool directItems)
-      : ctx(ctx), tokens(tokens), parser(parser), builder(ctx),
-        direct(ctx, tokens), directItems(directItems),
-        bail(std::make_shared<antlr4::BailErrorStrategy>()),
+  FileDriver(ParseContext &ctx, TokenWindow &tokens, PipeParser &parser, bool directItems)
+      : ctx(ctx), tokens(tokens), parser(parser), builder(ctx), direct(ctx, tokens),
+        directItems(directItems), bail(std::make_shared<antlr4::BailErrorStrategy>()),
         report(std::make_shared<PipeErrorStrategy>(ctx)),
         frame(nullptr, antlr4::atn::ATNState::INVALID_STATE_NUMBER),
         itemCall(itemCallState(parser.getATN())) {}
@@ -162,8 +160,8 @@ private:
     } else {
       std::string what = "expected pipeline name";
       if (isReservedWord(type(1)))
-        error(tokens.LT(1), what + " after 'pipeline'; '" +
-                                tokens.LT(1)->getText() + "' is a reserved word");
+        error(tokens.LT(1), what + " after 'pipeline'; '" + tokens.LT(1)->getText() +
+                                "' is a reserved word");
       else
         error(tokens.LT(1), what);
     }
@@ -174,9 +172,9 @@ private:
     }
     for (;;) {
       size_t t = type(1);
-      if (t == PipeParser::STREAM || t == PipeParser::STAGE ||
-          t == PipeParser::ITERATIONS || t == PipeParser::BUFFER ||
-          t == PipeParser::SYNC || t == PipeParser::LET || t == PipeParser::DEVICE) {
+      if (t == PipeParser::STREAM || t == PipeParser::STAGE || t == PipeParser::ITERATIONS ||
+          t == PipeParser::BUFFER || t == PipeParser::SYNC || t == PipeParser::LET ||
+          t == PipeParser::DEVICE) {
         item(p);
         continue;
       }
@@ -193,8 +191,8 @@ private:
         break;
       tokens.consume();
       skipTo({PipeParser::STREAM, PipeParser::STAGE, PipeParser::ITERATIONS,
-              PipeParser::BUFFER, PipeParser::SYNC, PipeParser::LET,
-              PipeParser::DEVICE, PipeParser::RBRACE, PipeParser::PIPELINE});
+              PipeParser::BUFFER, PipeParser::SYNC, PipeParser::LET, PipeParser::DEVICE,
+              PipeParser::RBRACE, PipeParser::PIPELINE});
       if (type(1) == PipeParser::PIPELINE)
         break;
     }
@@ -267,10 +265,10 @@ private:
 
 } // namespace
 
-ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned bufferId,
-                           llvm::StringRef path, DiagnosticEngine &diags) {
-  return parseFile(sm, bufferId, path, diags,
-                   sm.getMemoryBuffer(bufferId)->getBuffer(), ParseOptions());
+ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned bufferId, llvm::StringRef path,
+                           DiagnosticEngine &diags) {
+  return parseFile(sm, bufferId, path, diags, sm.getMemoryBuffer(bufferId)->getBuffer(),
+                   ParseOptions());
 }
 
 ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
@@ -292,8 +290,7 @@ ast::File pipec::parseFile(llvm::SourceMgr &sm, unsigned, llvm::StringRef path,
   empty.path = path.str();
   empty.start = ctx.locAt(0);
   try {
-    ast::File file = FileDriver(ctx, tokens, parser, options.directItems)
-                         .run(path.str());
+    ast::File file = FileDriver(ctx, tokens, parser, options.directItems).run(path.str());
     file.comments = std::move(ctx.comments);
     return file;
   } catch (StopParsing &) {

@@ -21,8 +21,8 @@ namespace pipec {
 /// `diags`. The AST holds every pipeline the parser could recover; those with
 /// syntax errors are marked (Pipeline::hasSyntaxErrors). `path` is the name
 /// the AST and its dump use for the file.
-ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId,
-                    llvm::StringRef path, DiagnosticEngine &diags);
+ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId, llvm::StringRef path,
+                    DiagnosticEngine &diags);
 /// How the parser works; what it answers is the same whatever they are
 /// (tests and the fuzzer hold it to that).
 struct ParseOptions {
@@ -36,8 +36,7 @@ struct ParseOptions {
 /// The same for `range`, a part of the buffer (`check --split-input-file`):
 /// locations, and so line numbers, are the whole file's.
 ast::File parseFile(llvm::SourceMgr &sm, unsigned bufferId, llvm::StringRef path,
-                    DiagnosticEngine &diags, llvm::StringRef range,
-                    ParseOptions options = {});
+                    DiagnosticEngine &diags, llvm::StringRef range, ParseOptions options = {});
 
 } // namespace pipec
 

@@ -26,8 +26,7 @@ bool isWordStart(char c) {
 bool isWordPart(char c) { return isWordStart(c) || isDigit(c); }
 /// WS : [ \t\r\n\f\u000B]+
 bool isSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
-         c == 0x0B;
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == 0x0B;
 }
 
 struct Keyword {
@@ -170,13 +169,13 @@ void Scanner::advanceTo(size_t end) {
   }
 }
 
-std::unique_ptr<antlr4::Token> Scanner::make(size_t type, size_t channel,
-                                             size_t start, size_t stop) {
+std::unique_ptr<antlr4::Token> Scanner::make(size_t type, size_t channel, size_t start,
+                                             size_t stop) {
   // As the generated lexer's factory makes them, less the empty text it
   // would copy in.
   auto tok = std::make_unique<ScannedToken>(
-      std::pair<antlr4::TokenSource *, antlr4::CharStream *>(this, &input),
-      type, channel, start, stop);
+      std::pair<antlr4::TokenSource *, antlr4::CharStream *>(this, &input), type, channel,
+      start, stop);
   tok->setLine(line);
   tok->setCharPositionInLine(column);
   return tok;
@@ -190,8 +189,7 @@ std::unique_ptr<antlr4::Token> Scanner::nextToken() {
     ++start;
   advanceTo(start);
   if (start == size)
-    return make(antlr4::Token::EOF, antlr4::Token::DEFAULT_CHANNEL, size,
-                size - 1);
+    return make(antlr4::Token::EOF, antlr4::Token::DEFAULT_CHANNEL, size, size - 1);
 
   auto at = [&](size_t i) -> char { return i < size ? text[i] : 0; };
   size_t end = start + 1; // one past the token's last code point
@@ -199,18 +197,42 @@ std::unique_ptr<antlr4::Token> Scanner::nextToken() {
   size_t channel = antlr4::Token::DEFAULT_CHANNEL;
   const char c = text[start];
   switch (c) {
-  case '{': type = PipeLexer::LBRACE; break;
-  case '}': type = PipeLexer::RBRACE; break;
-  case '(': type = PipeLexer::LPAREN; break;
-  case ')': type = PipeLexer::RPAREN; break;
-  case '[': type = PipeLexer::LBRACK; break;
-  case ']': type = PipeLexer::RBRACK; break;
-  case ';': type = PipeLexer::SEMI; break;
-  case ',': type = PipeLexer::COMMA; break;
-  case '=': type = PipeLexer::ASSIGN; break;
-  case '-': type = PipeLexer::MINUS; break;
-  case '+': type = PipeLexer::PLUS; break;
-  case '*': type = PipeLexer::STAR; break;
+  case '{':
+    type = PipeLexer::LBRACE;
+    break;
+  case '}':
+    type = PipeLexer::RBRACE;
+    break;
+  case '(':
+    type = PipeLexer::LPAREN;
+    break;
+  case ')':
+    type = PipeLexer::RPAREN;
+    break;
+  case '[':
+    type = PipeLexer::LBRACK;
+    break;
+  case ']':
+    type = PipeLexer::RBRACK;
+    break;
+  case ';':
+    type = PipeLexer::SEMI;
+    break;
+  case ',':
+    type = PipeLexer::COMMA;
+    break;
+  case '=':
+    type = PipeLexer::ASSIGN;
+    break;
+  case '-':
+    type = PipeLexer::MINUS;
+    break;
+  case '+':
+    type = PipeLexer::PLUS;
+    break;
+  case '*':
+    type = PipeLexer::STAR;
+    break;
   case '/':
     type = PipeLexer::SLASH;
     if (at(start + 1) == '/') {

@@ -47,8 +47,7 @@ private:
   /// Moves past the bytes up to `end`, counting lines as ANTLR does (only
   /// '\n' starts one) and columns in code points.
   void advanceTo(size_t end);
-  std::unique_ptr<antlr4::Token> make(size_t type, size_t channel,
-                                      size_t start, size_t stop);
+  std::unique_ptr<antlr4::Token> make(size_t type, size_t channel, size_t start, size_t stop);
 
   ByteStream &input;
   llvm::StringRef text;

@@ -21,17 +21,15 @@ static unsigned decodeOne(llvm::StringRef s, size_t i, char32_t &out) {
     return 2;
   }
   if (b0 >= 0xE0 && b0 <= 0xEF && left >= 3 && cont(i + 1) && cont(i + 2)) {
-    char32_t c = (char32_t(b0 & 0x0F) << 12) |
-                 (char32_t(byte(i + 1) & 0x3F) << 6) | (byte(i + 2) & 0x3F);
+    char32_t c = (char32_t(b0 & 0x0F) << 12) | (char32_t(byte(i + 1) & 0x3F) << 6) |
+                 (byte(i + 2) & 0x3F);
     if (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))
       return 0;
     out = c;
     return 3;
   }
-  if (b0 >= 0xF0 && b0 <= 0xF4 && left >= 4 && cont(i + 1) && cont(i + 2) &&
-      cont(i + 3)) {
-    char32_t c = (char32_t(b0 & 0x07) << 18) |
-                 (char32_t(byte(i + 1) & 0x3F) << 12) |
+  if (b0 >= 0xF0 && b0 <= 0xF4 && left >= 4 && cont(i + 1) && cont(i + 2) && cont(i + 3)) {
+    char32_t c = (char32_t(b0 & 0x07) << 18) | (char32_t(byte(i + 1) & 0x3F) << 12) |
                  (char32_t(byte(i + 2) & 0x3F) << 6) | (byte(i + 3) & 0x3F);
     if (c < 0x10000 || c > 0x10FFFF)
       return 0;
@@ -48,8 +46,7 @@ unsigned SourceText::decode(llvm::StringRef s, size_t i, char32_t &out) {
   return 1;
 }
 
-SourceText::SourceText(llvm::StringRef bytes, std::u32string &points)
-    : points(points) {
+SourceText::SourceText(llvm::StringRef bytes, std::u32string &points) : points(points) {
   points.clear();
   bool ascii = true;
   for (char c : bytes)

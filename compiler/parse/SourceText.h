@@ -31,9 +31,7 @@ public:
   const std::u32string &codePoints() const { return points; }
 
   /// Byte offset of code point `index` (index == size() gives the end).
-  size_t byteOffset(size_t index) const {
-    return offsets.empty() ? index : offsets[index];
-  }
+  size_t byteOffset(size_t index) const { return offsets.empty() ? index : offsets[index]; }
 
   /// Decodes the code point at s[i] into `out`; returns its length in bytes
   /// (1 for a byte that is not valid UTF-8, decoded as its escape).

@@ -74,8 +74,8 @@ std::string amountRole(ParserRuleContext *rule) {
         c && c->getRuleIndex() == PipeParser::RuleAttr)
       return "an integer or a size";
   // Where the expression is no amount of its own: a count.
-  const bool count = rule && rule->getRuleIndex() == PipeParser::RuleExpr && role &&
-                     rule->parent == role;
+  const bool count =
+      rule && rule->getRuleIndex() == PipeParser::RuleExpr && role && rule->parent == role;
   if (role && role->getRuleIndex() == PipeParser::RuleSetting)
     return "an integer";
   if (role && role->getRuleIndex() == PipeParser::RuleBufferDecl)
@@ -126,9 +126,8 @@ std::string describeExpected(Parser *parser, ParserRuleContext *rule) {
     if (type == PipeParser::MINUS && integer)
       continue;
     if ((amount || afterAmount) &&
-        (type == PipeParser::IDENT || type == PipeParser::LPAREN ||
-         type == PipeParser::PLUS || type == PipeParser::MINUS ||
-         type == PipeParser::STAR || type == PipeParser::SLASH))
+        (type == PipeParser::IDENT || type == PipeParser::LPAREN || type == PipeParser::PLUS ||
+         type == PipeParser::MINUS || type == PipeParser::STAR || type == PipeParser::SLASH))
       continue;
     if (type == PipeParser::IDENT && !names)
       continue;
@@ -143,8 +142,7 @@ std::string describeExpected(Parser *parser, ParserRuleContext *rule) {
   }
   // "end of file" only when nothing else would do.
   if (items.size() > 1)
-    items.erase(std::remove(items.begin(), items.end(), "end of file"),
-                items.end());
+    items.erase(std::remove(items.begin(), items.end(), "end of file"), items.end());
   if (items.empty())
     return "a declaration";
   return joinAlternatives(items);
@@ -162,9 +160,8 @@ const char *declarationName(ParserRuleContext *rule) {
   case PipeParser::RuleStageDecl:
     return "stage declaration";
   case PipeParser::RuleSetting:
-    return static_cast<PipeParser::SettingContext *>(rule)->SYNC()
-               ? "'sync' setting"
-               : "'iterations' setting";
+    return static_cast<PipeParser::SettingContext *>(rule)->SYNC() ? "'sync' setting"
+                                                                   : "'iterations' setting";
   case PipeParser::RuleBufferDecl:
     return "buffer declaration";
   default:
@@ -184,8 +181,8 @@ std::string quoteToken(Token *tok) {
 
 /// Whether a ';' or '}' lies among tokens [from, to) (freed debris is
 /// never one: skipUntil keeps them).
-bool PipeErrorStrategy::passesBoundary(antlr4::TokenStream &stream,
-                                       size_t from, size_t to) const {
+bool PipeErrorStrategy::passesBoundary(antlr4::TokenStream &stream, size_t from,
+                                       size_t to) const {
   for (size_t i = from; i < to; ++i) {
     Token *tok = stream.get(i);
     if (!tok)
@@ -197,8 +194,7 @@ bool PipeErrorStrategy::passesBoundary(antlr4::TokenStream &stream,
   return false;
 }
 
-void PipeErrorStrategy::forgetTokens(antlr4::TokenStream &stream,
-                                     size_t drop) {
+void PipeErrorStrategy::forgetTokens(antlr4::TokenStream &stream, size_t drop) {
   if (lastError >= drop) {
     lastError -= drop;
     return;
@@ -232,8 +228,7 @@ Token *PipeErrorStrategy::singleTokenDeletion(Parser *parser) {
   return DefaultErrorStrategy::singleTokenDeletion(parser);
 }
 
-void PipeErrorStrategy::consumeUntil(Parser *parser,
-                                     const antlr4::misc::IntervalSet &set) {
+void PipeErrorStrategy::consumeUntil(Parser *parser, const antlr4::misc::IntervalSet &set) {
   auto *window = dynamic_cast<TokenWindow *>(parser->getTokenStream());
   if (!window)
     return DefaultErrorStrategy::consumeUntil(parser, set);
@@ -252,10 +247,8 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
 
   // After an error that the parser could not simply patch over, stay quiet
   // until it has passed a ';' or '}': what comes before is debris.
-  size_t here = ctx.isReal(offending) ? offending->getTokenIndex()
-                                      : stream->index();
-  if (quietUntilBoundary && here >= lastError &&
-      !passesBoundary(*stream, lastError + 1, here))
+  size_t here = ctx.isReal(offending) ? offending->getTokenIndex() : stream->index();
+  if (quietUntilBoundary && here >= lastError && !passesBoundary(*stream, lastError + 1, here))
     return;
   lastError = here;
   quietUntilBoundary = true;
@@ -264,17 +257,17 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
   antlr4::misc::IntervalSet expected = parser->getExpectedTokens();
   std::string what = describeExpected(parser, rule);
   llvm::SMRange range = ctx.rangeOf(offending);
-  llvm::SMLoc afterPrevious =
-      previous ? ctx.rangeOf(previous).End : llvm::SMLoc();
+  llvm::SMLoc afterPrevious = previous ? ctx.rangeOf(previous).End : llvm::SMLoc();
   std::string msg;
 
   bool atEnd = !offending || offending->getType() == Token::EOF;
   const char *decl = declarationName(rule);
-  bool startsNext = !atEnd && previous && (offending->getLine() > previous->getLine() ||
-                               offending->getType() == PipeParser::RBRACE ||
-                               offending->getType() == PipeParser::STAGE ||
-                               offending->getType() == PipeParser::STREAM ||
-                               offending->getType() == PipeParser::ITERATIONS);
+  bool startsNext = !atEnd && previous &&
+                    (offending->getLine() > previous->getLine() ||
+                     offending->getType() == PipeParser::RBRACE ||
+                     offending->getType() == PipeParser::STAGE ||
+                     offending->getType() == PipeParser::STREAM ||
+                     offending->getType() == PipeParser::ITERATIONS);
   if (!atEnd && decl && expected.contains(size_t(PipeParser::SEMI)) && previous &&
       startsNext) {
     // A forgotten ';' before the next line or declaration: point just past the
@@ -290,8 +283,7 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
     msg = "expected " + what;
     if (previous)
       msg += " after " + quoteToken(previous);
-    if (expected.contains(size_t(PipeParser::IDENT)) &&
-        isReservedWord(offending->getType()))
+    if (expected.contains(size_t(PipeParser::IDENT)) && isReservedWord(offending->getType()))
       msg += "; " + quoteToken(offending) + " is a reserved word";
   }
   // `stage A kernel 10us on s;`: the stream written after the work.
@@ -312,18 +304,18 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
   ctx.stopIfNeeded();
 }
 
-void PipeErrorStrategy::reportNoViableAlternative(
-    Parser *parser, const antlr4::NoViableAltException &e) {
+void PipeErrorStrategy::reportNoViableAlternative(Parser *parser,
+                                                  const antlr4::NoViableAltException &e) {
   report(parser, e.getOffendingToken());
 }
 
-void PipeErrorStrategy::reportInputMismatch(
-    Parser *parser, const antlr4::InputMismatchException &e) {
+void PipeErrorStrategy::reportInputMismatch(Parser *parser,
+                                            const antlr4::InputMismatchException &e) {
   report(parser, e.getOffendingToken());
 }
 
-void PipeErrorStrategy::reportFailedPredicate(
-    Parser *parser, const antlr4::FailedPredicateException &e) {
+void PipeErrorStrategy::reportFailedPredicate(Parser *parser,
+                                              const antlr4::FailedPredicateException &e) {
   report(parser, e.getOffendingToken());
 }
 

@@ -47,13 +47,11 @@ protected:
   antlr4::Token *singleTokenDeletion(antlr4::Parser *parser) override;
   /// Skips debris without parse-tree nodes, freeing the tokens as it goes
   /// when the stream is a TokenWindow.
-  void consumeUntil(antlr4::Parser *parser,
-                    const antlr4::misc::IntervalSet &set) override;
+  void consumeUntil(antlr4::Parser *parser, const antlr4::misc::IntervalSet &set) override;
 
 private:
   void report(antlr4::Parser *parser, antlr4::Token *offending);
-  bool passesBoundary(antlr4::TokenStream &stream, size_t from,
-                      size_t to) const;
+  bool passesBoundary(antlr4::TokenStream &stream, size_t from, size_t to) const;
 
   ParseContext &ctx;
   size_t lastError = 0;            ///< token index of the last error

@@ -35,9 +35,8 @@ void FilteringTokenSource::reportBadChars(size_t first, size_t last) {
   else if (c >= 0x21 && c < 0x7F)
     os << " '" << static_cast<char>(c) << "'";
   else if (c >= 0x80)
-    os << " '"
-       << ctx.source.substr(first, length)
-       << "' " << llvm::format("(U+%04X)", static_cast<unsigned>(c));
+    os << " '" << ctx.source.substr(first, length) << "' "
+       << llvm::format("(U+%04X)", static_cast<unsigned>(c));
   else
     os << ' ' << llvm::format("U+%04X", static_cast<unsigned>(c));
   if (more)
@@ -55,8 +54,7 @@ std::unique_ptr<antlr4::Token> FilteringTokenSource::nextToken() {
       size_t first = tok->getStartIndex(), last = tok->getStopIndex();
       for (;;) {
         std::unique_ptr<antlr4::Token> next = lexer.nextToken();
-        if (next->getType() == PipeLexer::BAD_CHAR &&
-            next->getStartIndex() == last + 1) {
+        if (next->getType() == PipeLexer::BAD_CHAR && next->getStartIndex() == last + 1) {
           last = next->getStopIndex();
           continue;
         }
@@ -71,8 +69,7 @@ std::unique_ptr<antlr4::Token> FilteringTokenSource::nextToken() {
       size_t start = tok->getStartIndex(), stop = tok->getStopIndex();
       bool closed = stop >= start + 3 && text[stop - 1] == '*' && text[stop] == '/';
       if (!closed) {
-        ctx.diags.error({ctx.locAt(start), ctx.locAt(start + 2)},
-                        "unterminated /* comment");
+        ctx.diags.error({ctx.locAt(start), ctx.locAt(start + 2)}, "unterminated /* comment");
         ctx.stopIfNeeded();
       }
       ctx.comments.push_back(ctx.rangeOf(tok.get()));
@@ -86,10 +83,9 @@ std::unique_ptr<antlr4::Token> FilteringTokenSource::nextToken() {
       // exhaust the stack. Past the limit they are reported and dropped.
       if (++parens > kMaxParens) {
         if (parens == kMaxParens + 1) {
-          ctx.diags.error(ctx.rangeOf(tok.get()),
-                          llvm::formatv("parentheses nested more than {0} deep",
-                                        kMaxParens)
-                              .str());
+          ctx.diags.error(
+              ctx.rangeOf(tok.get()),
+              llvm::formatv("parentheses nested more than {0} deep", kMaxParens).str());
           ctx.stopIfNeeded();
         }
         continue;

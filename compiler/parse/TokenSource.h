@@ -1,9 +1,9 @@
 //===- TokenSource.h - The lexer's tokens, less comments and bad characters ===//
 //
-// Wraps the lexer (the Scanner; the generated PipeLexer in tests). Characters that start no token reach here as
-// BAD_CHAR tokens: each run of them becomes one "unexpected character" error
-// and is dropped, so the parser never sees it. Comments are dropped too, after
-// checking that block comments are closed.
+// Wraps the lexer (the Scanner; the generated PipeLexer in tests). Characters that start no
+// token reach here as BAD_CHAR tokens: each run of them becomes one "unexpected character"
+// error and is dropped, so the parser never sees it. Comments are dropped too, after checking
+// that block comments are closed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_PARSE_TOKENSOURCE_H
@@ -22,12 +22,8 @@ public:
 
   std::unique_ptr<antlr4::Token> nextToken() override;
   size_t getLine() const override { return lexer.getLine(); }
-  size_t getCharPositionInLine() override {
-    return lexer.getCharPositionInLine();
-  }
-  antlr4::CharStream *getInputStream() override {
-    return lexer.getInputStream();
-  }
+  size_t getCharPositionInLine() override { return lexer.getCharPositionInLine(); }
+  antlr4::CharStream *getInputStream() override { return lexer.getInputStream(); }
   std::string getSourceName() override { return lexer.getSourceName(); }
   antlr4::TokenFactory<antlr4::CommonToken> *getTokenFactory() override {
     return lexer.getTokenFactory();

@@ -17,8 +17,7 @@ size_t TokenWindow::passable() const {
 void TokenWindow::skipUntil(const antlr4::misc::IntervalSet &stop,
                             const antlr4::misc::IntervalSet &keep) {
   const size_t first = index();
-  for (size_t t = LA(1); t != antlr4::Token::EOF && !stop.contains(t);
-       t = LA(1)) {
+  for (size_t t = LA(1); t != antlr4::Token::EOF && !stop.contains(t); t = LA(1)) {
     const size_t here = index();
     consume();
     // The one before is debris in the middle of the run.

@@ -8,8 +8,8 @@
 // the rest from zero again: memory follows the longest item, not the file.
 // Inside an item, error recovery skips debris with skipUntil(), which frees
 // each skipped token but the first and the last (nothing refers to the
-// others: no rule starts among them, no parse-tree node is made), so a megabyte of debris in one item costs a few bytes a
-// token, not a token and a tree node each.
+// others: no rule starts among them, no parse-tree node is made), so a megabyte of debris in
+// one item costs a few bytes a token, not a token and a tree node each.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_PARSE_TOKENWINDOW_H
@@ -38,8 +38,7 @@ public:
   /// Consumes tokens up to one in `stop` or the end of the file, freeing
   /// all but the first and last consumed and those in `keep`. get()
   /// answers null for a freed token.
-  void skipUntil(const antlr4::misc::IntervalSet &stop,
-                 const antlr4::misc::IntervalSet &keep);
+  void skipUntil(const antlr4::misc::IntervalSet &stop, const antlr4::misc::IntervalSet &keep);
 
   /// LT(1) and consume(), less the generic stream's channel search and
   /// checks (for the DirectParser's loop): every token this window holds is

@@ -24,7 +24,8 @@ bool program::isCommunicationKernel(llvm::StringRef name) {
 }
 
 bool program::isCommunication(const Stage &stage, llvm::StringRef kernelName) {
-  if (isCollective(stage) || (stage.kind == StageKind::Copy && stage.direction == CopyDirection::P2P))
+  if (isCollective(stage) ||
+      (stage.kind == StageKind::Copy && stage.direction == CopyDirection::P2P))
     return true;
   return stage.kind == StageKind::Kernel &&
          isCommunicationKernel(kernelName.empty() ? llvm::StringRef(stage.name) : kernelName);

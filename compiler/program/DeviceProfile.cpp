@@ -80,8 +80,7 @@ int DeviceProfile::priorityFor(program::PriorityClass cls) const {
   }
 }
 
-DeviceProfile::BlockUse DeviceProfile::blockUse(uint32_t threads,
-                                                uint64_t smemBytes,
+DeviceProfile::BlockUse DeviceProfile::blockUse(uint32_t threads, uint64_t smemBytes,
                                                 uint32_t regs) const {
   BlockUse u;
   u.threads = threads;
@@ -158,7 +157,7 @@ double DeviceProfile::collectiveTimeUs(program::CollectiveOp op, uint64_t bytes,
 }
 
 uint64_t DeviceProfile::collectiveBytes(program::CollectiveOp op, double us,
-                                       uint32_t ranks) const {
+                                        uint32_t ranks) const {
   // The formula is ncclBaseUs + fixed + bytes * slope: solved for bytes.
   const double fixed = collectiveTimeUs(op, 0, ranks);
   const double slope = collectiveTimeUs(op, 1u << 30, ranks) - fixed;
@@ -166,8 +165,7 @@ uint64_t DeviceProfile::collectiveBytes(program::CollectiveOp op, double us,
   return bytes >= 1 && bytes < 1e15 ? static_cast<uint64_t>(bytes) : 1;
 }
 
-double DeviceProfile::copyTimeUs(program::CopyDirection dir,
-                                 uint64_t bytes) const {
+double DeviceProfile::copyTimeUs(program::CopyDirection dir, uint64_t bytes) const {
   // bytes / (GB/s * 1e9) seconds = bytes / (GB/s * 1e3) microseconds.
   return static_cast<double>(bytes) / (copyGBps(dir) * 1e3);
 }
@@ -264,12 +262,10 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
         bestDistance = d, best = k;
     }
     return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "unknown profile key '%s'%s",
-        printable(key).c_str(),
+        llvm::inconvertibleErrorCode(), "unknown profile key '%s'%s", printable(key).c_str(),
         best.empty() ? "" : ("; did you mean '" + best.str() + "'?").c_str());
   }
-  auto number = [&](llvm::StringRef key, double &into, double min,
-                    double max) {
+  auto number = [&](llvm::StringRef key, double &into, double min, double max) {
     const llvm::json::Value *v = obj->get(key);
     if (!v || !problem.empty())
       return;
@@ -277,8 +273,7 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
     if (!d || !(*d >= min && *d <= max)) {
       problem = llvm::formatv("profile key '{0}' must be a number between "
                               "{1} and {2}",
-                              key, llvm::format("%g", min),
-                              llvm::format("%g", max));
+                              key, llvm::format("%g", min), llvm::format("%g", max));
       return;
     }
     into = *d;

@@ -40,14 +40,14 @@ struct DeviceProfile {
   double ncclBusGBps = 360;
 
   // Host-side API costs, microseconds (docs/device-model.md: sources).
-  double launchUs = 2.6;            ///< a kernel, copy or host-function launch
-  double recordUs = 0.25;           ///< cudaEventRecord, timing disabled
-  double waitUs = 0.5;              ///< cudaStreamWaitEvent (host side)
-  double graphLaunchUs = 15;        ///< cudaGraphLaunch, fixed part
-  double graphNodeUs = 0;           ///< cudaGraphLaunch, per node (host)
-  double uploadNodeUs = 0.58;       ///< a graph's first launch, per node
-  double instantiateNodeUs = 30;    ///< cudaGraphInstantiate, per node
-  double nodeUpdateUs = 2.6;        ///< updating one node's parameters
+  double launchUs = 2.6;         ///< a kernel, copy or host-function launch
+  double recordUs = 0.25;        ///< cudaEventRecord, timing disabled
+  double waitUs = 0.5;           ///< cudaStreamWaitEvent (host side)
+  double graphLaunchUs = 15;     ///< cudaGraphLaunch, fixed part
+  double graphNodeUs = 0;        ///< cudaGraphLaunch, per node (host)
+  double uploadNodeUs = 0.58;    ///< a graph's first launch, per node
+  double instantiateNodeUs = 30; ///< cudaGraphInstantiate, per node
+  double nodeUpdateUs = 2.6;     ///< updating one node's parameters
   /// A host synchronisation (cudaEventSynchronize): from the event's
   /// completion to the host thread running again.
   double syncLatencyUs = 2.0;
@@ -56,23 +56,23 @@ struct DeviceProfile {
   unsigned launchQueueDepth = 1024;
 
   // The device, as the model sees it.
-  unsigned sms = 132;               ///< streaming multiprocessors
+  unsigned sms = 132; ///< streaming multiprocessors
   unsigned maxThreadsPerSM = 2048;
   unsigned maxBlocksPerSM = 32;
-  unsigned maxResidentKernels = 128; ///< concurrent grids
+  unsigned maxResidentKernels = 128;      ///< concurrent grids
   unsigned sharedMemoryPerSM = 233472;    ///< bytes (228 KiB on cc 9.0)
   unsigned sharedMemoryPerBlock = 232448; ///< the most one block may ask (227 KiB)
   unsigned registersPerSM = 65536;
-  unsigned hardwareQueues = 8;      ///< CUDA_DEVICE_MAX_CONNECTIONS
+  unsigned hardwareQueues = 8; ///< CUDA_DEVICE_MAX_CONNECTIONS
   /// Copies of one direction that run at once (each its own engine; they
   /// share the direction's bandwidth). calibrate measures them.
   unsigned copyEnginesH2D = 1;
   unsigned copyEnginesD2H = 1;
-  double streamGapUs = 0.9;         ///< between back-to-back items of a stream
-  double graphGapUs = 0.5;          ///< between dependent nodes of a graph
-  double waitLatencyUs = 1.0;       ///< a cross-stream wait resolving
-  double hostFuncLatencyUs = 100;   ///< cudaLaunchHostFunc until it runs
-  double copyLatencyUs = 1.0;       ///< a copy engine starting a transfer
+  double streamGapUs = 0.9;       ///< between back-to-back items of a stream
+  double graphGapUs = 0.5;        ///< between dependent nodes of a graph
+  double waitLatencyUs = 1.0;     ///< a cross-stream wait resolving
+  double hostFuncLatencyUs = 100; ///< cudaLaunchHostFunc until it runs
+  double copyLatencyUs = 1.0;     ///< a copy engine starting a transfer
   /// The resolution of the device timer calibration read (%globaltimer),
   /// nanoseconds; 0 where nothing was measured.
   double timerResolutionNs = 0;
@@ -88,8 +88,7 @@ struct DeviceProfile {
   /// An SM's capacity in the same units.
   BlockUse smCapacity() const;
   /// Blocks of this shape that fit on one SM at once (0: not even one).
-  unsigned blocksPerSM(uint32_t threads, uint64_t smemBytes = 0,
-                       uint32_t regs = 0) const;
+  unsigned blocksPerSM(uint32_t threads, uint64_t smemBytes = 0, uint32_t regs = 0) const;
   /// A kernel's waves when it runs alone: its blocks over what the device
   /// holds at once (at least 1). Each block runs for T / waves.
   uint64_t waves(const program::Stage &kernel) const;
@@ -105,8 +104,7 @@ struct DeviceProfile {
   /// NCCL's ring formulas: all-reduce moves 2(n-1)/n of the bytes over the
   /// bus in 2(n-1) steps, all-gather and reduce-scatter (n-1)/n in n-1,
   /// broadcast all of them in n-1; on one device it is a copy.
-  double collectiveTimeUs(program::CollectiveOp op, uint64_t bytes,
-                          uint32_t ranks) const;
+  double collectiveTimeUs(program::CollectiveOp op, uint64_t bytes, uint32_t ranks) const;
   /// The bytes a collective over `ranks` devices moves in `us` by the same
   /// formulas (at least 1): for one given a time, as an import measures it.
   uint64_t collectiveBytes(program::CollectiveOp op, double us, uint32_t ranks) const;

@@ -12,8 +12,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,7 +64,7 @@ struct Buffer {
   std::string name;
   uint32_t slots = 1;
   uint64_t bytes = 0;
-  bool host = false; ///< pinned host memory; else device memory
+  bool host = false;   ///< pinned host memory; else device memory
   uint32_t device = 0; ///< device memory: index into Pipeline::devices
   /// Loop-carried state: declared `state`, or read in an iteration before
   /// that iteration writes it (each iteration reads what an earlier one
@@ -99,8 +99,7 @@ struct RunCondition {
 
   bool always() const { return !first && !last && every == 0; }
   bool runsIn(uint32_t iteration, uint32_t iterations) const {
-    return always() || (first && iteration == 0) ||
-           (last && iteration + 1 == iterations) ||
+    return always() || (first && iteration == 0) || (last && iteration + 1 == iterations) ||
            (every != 0 && iteration % every == 0);
   }
   /// At most how many iterations lie between an iteration and the stage's
@@ -115,7 +114,7 @@ struct RunCondition {
 
 struct Stage {
   std::string name;
-  RunCondition runs; ///< `[first]`, `[last]`, `[every=K]`
+  RunCondition runs;          ///< `[first]`, `[last]`, `[every=K]`
   int32_t stream = kNoStream; ///< index into Pipeline::streams, or kNoStream
   StageKind kind = StageKind::Kernel;
   CopyDirection direction = CopyDirection::H2D;
@@ -152,7 +151,7 @@ struct Stage {
   std::vector<Access> accesses; ///< reads first, then writes, as declared
   /// Declared dependencies (duplicates removed), then the inferred ones.
   std::vector<Dependency> deps;
-  llvm::SMRange range;          ///< the stage's name
+  llvm::SMRange range; ///< the stage's name
 };
 
 /// A part of a collective (version 4).
@@ -172,7 +171,7 @@ inline bool unpinned(const Stage &s) {
 struct Pipeline {
   std::string name;
   uint32_t iterations = 1;
-  bool syncDeclared = false; ///< `sync declared;`: check, infer nothing
+  bool syncDeclared = false;   ///< `sync declared;`: check, infer nothing
   std::vector<Device> devices; ///< as declared; none: one device
   std::vector<Stream> streams;
   std::vector<Buffer> buffers;

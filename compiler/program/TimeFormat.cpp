@@ -32,7 +32,8 @@ std::string pipec::formatPercent(double fraction, int decimals) {
   if (!std::isfinite(fraction))
     return "?";
   double value = tidy(fraction * 100, decimals);
-  return llvm::formatv("{0}%", llvm::formatv(decimals == 0 ? "{0:f0}" : "{0:f1}", value).str());
+  return llvm::formatv("{0}%",
+                       llvm::formatv(decimals == 0 ? "{0:f0}" : "{0:f1}", value).str());
 }
 
 std::string pipec::formatBytes(uint64_t n) {

@@ -10,8 +10,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 
 using namespace pipec;
 using llvm::formatv;
@@ -20,8 +20,7 @@ using llvm::formatv;
 /// finish sooner than any of these (docs/scheduling.md has the argument).
 /// Each device has its own SMs, copy engines and host-function executor:
 /// with several, each bound is the busiest device's.
-static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
-                              Analysis &a) {
+static void addResourceBounds(const Schedule &s, const DeviceProfile &p, Analysis &a) {
   const Instances &inst = s.instances;
   const size_t devices = s.pipeline.deviceCount();
   // SM area, per resource: a block holds its share of one SM for T/waves.
@@ -91,8 +90,11 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
     auto [us, said] = busiest(of, words);
     a.bounds.push_back({key, said, us});
   };
-  add("sm_area",
-      [&](const Use &u) { return *std::max_element(u.area, u.area + 4) / double(std::max(1u, p.sms)); },
+  add(
+      "sm_area",
+      [&](const Use &u) {
+        return *std::max_element(u.area, u.area + 4) / double(std::max(1u, p.sms));
+      },
       "the SMs' capacity (all kernels' block-time)");
   // One engine: every copy's latency and bytes in turn. Several engines
   // share the direction's bandwidth: the bytes still take their time one
@@ -110,7 +112,8 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p,
   add("copy_d2h", copyBound(1),
       p.copyEnginesD2H > 1 ? "the D2H copy engines" : "the D2H copy engine");
   add("copy_d2d", copyBound(2), "the D2D copy engine");
-  add("host_functions", [](const Use &u) { return u.host; }, "the host-function executor");
+  add(
+      "host_functions", [](const Use &u) { return u.host; }, "the host-function executor");
 }
 
 /// Sorted, disjoint spans covering what `spans` cover.
@@ -131,8 +134,8 @@ static double overlapOf(const std::vector<std::pair<double, double>> &a,
                         const std::vector<std::pair<double, double>> &b) {
   double shared = 0;
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
-    shared += std::max(0.0, std::min(a[i].second, b[j].second) -
-                                std::max(a[i].first, b[j].first));
+    shared +=
+        std::max(0.0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first));
     if (a[i].second < b[j].second)
       ++i;
     else
@@ -188,8 +191,7 @@ pipec::deviceUses(const Schedule &s,
 /// is launched (the stream lowering issues it after that one too; a cpu
 /// stage issued inside a segment does not hold the segment's later stages
 /// back in a graph). Without cpu stages: the reduction.
-template <typename Each>
-static void forEachInstance(const Schedule &s, Each each) {
+template <typename Each> static void forEachInstance(const Schedule &s, Each each) {
   const Instances &inst = s.instances;
   const size_t n = inst.size();
   constexpr uint32_t kNone = UINT32_MAX;
@@ -325,20 +327,19 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
     if (a.streamBusyUs[i] > a.streamBusyUs[busiest])
       busiest = i;
   a.bounds.push_back({"streams",
-                      a.streamBusyUs.empty()
-                          ? std::string("the busiest stream")
-                          : "stream '" + s.stream(busiest).name + "'",
+                      a.streamBusyUs.empty() ? std::string("the busiest stream")
+                                             : "stream '" + s.stream(busiest).name + "'",
                       a.streamBoundUs});
   addResourceBounds(s, profile, a);
   // A host thread runs each of its cpu stages in turn, in every lowering.
   const size_t thread =
       std::max_element(a.hostBusyUs.begin(), a.hostBusyUs.end()) - a.hostBusyUs.begin();
-  a.bounds.push_back({"host",
-                      s.pipeline.devices.size() > 1
-                          ? "the cpu work of " + s.pipeline.devices[thread].name +
-                                "'s host thread"
-                          : std::string("the host thread's cpu work"),
-                      a.hostBusyUs[thread]});
+  a.bounds.push_back(
+      {"host",
+       s.pipeline.devices.size() > 1
+           ? "the cpu work of " + s.pipeline.devices[thread].name + "'s host thread"
+           : std::string("the host thread's cpu work"),
+       a.hostBusyUs[thread]});
   a.binding = 0;
   for (size_t i = 1; i < a.bounds.size(); ++i)
     if (a.bounds[i].us > a.bounds[a.binding].us)
@@ -347,8 +348,8 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   a.overlapRatio = a.sequentialUs > 0 ? 1 - a.lowerBoundUs / a.sequentialUs : 0;
   for (uint32_t v = 0; v < n; ++v)
     for (uint32_t u : inst.deps().row(v))
-      a.crossStreamDependencies += s.streamOf(u) != s.streamOf(v) && !s.onHost(u) &&
-                                   !s.onHost(v);
+      a.crossStreamDependencies +=
+          s.streamOf(u) != s.streamOf(v) && !s.onHost(u) && !s.onHost(v);
   // Declared dependencies only: an inferred one the reduction drops is just
   // one the data needed and something else already gives.
   a.redundantDependencies = 0;
@@ -360,8 +361,7 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   return a;
 }
 
-std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g,
-                                                    unsigned replays) {
+std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g, unsigned replays) {
   std::vector<std::string> out;
   if (!g.evaluated) {
     out.push_back("not evaluated (no cost model was given)");

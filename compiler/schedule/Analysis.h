@@ -97,7 +97,7 @@ struct Analysis {
   /// The cpu stages' work on each device's host thread (one entry with
   /// one device).
   std::vector<double> hostBusyUs;
-  std::vector<DeviceUse> devices;   ///< per declared device; none when none is
+  std::vector<DeviceUse> devices; ///< per declared device; none when none is
   /// Named lower bounds (critical path, busiest stream, SM area, each copy
   /// engine, the host-function executor); lowerBoundUs is the largest, the
   /// binding one.
@@ -121,8 +121,7 @@ deviceUses(const Schedule &schedule,
 
 /// The graph verdict in words, the same in every command: "pays back its
 /// one-time cost of 1.2 ms after 14 replays" or why it never does.
-std::vector<std::string> describeGraphAdvice(const GraphAdvice &advice,
-                                             unsigned replays);
+std::vector<std::string> describeGraphAdvice(const GraphAdvice &advice, unsigned replays);
 
 } // namespace pipec
 

@@ -72,8 +72,7 @@ std::vector<uint32_t> pipec::issueOrder(const program::Pipeline &p) {
 }
 
 Instances::Instances(const program::Pipeline &pipeline)
-    : source(&pipeline),
-      perIteration(static_cast<uint32_t>(pipeline.stages.size())),
+    : source(&pipeline), perIteration(static_cast<uint32_t>(pipeline.stages.size())),
       stageOrder(issueOrder(pipeline)), positionOf(pipeline.stages.size()) {
   for (uint32_t pos = 0; pos < stageOrder.size(); ++pos)
     positionOf[stageOrder[pos]] = pos;
@@ -123,8 +122,8 @@ Instances::Instances(const program::Pipeline &pipeline)
       // `@prev(k)` refers to nothing in iterations 0 .. k-1.
       for (const Target &t : targetsOf[pos])
         if (t.distance <= it) {
-          depGraph.targets.push_back(static_cast<uint32_t>(
-              base - uint64_t(t.distance) * perIteration + t.position));
+          depGraph.targets.push_back(
+              static_cast<uint32_t>(base - uint64_t(t.distance) * perIteration + t.position));
           if (anyInferred)
             edgeBuffer.push_back(t.buffer);
         }
@@ -196,9 +195,9 @@ void Instances::unrollConditional(const std::vector<std::vector<Target>> &target
   // iterations (between two runs of a stage, or to the stage's first).
   size_t chainReach = 0;
   for (uint32_t it = 0; it < iterations; ++it)
-    chainReach = std::max(chainReach,
-                          iterationStart[std::min<size_t>(iterations, size_t(it) + spacing + 1)] -
-                              iterationStart[it]);
+    chainReach = std::max(
+        chainReach, iterationStart[std::min<size_t>(iterations, size_t(it) + spacing + 1)] -
+                        iterationStart[it]);
   reachBound = std::max({depReach, chainReach, size_t(1)});
 }
 
@@ -208,7 +207,8 @@ uint32_t Instances::idOf(uint32_t stage, uint32_t iteration) const {
   if (source->stages[stage].runs.always())
     return runIds[stage][iteration];
   const std::vector<uint32_t> &its = runIterations[stage];
-  return runIds[stage][size_t(std::lower_bound(its.begin(), its.end(), iteration) - its.begin())];
+  return runIds[stage]
+               [size_t(std::lower_bound(its.begin(), its.end(), iteration) - its.begin())];
 }
 
 void Instances::writeName(llvm::raw_ostream &os, uint32_t id) const {

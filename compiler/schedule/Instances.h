@@ -81,9 +81,7 @@ public:
   /// the last cpu stage before -- lies more than this many instances
   /// before its successor: the window the vector clocks keep.
   size_t reach() const { return reachBound; }
-  const program::Stage &stage(uint32_t id) const {
-    return source->stages[stageOf(id)];
-  }
+  const program::Stage &stage(uint32_t id) const { return source->stages[stageOf(id)]; }
   /// `X` with one iteration, `X[i]` with more.
   std::string name(uint32_t id) const;
   /// The same, written: `os << name(id)` without building a string.
@@ -97,9 +95,7 @@ public:
   uint32_t maxDistance() const { return farthest; }
   /// For edge e of deps() (an index into its targets): -1 when declared,
   /// else the buffer it was inferred from (sync inferred).
-  int32_t inferredFrom(uint64_t e) const {
-    return edgeBuffer.empty() ? -1 : edgeBuffer[e];
-  }
+  int32_t inferredFrom(uint64_t e) const { return edgeBuffer.empty() ? -1 : edgeBuffer[e]; }
 
 private:
   /// A dependency of the stage at a position: `distance` iterations back,

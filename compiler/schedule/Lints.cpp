@@ -14,8 +14,8 @@ using namespace pipec;
 
 /// A shortest chain of dependencies from `from` to `to` (stage indices, in
 /// the "depends on" direction) that does not use the direct edge.
-static std::vector<uint32_t> indirectPath(const program::Pipeline &p,
-                                          uint32_t from, uint32_t to) {
+static std::vector<uint32_t> indirectPath(const program::Pipeline &p, uint32_t from,
+                                          uint32_t to) {
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<uint32_t> parent(p.stages.size(), kNone);
   std::deque<uint32_t> queue;
@@ -44,17 +44,15 @@ static std::vector<uint32_t> indirectPath(const program::Pipeline &p,
   return {path.rbegin(), path.rend()};
 }
 
-void pipec::lintRedundantDependencies(const program::Pipeline &p,
-                                      const StageGraph &graph,
+void pipec::lintRedundantDependencies(const program::Pipeline &p, const StageGraph &graph,
                                       DiagnosticEngine &diags) {
   const std::vector<uint32_t> &order = graph.order;
   if (!graph.reductionExact) {
     // Never silently: say the lint did not run (the schedule is unaffected).
-    diags.warning(p.range,
-                  llvm::formatv("redundant dependencies in pipeline '{0}' were "
-                                "not checked: its {1} dependencies cross too "
-                                "many parallel chains to check in bounded time",
-                                p.name, graph.deps.edges()));
+    diags.warning(p.range, llvm::formatv("redundant dependencies in pipeline '{0}' were "
+                                         "not checked: its {1} dependencies cross too "
+                                         "many parallel chains to check in bounded time",
+                                         p.name, graph.deps.edges()));
     return;
   }
   // Generated pipelines can hold thousands: show the first few in full.
@@ -86,8 +84,7 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p,
           decl->range,
           llvm::formatv("redundant dependency on '{0}'; '{1}' already "
                         "depends on it through '{2}'",
-                        name, stage.name,
-                        path.size() > 1 ? p.stages[path[1]].name : name));
+                        name, stage.name, path.size() > 1 ? p.stages[path[1]].name : name));
       if (path.size() > 1) {
         std::string chain;
         for (uint32_t v : path)

@@ -12,8 +12,7 @@ struct StageGraph;
 /// `warning: redundant dependency on 'A'` for each same-iteration
 /// `depends_on` already implied by the stage's other dependencies, with a
 /// note at the path that implies it.
-void lintRedundantDependencies(const program::Pipeline &pipeline,
-                               const StageGraph &graph,
+void lintRedundantDependencies(const program::Pipeline &pipeline, const StageGraph &graph,
                                DiagnosticEngine &diags);
 
 /// `warning: ... streams share ... hardware queues` when a pipeline declares

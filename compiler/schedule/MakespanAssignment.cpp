@@ -60,10 +60,10 @@ struct Candidate {
 
 class Assigner {
 public:
-  Assigner(const Instances &inst, const StageGraph &graph,
-           const DeviceProfile &profile, const AssignOptions &options)
-      : inst(inst), graph(graph), p(profile), options(options),
-        pipeline(inst.pipeline()), n(inst.stagesPerIteration()) {
+  Assigner(const Instances &inst, const StageGraph &graph, const DeviceProfile &profile,
+           const AssignOptions &options)
+      : inst(inst), graph(graph), p(profile), options(options), pipeline(inst.pipeline()),
+        n(inst.stagesPerIteration()) {
     autoIndex.assign(n, kNone);
     for (uint32_t pos = 0; pos < n; ++pos)
       if (program::unpinned(stageAt(pos))) {
@@ -123,9 +123,8 @@ public:
     StreamPlan plan = planOf(candidates[best]);
     plan.method = options.method;
     plan.evaluations = evaluations;
-    plan.modelMakespanUs = std::isfinite(candidates[best].makespan)
-                               ? candidates[best].makespan
-                               : 0;
+    plan.modelMakespanUs =
+        std::isfinite(candidates[best].makespan) ? candidates[best].makespan : 0;
     plan.chosenFrom = candidates[best].name;
     // The matching's figures, for the report: the syncs an assignment that
     // adds no ordering needs at least.
@@ -227,9 +226,9 @@ private:
       auto finishOn = [&](uint32_t s, double &start) {
         double ready = issue;
         for (uint32_t u : graph.reduced.row(v))
-          ready = std::max(ready, finish[u] + (streamOfPos[u] != s && streamOfPos[u] != S
-                                                   ? p.waitLatencyUs
-                                                   : 0));
+          ready = std::max(
+              ready,
+              finish[u] + (streamOfPos[u] != s && streamOfPos[u] != S ? p.waitLatencyUs : 0));
         if (streamUsed[s])
           ready = std::max(ready, streamFree[s] + p.streamGapUs);
         double cost = st.durationUs;
@@ -259,8 +258,7 @@ private:
           if (lastOn[s] != kNone)
             for (uint32_t u : graph.reduced.row(v))
               follows |= u == lastOn[s];
-          if (f < bestFinish - 1e-9 ||
-              (f <= bestFinish + 1e-9 && follows && !bestFollows)) {
+          if (f < bestFinish - 1e-9 || (f <= bestFinish + 1e-9 && follows && !bestFollows)) {
             bestFinish = f, chosen = s, start = trial, bestFollows = follows;
           }
         }
@@ -285,7 +283,8 @@ private:
 
   /// The pipeline with every stage on a stream: the automatic ones named
   /// auto0, auto1, ... in order of first use.
-  program::Pipeline pinned(const Candidate &c, std::vector<uint32_t> *renumber = nullptr) const {
+  program::Pipeline pinned(const Candidate &c,
+                           std::vector<uint32_t> *renumber = nullptr) const {
     program::Pipeline q = pipeline;
     std::vector<uint32_t> number(K, kNone);
     uint32_t next = 0;
@@ -365,9 +364,8 @@ private:
             ++crossIn[a];
             joins.push_back({a, best.autoStream[autoIndex[u]]});
           }
-      std::stable_sort(joins.begin(), joins.end(), [&](auto x, auto y) {
-        return crossIn[x.first] > crossIn[y.first];
-      });
+      std::stable_sort(joins.begin(), joins.end(),
+                       [&](auto x, auto y) { return crossIn[x.first] > crossIn[y.first]; });
       if (joins.size() > 8)
         joins.resize(8);
       moves.insert(moves.end(), joins.begin(), joins.end());
@@ -455,7 +453,6 @@ private:
 } // namespace
 
 StreamPlan pipec::assignStreams(const Instances &instances, const StageGraph &graph,
-                                const DeviceProfile &profile,
-                                const AssignOptions &options) {
+                                const DeviceProfile &profile, const AssignOptions &options) {
   return Assigner(instances, graph, profile, options).run();
 }

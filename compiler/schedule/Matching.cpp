@@ -6,8 +6,7 @@
 
 using namespace pipec;
 
-std::vector<uint32_t> pipec::maximumMatching(const CSR &adj,
-                                             uint32_t numRight) {
+std::vector<uint32_t> pipec::maximumMatching(const CSR &adj, uint32_t numRight) {
   const uint32_t numLeft = static_cast<uint32_t>(adj.rows());
   constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
   std::vector<uint32_t> matchL(numLeft, kUnmatched), matchR(numRight, kUnmatched);

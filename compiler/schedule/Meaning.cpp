@@ -22,7 +22,7 @@ constexpr uint32_t kNone = UINT32_MAX;
 struct Required {
   uint32_t from, to; ///< instances of `after`
   uint32_t beforeFrom, beforeTo;
-  bool declared;     ///< a dependency (else stream order)
+  bool declared; ///< a dependency (else stream order)
 };
 
 /// `X[i]` read `b` as written by: per (stage, iteration, buffer) of each
@@ -71,13 +71,16 @@ std::optional<std::vector<uint32_t>> stagesByName(const program::Pipeline &p,
 } // namespace
 
 std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
-                                                    const Schedule &after, size_t limit) {
+                                                     const Schedule &after, size_t limit) {
   std::vector<DroppedOrdering> out;
-  std::optional<std::vector<uint32_t>> stageMap = stagesByName(before.pipeline, after.pipeline);
+  std::optional<std::vector<uint32_t>> stageMap =
+      stagesByName(before.pipeline, after.pipeline);
   if (!stageMap || limit == 0)
     return out;
   const Instances &bi = before.instances, &ai = after.instances;
-  auto map = [&](uint32_t v) { return ai.idOf((*stageMap)[bi.stageOf(v)], bi.iterationOf(v)); };
+  auto map = [&](uint32_t v) {
+    return ai.idOf((*stageMap)[bi.stageOf(v)], bi.iterationOf(v));
+  };
 
   // The orderings the original states, as instances of the changed one.
   std::vector<Required> required;
@@ -108,7 +111,9 @@ std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
   std::vector<uint32_t> clocks(window * chains, 0), seq(n, 0), count(chains, 0),
       lastOn(chains, kNone);
   auto row = [&](uint32_t v) { return &clocks[size_t(v % window) * chains]; };
-  auto chainOf = [&](uint32_t v) { return after.onHost(v) ? after.hostChain() : after.streamOf(v); };
+  auto chainOf = [&](uint32_t v) {
+    return after.onHost(v) ? after.hostChain() : after.streamOf(v);
+  };
   auto reaches = [&](uint32_t u, uint32_t v) {
     return u < v && v - u < n && seq[u] != 0 && row(v)[chainOf(u)] >= seq[u];
   };
@@ -143,7 +148,8 @@ std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
   return out;
 }
 
-std::optional<std::string> pipec::changedMeaning(const Schedule &before, const Schedule &after) {
+std::optional<std::string> pipec::changedMeaning(const Schedule &before,
+                                                 const Schedule &after) {
   const program::Pipeline &p = before.pipeline, &q = after.pipeline;
   std::optional<std::vector<uint32_t>> byName = stagesByName(p, q);
   if (!byName)
@@ -158,7 +164,8 @@ std::optional<std::string> pipec::changedMeaning(const Schedule &before, const S
   // stages keep theirs, and every access its buffer by name).
   for (uint32_t k = 0; k < p.stages.size(); ++k)
     for (size_t a = 0; a < p.stages[k].accesses.size(); ++a) {
-      const program::Access &x = p.stages[k].accesses[a], &y = q.stages[stageMap[k]].accesses[a];
+      const program::Access &x = p.stages[k].accesses[a],
+                            &y = q.stages[stageMap[k]].accesses[a];
       if (x.write != y.write || p.buffers[x.buffer].name != q.buffers[y.buffer].name)
         return formatv("stage '{0}' accesses other buffers", p.stages[k].name).str();
     }

@@ -65,9 +65,7 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
     return c == kHostStream ? host + p.stages[stage].hostDevice : c;
   };
   // The host thread that issues a chain's stages.
-  auto threadChain = [&](uint32_t c) {
-    return c >= host ? c : host + onStreams[c].device;
-  };
+  auto threadChain = [&](uint32_t c) { return c >= host ? c : host + onStreams[c].device; };
   auto streamOf = [&](uint32_t v) { return chainOfStage(inst.stageOf(v)); };
   std::vector<Race> races;
   if (p.buffers.empty() || n == 0 || maxRaces == 0)
@@ -191,20 +189,18 @@ void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,
       if (x.buffer == r.buffer && x.write == r.secondWrites)
         where = x.range;
     const uint32_t itA = inst.iterationOf(r.first), itB = inst.iterationOf(r.second);
-    std::string when = p.iterations == 1
-                           ? std::string()
-                           : itA == itB ? llvm::formatv(" in iteration {0}", itB).str()
-                                        : llvm::formatv(" ('{0}' of iteration {1}, "
-                                                        "'{2}' of iteration {3})",
-                                                        a.name, itA, b.name, itB)
-                                              .str();
+    std::string when = p.iterations == 1 ? std::string()
+                       : itA == itB      ? llvm::formatv(" in iteration {0}", itB).str()
+                                         : llvm::formatv(" ('{0}' of iteration {1}, "
+                                                              "'{2}' of iteration {3})",
+                                                         a.name, itA, b.name, itB)
+                                          .str();
     // (In the words of the file: a collective by its name, not its part's.)
     const llvm::StringRef first = program::declaredName(a), second = program::declaredName(b);
     std::string fix = itA == itB ? llvm::formatv("depends_on({0})", first).str()
                       : itB - itA == 1
                           ? llvm::formatv("depends_on({0}@prev)", first).str()
-                          : llvm::formatv("depends_on({0}@prev({1}))", first, itB - itA)
-                                .str();
+                          : llvm::formatv("depends_on({0}@prev({1}))", first, itB - itA).str();
     // One stream: neither on the host thread, nor a collective's part, and
     // both on one device.
     auto deviceOf = [&](const program::Stage &st) {
@@ -215,12 +211,11 @@ void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,
                            !(program::isCollective(b) && b.parts > 1) &&
                            deviceOf(a) == deviceOf(b);
     diags
-        .error(where,
-               llvm::formatv("data race on '{0}': '{1}' {2} it and '{3}' {4} it "
-                             "with no ordering between them{5}",
-                             buffer.name, b.name, r.secondWrites ? "writes" : "reads",
-                             a.name, r.firstWrites ? "writes" : "reads", when)
-                   .str())
+        .error(where, llvm::formatv("data race on '{0}': '{1}' {2} it and '{3}' {4} it "
+                                    "with no ordering between them{5}",
+                                    buffer.name, b.name, r.secondWrites ? "writes" : "reads",
+                                    a.name, r.firstWrites ? "writes" : "reads", when)
+                          .str())
         .attachNote(b.range,
                     llvm::formatv("order them, e.g. add '{0}' to stage '{1}'{2}", fix, second,
                                   oneStream ? " (or put both on one stream)" : "")

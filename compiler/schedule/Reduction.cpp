@@ -33,8 +33,8 @@ mergeMax(uint16_t *out, const uint16_t *a, const uint16_t *b, uint32_t c) {
 /// v - window, so an ancestor older than that can never be the one that
 /// makes it redundant, and the entries of newer ones keep their order.
 template <typename Clock>
-Reduction reduce(const CSR &declared, const std::vector<uint32_t> &chainOf,
-                 uint32_t numChains, size_t window, uint64_t limit) {
+Reduction reduce(const CSR &declared, const std::vector<uint32_t> &chainOf, uint32_t numChains,
+                 size_t window, uint64_t limit) {
   constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
   constexpr uint64_t kChainOrder = std::numeric_limits<uint64_t>::max();
   const size_t n = declared.rows();
@@ -117,8 +117,7 @@ Reduction reduce(const CSR &declared, const std::vector<uint32_t> &chainOf,
 
 } // namespace
 
-Reduction pipec::transitiveReduction(const CSR &declared,
-                                     const std::vector<uint32_t> &chainOf,
+Reduction pipec::transitiveReduction(const CSR &declared, const std::vector<uint32_t> &chainOf,
                                      uint32_t numChains, size_t window) {
   // 16-bit entries halve the memory the row operations touch, and with many
   // streams that memory is the cost. With windows up to a quarter of the
@@ -131,9 +130,10 @@ Reduction pipec::transitiveReduction(const CSR &declared,
                           std::numeric_limits<uint32_t>::max());
 }
 
-Reduction pipec::detail::transitiveReduction(
-    const CSR &declared, const std::vector<uint32_t> &chainOf,
-    uint32_t numChains, size_t window, uint16_t limit) {
+Reduction pipec::detail::transitiveReduction(const CSR &declared,
+                                             const std::vector<uint32_t> &chainOf,
+                                             uint32_t numChains, size_t window,
+                                             uint16_t limit) {
   assert(window + 1 < limit && "the window must fit under the limit");
   return reduce<uint16_t>(declared, chainOf, numChains, window, limit);
 }

@@ -38,17 +38,14 @@ struct Reduction {
 /// `declared`: predecessors of each vertex, ascending, all smaller than it.
 /// `window`: no predecessor (declared, or previous on its chain) is more
 /// than `window` vertices before its successor.
-Reduction transitiveReduction(const CSR &declared,
-                              const std::vector<uint32_t> &chainOf,
+Reduction transitiveReduction(const CSR &declared, const std::vector<uint32_t> &chainOf,
                               uint32_t numChains, size_t window);
 
 namespace detail {
 /// The 16-bit variant with the base moved whenever an entry would pass
 /// `limit` (> window + 1), so that tests can make it move often.
-Reduction transitiveReduction(const CSR &declared,
-                              const std::vector<uint32_t> &chainOf,
-                              uint32_t numChains, size_t window,
-                              uint16_t limit);
+Reduction transitiveReduction(const CSR &declared, const std::vector<uint32_t> &chainOf,
+                              uint32_t numChains, size_t window, uint16_t limit);
 } // namespace detail
 
 } // namespace pipec

@@ -45,8 +45,7 @@ private:
 
 } // namespace
 
-DeclaredRedundancy pipec::findRedundantDependencies(const CSR &deps,
-                                                    uint64_t budget) {
+DeclaredRedundancy pipec::findRedundantDependencies(const CSR &deps, uint64_t budget) {
   const uint32_t n = static_cast<uint32_t>(deps.rows());
   if (budget == 0)
     budget = defaultRedundancyBudget(deps);

@@ -40,8 +40,7 @@ struct DeclaredRedundancy {
 /// `deps`: each vertex's dependencies, ascending positions, all smaller
 /// than the vertex (a topological order). `budget`: clock entries read and
 /// written at most; 0 for the default, proportional to vertices + edges.
-DeclaredRedundancy findRedundantDependencies(const CSR &deps,
-                                             uint64_t budget = 0);
+DeclaredRedundancy findRedundantDependencies(const CSR &deps, uint64_t budget = 0);
 
 /// The default budget for a graph of this size.
 uint64_t defaultRedundancyBudget(const CSR &deps);

@@ -32,8 +32,7 @@ private:
 } // namespace
 
 /// Streams: declared ones, and automatic ones for stages without `on`.
-static StreamPlan planStreams(const Instances &instances,
-                              const DeviceProfile &profile,
+static StreamPlan planStreams(const Instances &instances, const DeviceProfile &profile,
                               const ScheduleOptions &options,
                               std::unique_ptr<StageGraph> &graph) {
   if (!graph)
@@ -77,17 +76,12 @@ bool pipec::useSecondThread(size_t instances) {
   return instances >= kParallelFrom && std::thread::hardware_concurrency() > 1;
 }
 
-Schedule::Schedule(const program::Pipeline &pipeline,
-                   const DeviceProfile &profile, const ScheduleOptions &options,
-                   std::unique_ptr<StageGraph> graph)
-    : pipeline(pipeline),
-      instances(timed(times.unroll, [&] { return Instances(pipeline); })),
+Schedule::Schedule(const program::Pipeline &pipeline, const DeviceProfile &profile,
+                   const ScheduleOptions &options, std::unique_ptr<StageGraph> graph)
+    : pipeline(pipeline), instances(timed(times.unroll, [&] { return Instances(pipeline); })),
       stageGraph(std::move(graph)),
       streamPlan(timed(times.streams,
-                       [&] {
-                         return planStreams(instances, profile, options,
-                                            stageGraph);
-                       })),
+                       [&] { return planStreams(instances, profile, options, stageGraph); })),
       lowering(Lowering::Streams) {
   Stopwatch watch;
   const size_t n = instances.size();
@@ -97,7 +91,8 @@ Schedule::Schedule(const program::Pipeline &pipeline,
     hostStages |= st.kind == StageKind::Cpu;
   for (uint32_t v = 0; v < n; ++v) {
     uint32_t stream = streamPlan.streamOfStage[instances.stageOf(v)];
-    instanceStream[v] = stream == kHostStream ? streams + instances.stage(v).hostDevice : stream;
+    instanceStream[v] =
+        stream == kHostStream ? streams + instances.stage(v).hostDevice : stream;
   }
   // Every predecessor lies within the instances' reach: k + 1 iterations'
   // worth for the farthest @prev(k) (and the previous instance on a stream,
@@ -198,8 +193,7 @@ Schedule::Schedule(const program::Pipeline &pipeline,
     lowering = Lowering::Graph;
     break;
   case LoweringChoice::Auto:
-    lowering = analysis.graphAdvice.suitable ? Lowering::Graph
-                                             : Lowering::Streams;
+    lowering = analysis.graphAdvice.suitable ? Lowering::Graph : Lowering::Streams;
     break;
   }
   if (lowering == Lowering::Graph) {
@@ -226,8 +220,7 @@ static bool needsJoin(const Schedule &s, uint32_t u, uint32_t v) {
 }
 
 // Event and segment numbers are at most the instances, which Sema bounds.
-static_assert(kMaxStageInstances <= kMaxEventNumber,
-              "an event number fits an Op");
+static_assert(kMaxStageInstances <= kMaxEventNumber, "an event number fits an Op");
 
 void pipec::planEvents(Schedule &s) {
   const size_t n = s.instances.size();

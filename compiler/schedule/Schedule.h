@@ -98,8 +98,7 @@ struct PhaseTimes {
 struct Schedule {
   /// `graph`: the pipeline's stage graph, if already built (for the lints).
   Schedule(const program::Pipeline &pipeline, const DeviceProfile &profile,
-           const ScheduleOptions &options,
-           std::unique_ptr<StageGraph> graph = nullptr);
+           const ScheduleOptions &options, std::unique_ptr<StageGraph> graph = nullptr);
 
   const program::Pipeline &pipeline;
   PhaseTimes times; ///< declared first: the initializers below fill it
@@ -133,18 +132,14 @@ struct Schedule {
 
   Analysis analysis;
 
-  uint32_t streamOf(uint32_t instance) const {
-    return instanceStream[instance];
-  }
+  uint32_t streamOf(uint32_t instance) const { return instanceStream[instance]; }
   /// The chain of the `cpu` stages of a device's host thread in
   /// instanceStream and the reduction: past the streams, one per device.
   uint32_t hostChain(uint32_t device = 0) const {
     return static_cast<uint32_t>(streamPlan.streams.size()) + device;
   }
   /// The chains: the streams, then each device's host thread.
-  uint32_t chains() const {
-    return hostChain(static_cast<uint32_t>(pipeline.deviceCount()));
-  }
+  uint32_t chains() const { return hostChain(static_cast<uint32_t>(pipeline.deviceCount())); }
   /// Whether the instance is a `cpu` stage (on a host thread).
   bool onHost(uint32_t instance) const { return instanceStream[instance] >= hostChain(); }
   /// The device whose host thread issues (or runs) the instance: a `cpu`
@@ -170,9 +165,7 @@ struct Schedule {
   /// reduction of dependencies and stream order within its segment (the
   /// stream lowering's reduction when there is no `cpu` stage).
   const CSR &graphPredecessors() const { return hostStages ? graphKept : reduction.kept; }
-  const program::Stream &stream(uint32_t index) const {
-    return streamPlan.streams[index];
-  }
+  const program::Stream &stream(uint32_t index) const { return streamPlan.streams[index]; }
   /// A stream as timelines label it: its name, `DEVICE/NAME` with several
   /// devices.
   std::string streamLabel(uint32_t index) const {

@@ -10,8 +10,7 @@
 
 using namespace pipec;
 
-StageGraph::StageGraph(const program::Pipeline &p,
-                       llvm::ArrayRef<uint32_t> issue)
+StageGraph::StageGraph(const program::Pipeline &p, llvm::ArrayRef<uint32_t> issue)
     : order(issue.begin(), issue.end()) {
   const uint32_t n = static_cast<uint32_t>(order.size());
   std::vector<uint32_t> positionOf(n);
@@ -164,8 +163,7 @@ StreamPlan pipec::assignStreams(const Instances &inst, const StageGraph &graph,
         }
   CSR adjacency;
   for (uint32_t u = 0; u < m; ++u) {
-    adjacency.targets.insert(adjacency.targets.end(), succ[u].begin(),
-                             succ[u].end());
+    adjacency.targets.insert(adjacency.targets.end(), succ[u].begin(), succ[u].end());
     adjacency.begin.push_back(adjacency.targets.size());
   }
   std::vector<uint32_t> next = maximumMatching(adjacency, m);

@@ -99,11 +99,11 @@ struct StreamPlan {
 
   // What the assignment did, for the report.
   uint32_t autoStages = 0;
-  uint32_t matchingChains = 0;     ///< chains from the matching (Nimble)
-  uint64_t autoEdges = 0;          ///< reduced edges between unpinned stages
-  uint64_t matchingBound = 0;      ///< at least this many need an event
+  uint32_t matchingChains = 0;       ///< chains from the matching (Nimble)
+  uint64_t autoEdges = 0;            ///< reduced edges between unpinned stages
+  uint64_t matchingBound = 0;        ///< at least this many need an event
   uint64_t crossStreamAutoEdges = 0; ///< ... and this many do, as assigned
-  uint32_t forcedOrderings = 0;    ///< chains queued behind unordered ones
+  uint32_t forcedOrderings = 0;      ///< chains queued behind unordered ones
 };
 
 /// Nimble's matching (AssignMethod::Matching). `maxStreams` caps the total

@@ -40,7 +40,8 @@ std::string spell(const Value &v) {
   case Value::Time:
     return formatTime(v.value);
   case Value::Size:
-    return formatv("{0}B", llvm::StringRef(formatv("{0}", v.value).str()).rtrim('0').rtrim('.'))
+    return formatv("{0}B",
+                   llvm::StringRef(formatv("{0}", v.value).str()).rtrim('0').rtrim('.'))
         .str();
   case Value::Number:
     break;
@@ -78,14 +79,13 @@ void Constants::declare(const std::vector<ast::LetDecl> &lets) {
       // Kept without a value: its uses are no further errors.
       it->second.name = let.name.range();
       it->second.used = true;
-      diags.error(let.name.range(),
-                  formatv("a constant may not be called '{0}', which is a unit",
-                          let.name.text));
+      diags.error(
+          let.name.range(),
+          formatv("a constant may not be called '{0}', which is a unit", let.name.text));
       continue;
     }
     if (!inserted) {
-      diags.error(let.name.range(),
-                  formatv("redefinition of constant '{0}'", let.name.text))
+      diags.error(let.name.range(), formatv("redefinition of constant '{0}'", let.name.text))
           .attachNote(it->second.name, "previous definition is here");
       continue;
     }
@@ -151,9 +151,10 @@ std::optional<Value> Constants::constant(const ast::ExprNode &n) {
   Entry &e = it->second;
   e.used = true;
   if (std::less<const char *>()(n.range.Start.getPointer(), e.end)) {
-    diags.error(n.range, formatv("constant '{0}' is used before its declaration; a "
-                                 "constant is declared before the amounts that use it",
-                                 n.number))
+    diags
+        .error(n.range, formatv("constant '{0}' is used before its declaration; a "
+                                "constant is declared before the amounts that use it",
+                                n.number))
         .attachNote(e.name, formatv("'{0}' declared here", n.number));
     return std::nullopt;
   }
@@ -249,7 +250,8 @@ Quantity Constants::quantityOf(const ast::Amount &a) {
   if (!v)
     return q;
   if (v->value < 0) {
-    diags.error(a.range(), formatv("{0} is negative here ({1})", describe(v->kind), spell(*v)));
+    diags.error(a.range(),
+                formatv("{0} is negative here ({1})", describe(v->kind), spell(*v)));
     return q;
   }
   switch (v->kind) {
@@ -284,8 +286,8 @@ std::optional<uint64_t> Constants::countOf(const ast::IntLit &lit, llvm::StringR
     return std::nullopt;
   }
   if (v->value < 0 || !isWhole(v->value)) {
-    diags.error(lit.range, formatv("{0} must be a whole number of at least 0, not {1}",
-                                   what, spell(*v)));
+    diags.error(lit.range,
+                formatv("{0} must be a whole number of at least 0, not {1}", what, spell(*v)));
     return std::nullopt;
   }
   if (!(v->value < 18446744073709551615.0))

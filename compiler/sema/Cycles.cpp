@@ -11,8 +11,7 @@ using namespace pipec::sema;
 static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
 /// Component id for every vertex (Tarjan's algorithm with an explicit stack).
-static std::vector<uint32_t>
-components(const std::vector<std::vector<uint32_t>> &g) {
+static std::vector<uint32_t> components(const std::vector<std::vector<uint32_t>> &g) {
   const uint32_t n = static_cast<uint32_t>(g.size());
   std::vector<uint32_t> index(n, kNone), low(n, 0), comp(n, kNone);
   std::vector<uint32_t> stack;

@@ -46,9 +46,9 @@ static void inferWithConditionalStages(const Pipeline &out, const std::vector<ui
   // This iteration's access of a stage stands for the earlier ones: its
   // instances are in order.
   auto push = [](std::vector<std::pair<uint32_t, uint32_t>> &list, uint32_t k) {
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [k](const auto &e) { return e.first == k; }),
-               list.end());
+    list.erase(
+        std::remove_if(list.begin(), list.end(), [k](const auto &e) { return e.first == k; }),
+        list.end());
     list.push_back({k, 0});
   };
   for (uint32_t k = 0; k < m; ++k) {
@@ -111,8 +111,8 @@ void pipec::inferDataDependencies(Pipeline &out) {
       inferWithConditionalStages(out, reads, writes, n, add);
       continue;
     }
-    int64_t writerBefore = -1; // the last writer declared before k
-    std::vector<uint32_t> readersSince; // readers after writerBefore
+    int64_t writerBefore = -1;              // the last writer declared before k
+    std::vector<uint32_t> readersSince;     // readers after writerBefore
     std::vector<uint32_t> readersAfterLast; // readers after lastWriter
     for (uint32_t k = 0; k < m; ++k)
       if (reads[k] && int64_t(k) > lastWriter)
@@ -158,4 +158,3 @@ void pipec::inferDataDependencies(Pipeline &out) {
     }
   }
 }
-

@@ -46,28 +46,24 @@ public:
   void flush(DiagnosticEngine &out);
 
 private:
-  std::optional<Pipeline> checkPipeline(const ast::Pipeline &p,
-                                        ast::Pipeline *release);
+  std::optional<Pipeline> checkPipeline(const ast::Pipeline &p, ast::Pipeline *release);
   uint32_t checkIterations(const ast::Pipeline &p, llvm::SMRange &where);
   bool checkSync(const ast::Pipeline &p);
   void checkBuffers(const ast::Pipeline &p, Pipeline &out,
                     const llvm::StringMap<uint32_t> &devices,
                     llvm::StringMap<uint32_t> &index);
   void checkAccesses(const ast::StageDecl &s, Pipeline &out,
-                     const llvm::StringMap<uint32_t> &buffers,
-                     const ast::Pipeline &p, std::vector<bool> &bufferUsed,
-                     Stage &into);
-  void checkDevices(const ast::Pipeline &p, Pipeline &out,
-                    llvm::StringMap<uint32_t> &index);
+                     const llvm::StringMap<uint32_t> &buffers, const ast::Pipeline &p,
+                     std::vector<bool> &bufferUsed, Stage &into);
+  void checkDevices(const ast::Pipeline &p, Pipeline &out, llvm::StringMap<uint32_t> &index);
   void checkStreams(const ast::Pipeline &p, Pipeline &out,
                     const llvm::StringMap<uint32_t> &devices,
                     llvm::StringMap<uint32_t> &index);
   void checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                   const llvm::StringMap<uint32_t> &streams,
                   const llvm::StringMap<uint32_t> &stages,
-                  const llvm::StringMap<uint32_t> &buffers,
-                  const ast::Pipeline &p, std::vector<bool> &streamUsed,
-                  std::vector<bool> &bufferUsed, Stage &into);
+                  const llvm::StringMap<uint32_t> &buffers, const ast::Pipeline &p,
+                  std::vector<bool> &streamUsed, std::vector<bool> &bufferUsed, Stage &into);
   void checkWork(const ast::StageDecl &s, Stage &into);
   void checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &out,
                        const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
@@ -76,8 +72,8 @@ private:
   void checkHostThread(const ast::StageDecl &s, Pipeline &out,
                        const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
                        Stage &into);
-  void checkPeer(const ast::StageDecl &s, const Pipeline &out,
-                 const ast::Pipeline &p, Stage &into);
+  void checkPeer(const ast::StageDecl &s, const Pipeline &out, const ast::Pipeline &p,
+                 Stage &into);
   void checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &into);
   void checkAttrs(const ast::StageDecl &s, Stage &into);
   void checkWaves(const ast::StageDecl &s, Stage &into);
@@ -96,16 +92,14 @@ private:
   AttrNumber wholeNumberOf(const ast::Attr &a);
   bool takesNoValue(const ast::Attr &a);
   void checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
-                 const llvm::StringMap<uint32_t> &stages,
-                 const ast::Pipeline &p, Stage &into);
+                 const llvm::StringMap<uint32_t> &stages, const ast::Pipeline &p, Stage &into);
   void checkCycles(const Pipeline &out);
   void checkSize(const Pipeline &out, llvm::SMRange iterationsAt);
   void markState(Pipeline &out);
 
   /// "unknown stream 'x'" / "unknown stage 'x'", with "did you mean".
   template <typename Decl>
-  void reportUnknown(const ast::Name &name, const char *what,
-                     const std::vector<Decl> &decls);
+  void reportUnknown(const ast::Name &name, const char *what, const std::vector<Decl> &decls);
 
   /// The source text of `range`, for a message.
   static llvm::StringRef sourceText(llvm::SMRange range) {
@@ -176,8 +170,7 @@ Program Sema::run(const ast::File &file, bool quietIfEmpty, ast::File *release) 
     if (!p.name.text.empty()) {
       auto [it, inserted] = names.try_emplace(p.name.text, &p);
       if (!inserted)
-        diags.error(p.name.range(), formatv("redefinition of pipeline '{0}'",
-                                          p.name.text))
+        diags.error(p.name.range(), formatv("redefinition of pipeline '{0}'", p.name.text))
             .attachNote(it->second->name.range(), kPrevious);
     }
     if (p.hasSyntaxErrors)
@@ -192,16 +185,14 @@ Program Sema::run(const ast::File &file, bool quietIfEmpty, ast::File *release) 
 void Sema::needsVersion(unsigned needed, llvm::SMRange range, llvm::StringRef what) {
   // Once a file for each: the first use says it.
   if (version < needed && versionErrors.insert(what).second)
-    diags.error(range, formatv("{0} came with language version {1}; this file says {2}",
-                               what, needed, versionWords));
+    diags.error(range, formatv("{0} came with language version {1}; this file says {2}", what,
+                               needed, versionWords));
 }
 
 void Sema::flush(DiagnosticEngine &out) {
-  std::stable_sort(buffer.begin(), buffer.end(),
-                   [](const Diagnostic &a, const Diagnostic &b) {
-                     return std::less<const char *>()(
-                         a.range.Start.getPointer(), b.range.Start.getPointer());
-                   });
+  std::stable_sort(buffer.begin(), buffer.end(), [](const Diagnostic &a, const Diagnostic &b) {
+    return std::less<const char *>()(a.range.Start.getPointer(), b.range.Start.getPointer());
+  });
   for (Diagnostic &d : buffer) {
     if (out.shouldStop())
       break;
@@ -228,8 +219,8 @@ void Sema::reportUnknown(const ast::Name &name, const char *what,
   }
   const Decl &d = decls[*near];
   diags
-      .error(name.range(), formatv("unknown {0} '{1}'; did you mean '{2}'?",
-                                 what, name.text, d.name.text))
+      .error(name.range(),
+             formatv("unknown {0} '{1}'; did you mean '{2}'?", what, name.text, d.name.text))
       .attachNote(d.name.range(), formatv("'{0}' declared here", d.name.text));
 }
 
@@ -240,8 +231,7 @@ uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
     if (s.kind != ast::Setting::Iterations)
       continue;
     if (first) {
-      diags.error(s.range, "redefinition of 'iterations'")
-          .attachNote(first->range, kPrevious);
+      diags.error(s.range, "redefinition of 'iterations'").attachNote(first->range, kPrevious);
       continue;
     }
     first = &s;
@@ -251,8 +241,7 @@ uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
       continue;
     if (*count < 1 || *count > kMaxIterations)
       diags.error(s.iterations.range,
-                  formatv("iterations must be between 1 and {0}",
-                          kMaxIterations));
+                  formatv("iterations must be between 1 and {0}", kMaxIterations));
     else
       iterations = static_cast<uint32_t>(*count);
   }
@@ -328,9 +317,8 @@ void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
     if (q.kind == sema::Quantity::Invalid) {
       // reported
     } else if (q.kind != sema::Quantity::Size || q.fractionalBytes || q.bytes == 0) {
-      diags.error(b.size.range(),
-                  formatv("'buffer' expects a size ({0}) of at least 1B",
-                          sema::sizeUnitList()));
+      diags.error(b.size.range(), formatv("'buffer' expects a size ({0}) of at least 1B",
+                                          sema::sizeUnitList()));
     } else if (q.tooLarge) {
       diags.error(b.size.range(), "size must be at most 1024GiB");
     } else {
@@ -377,9 +365,8 @@ static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
 /// `reads(...)` and `writes(...)`: known buffers in the right memory, and a
 /// copy's size against them (or taken from the buffer it writes).
 void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
-                         const llvm::StringMap<uint32_t> &buffers,
-                         const ast::Pipeline &p, std::vector<bool> &bufferUsed,
-                         Stage &into) {
+                         const llvm::StringMap<uint32_t> &buffers, const ast::Pipeline &p,
+                         std::vector<bool> &bufferUsed, Stage &into) {
   for (bool write : {false, true})
     for (const ast::Access &a : s.accesses) {
       if (a.write != write)
@@ -420,8 +407,8 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
                                "slot{2}: '{0}' has {3}, and iteration i's write would "
                                "take the slot of iteration i - {1}",
                                name.text, k, k == 1 ? "" : "s", b.slots))
-                .attachNote(b.range, formatv("declare it 'buffer {0}[{1}] ...'", b.name,
-                                             k + 1));
+                .attachNote(b.range,
+                            formatv("declare it 'buffer {0}[{1}] ...'", b.name, k + 1));
             continue;
           }
           distance = static_cast<uint32_t>(k);
@@ -437,8 +424,8 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
           diags
               .error(name.range(),
                      formatv("{0} stage '{1}' cannot access {2} buffer '{3}': {4}",
-                             spelling(into.kind), into.name,
-                             b.host ? "host" : "device", b.name, why))
+                             spelling(into.kind), into.name, b.host ? "host" : "device",
+                             b.name, why))
               .attachNote(b.range, formatv("'{0}' is declared here, in {1} "
                                            "memory",
                                            b.name, b.host ? "pinned host" : "device"));
@@ -446,8 +433,8 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
         }
         // A `copy p2p` writes its peer's memory: the device `to` names, or
         // the one of the first buffer it writes.
-        bool toPeer = write && into.kind == StageKind::Copy &&
-                      into.direction == CopyDirection::P2P;
+        bool toPeer =
+            write && into.kind == StageKind::Copy && into.direction == CopyDirection::P2P;
         if (toPeer && into.peerDevice == kNoPeer && !b.host)
           into.peerDevice = b.device;
         if (toPeer && !b.host && b.device != kUnknownDevice &&
@@ -460,15 +447,16 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
                              "'{2}': a 'copy p2p' writes the memory of its peer device "
                              "'{3}'",
                              into.name, b.name, theirs, peer))
-              .attachNote(b.range, formatv("'{0}' is declared here, on device '{1}'",
-                                           b.name, theirs));
+              .attachNote(b.range,
+                          formatv("'{0}' is declared here, on device '{1}'", b.name, theirs));
           continue;
         }
         // A stage touches device memory of its stream's device only (a
         // collective over several, of the devices it spans: checkCollective).
         const bool spans = into.kind == StageKind::Collective && !s.moreStreams.empty();
-        if (!toPeer && !spans && !b.host && into.stream != kNoStream && out.devices.size() > 1 &&
-            b.device != kUnknownDevice && out.streams[into.stream].device != b.device) {
+        if (!toPeer && !spans && !b.host && into.stream != kNoStream &&
+            out.devices.size() > 1 && b.device != kUnknownDevice &&
+            out.streams[into.stream].device != b.device) {
           const std::string &mine = out.devices[out.streams[into.stream].device].name;
           const std::string &theirs = out.devices[b.device].name;
           diags
@@ -477,22 +465,22 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
                              "on device '{4}': a stage touches the memory of its stream's "
                              "device",
                              spelling(into.kind), into.name, mine, b.name, theirs))
-              .attachNote(b.range, formatv("'{0}' is declared here, on device '{1}'",
-                                           b.name, theirs));
+              .attachNote(b.range,
+                          formatv("'{0}' is declared here, on device '{1}'", b.name, theirs));
           continue;
         }
         const Access *first = nullptr;
         for (const Access &seen : into.accesses)
-          if (seen.buffer == it->second && seen.write == write &&
-              seen.distance == distance && !first)
+          if (seen.buffer == it->second && seen.write == write && seen.distance == distance &&
+              !first)
             first = &seen;
         if (!first) {
           into.accesses.push_back({it->second, write, name.range(), distance});
           continue;
         }
         diags
-            .warning(name.range(), formatv("duplicate {0} of '{1}'",
-                                           write ? "write" : "read", name.text))
+            .warning(name.range(),
+                     formatv("duplicate {0} of '{1}'", write ? "write" : "read", name.text))
             .attachNote(first->range, "first listed here");
       }
     }
@@ -507,10 +495,9 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
     bool rejected = std::any_of(s.accesses.begin(), s.accesses.end(),
                                 [](const ast::Access &a) { return a.write; });
     if (!written && !rejected) {
-      diags.error(s.kindRange,
-                  formatv("'copy' expects a size ({0}) or a time ({1}), or a "
-                          "buffer it writes to take the size from",
-                          sema::sizeUnitList(), sema::timeUnitList()));
+      diags.error(s.kindRange, formatv("'copy' expects a size ({0}) or a time ({1}), or a "
+                                       "buffer it writes to take the size from",
+                                       sema::sizeUnitList(), sema::timeUnitList()));
       return;
     }
     if (!written)
@@ -575,8 +562,7 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
     auto [it, inserted] =
         index.try_emplace(s.name.text, static_cast<uint32_t>(out.streams.size()));
     if (!inserted) {
-      diags.error(s.name.range(),
-                  formatv("redefinition of stream '{0}'", s.name.text))
+      diags.error(s.name.range(), formatv("redefinition of stream '{0}'", s.name.text))
           .attachNote(out.streams[it->second].range, kPrevious);
       continue;
     }
@@ -609,8 +595,8 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
       break;
     }
     if (stream.priorityClass == PriorityClass::Raw) {
-      int64_t clamped = std::clamp<int64_t>(
-          stream.rawPriority, profile.priorityGreatest, profile.priorityLeast);
+      int64_t clamped = std::clamp<int64_t>(stream.rawPriority, profile.priorityGreatest,
+                                            profile.priorityLeast);
       if (clamped != stream.rawPriority)
         diags.warning(s.priority.range,
                       formatv("priority {0} is outside the device's range {1} "
@@ -636,14 +622,12 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
   // What the amount should have been; spelt out only for a diagnostic.
   auto expects = [&]() -> std::string {
     if (collective)
-      return formatv("'{0}' expects a size ({1}) or a time ({2})",
-                     spelling(into.collective), sema::sizeUnitList(), sema::timeUnitList());
+      return formatv("'{0}' expects a size ({1}) or a time ({2})", spelling(into.collective),
+                     sema::sizeUnitList(), sema::timeUnitList());
     if (isCopy)
-      return formatv("'{0}' expects a size ({1}) or a time ({2})",
-                     spelling(into.kind), sema::sizeUnitList(),
-                     sema::timeUnitList());
-    return formatv("'{0}' expects a time ({1})", spelling(into.kind),
-                   sema::timeUnitList());
+      return formatv("'{0}' expects a size ({1}) or a time ({2})", spelling(into.kind),
+                     sema::sizeUnitList(), sema::timeUnitList());
+    return formatv("'{0}' expects a time ({1})", spelling(into.kind), sema::timeUnitList());
   };
   const ast::Amount &a = s.amount;
   sema::Quantity q = constants->quantityOf(a);
@@ -698,8 +682,8 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
 /// A collective's parts (version 4): one per stream it lists, each on its
 /// own device, named for it; its time from the devices it spans.
 void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &out,
-                           const llvm::StringMap<uint32_t> &streams,
-                           const ast::Pipeline &p, std::vector<bool> &streamUsed) {
+                           const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
+                           std::vector<bool> &streamUsed) {
   Stage &head = out.stages[first];
   const uint32_t parts = s.stream ? 1 + static_cast<uint32_t>(s.moreStreams.size()) : 1;
   head.group = first;
@@ -729,8 +713,8 @@ void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &ou
         continue;
       }
       const ast::Name &name = k == 0 ? *s.stream : s.moreStreams[k - 1];
-      const ast::Name &before = partOn[device] == 0 ? *s.stream
-                                                    : s.moreStreams[partOn[device] - 1];
+      const ast::Name &before =
+          partOn[device] == 0 ? *s.stream : s.moreStreams[partOn[device] - 1];
       diags
           .error(name.range(),
                  formatv("collective '{0}' lists streams '{1}' and '{2}', both on device "
@@ -846,8 +830,8 @@ void Sema::spreadCollectives(Pipeline &out) {
 }
 
 /// `copy p2p ... to DEVICE` (version 4): the peer device it writes to.
-void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out,
-                     const ast::Pipeline &p, Stage &into) {
+void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out, const ast::Pipeline &p,
+                     Stage &into) {
   bool p2p = into.kind == StageKind::Copy && into.direction == CopyDirection::P2P;
   if (p2p) {
     needsVersion(4, s.kindRange, "'copy p2p'");
@@ -878,8 +862,8 @@ void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out,
 /// `on X` on a cpu stage: X names a device, whose host thread runs it; a
 /// stage on a stream is an error.
 void Sema::checkHostThread(const ast::StageDecl &s, Pipeline &out,
-                           const llvm::StringMap<uint32_t> &streams,
-                           const ast::Pipeline &p, Stage &into) {
+                           const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
+                           Stage &into) {
   // At most kMaxDevices devices: a scan is as quick as a map.
   for (size_t d = 0; d < out.devices.size(); ++d)
     if (out.devices[d].name == s.stream->text) {
@@ -922,8 +906,7 @@ void Sema::checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &i
                         into.name));
     return;
   }
-  if (into.stream == kNoStream ||
-      out.streams[into.stream].device != into.peerDevice)
+  if (into.stream == kNoStream || out.streams[into.stream].device != into.peerDevice)
     return;
   const std::string &device = out.devices[into.peerDevice].name;
   diags.error(s.peer ? s.peer->range() : s.kindRange,
@@ -938,23 +921,23 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
   llvm::StringMap<const ast::Attr *> seen;
   for (const ast::Attr &a : s.attrs) {
     llvm::StringRef name = a.name.text;
-    bool known = name == "blocks" || name == "threads" || name == "smem" ||
-                 name == "regs" || name == "dynamic" || name == "issue" || name == "first" ||
-                 name == "last" || name == "every" || name == "graph";
+    bool known = name == "blocks" || name == "threads" || name == "smem" || name == "regs" ||
+                 name == "dynamic" || name == "issue" || name == "first" || name == "last" ||
+                 name == "every" || name == "graph";
     if (!known) {
-      std::vector<llvm::StringRef> valid = {"dynamic", "issue", "graph", "first", "last",
-                                            "every"};
+      std::vector<llvm::StringRef> valid = {"dynamic", "issue", "graph",
+                                            "first",   "last",  "every"};
       if (isKernel)
-        valid = {"blocks", "threads", "smem", "regs", "dynamic", "issue",
-                 "graph",  "first",   "last", "every"};
+        valid = {"blocks", "threads", "smem",  "regs", "dynamic",
+                 "issue",  "graph",   "first", "last", "every"};
       if (isCpu)
         valid = {"first", "last", "every"};
       std::optional<size_t> near = sema::suggestName(name, valid);
-      diags.error(a.name.range(),
-                  near ? formatv("unknown attribute '{0}'; did you mean '{1}'?",
-                                 name, valid[*near])
-                             .str()
-                       : formatv("unknown attribute '{0}'", name).str());
+      diags.error(a.name.range(), near
+                                      ? formatv("unknown attribute '{0}'; did you mean '{1}'?",
+                                                name, valid[*near])
+                                            .str()
+                                      : formatv("unknown attribute '{0}'", name).str());
       continue;
     }
     // Given twice: the first one counts.
@@ -980,10 +963,9 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       continue;
     }
     if (name != "dynamic" && name != "issue" && name != "graph" && !isKernel) {
-      diags.error(a.name.range(),
-                  formatv("unknown attribute '{0}' for a {1} stage; only "
-                          "kernel stages take '{0}'",
-                          name, spelling(into.kind)));
+      diags.error(a.name.range(), formatv("unknown attribute '{0}' for a {1} stage; only "
+                                          "kernel stages take '{0}'",
+                                          name, spelling(into.kind)));
       continue;
     }
     if (redefined())
@@ -1015,9 +997,8 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       continue;
     }
     if (!given.value) {
-      diags.error(a.name.range(),
-                  formatv("attribute '{0}' needs a value, as in '{0}={1}'", name,
-                          name == "blocks" ? 132 : 256));
+      diags.error(a.name.range(), formatv("attribute '{0}' needs a value, as in '{0}={1}'",
+                                          name, name == "blocks" ? 132 : 256));
       continue;
     }
     uint64_t max = name == "blocks"    ? kMaxBlocks
@@ -1028,18 +1009,16 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       continue;
     }
     uint32_t value = static_cast<uint32_t>(*given.value);
-    (name == "blocks" ? into.blocks : name == "threads" ? into.threads : into.regs) =
-        value;
+    (name == "blocks" ? into.blocks : name == "threads" ? into.threads : into.regs) = value;
   }
   if (isKernel && profile.blocksPerSM(into.threads, into.smemBytes, into.regs) == 0) {
-    diags.error(into.range,
-                formatv("one block of kernel '{0}' ({1} threads, {2} registers "
-                        "each, {3} bytes of shared memory) does not fit on one "
-                        "SM, which has {4} threads, {5} registers and {6} bytes "
-                        "of shared memory",
-                        into.name, into.threads, into.regs, into.smemBytes,
-                        profile.maxThreadsPerSM, profile.registersPerSM,
-                        profile.sharedMemoryPerSM));
+    diags.error(into.range, formatv("one block of kernel '{0}' ({1} threads, {2} registers "
+                                    "each, {3} bytes of shared memory) does not fit on one "
+                                    "SM, which has {4} threads, {5} registers and {6} bytes "
+                                    "of shared memory",
+                                    into.name, into.threads, into.regs, into.smemBytes,
+                                    profile.maxThreadsPerSM, profile.registersPerSM,
+                                    profile.sharedMemoryPerSM));
     return;
   }
   if (isKernel)
@@ -1158,19 +1137,21 @@ void Sema::checkRecordedGraphs(Pipeline &out) {
     if (st.graph >= 0 && st.graph != open) {
       auto [it, inserted] = first.try_emplace(st.graph, i);
       if (!inserted) {
-        diags.error(st.range,
-                    formatv("stage '{0}' of recorded graph {1} is not declared with the "
-                            "graph's other stages: one call launched them, so they come one "
-                            "after another",
-                            st.name, st.graph))
+        diags
+            .error(st.range,
+                   formatv("stage '{0}' of recorded graph {1} is not declared with the "
+                           "graph's other stages: one call launched them, so they come one "
+                           "after another",
+                           st.name, st.graph))
             .attachNote(out.stages[it->second].range,
                         formatv("graph {0} begins here", st.graph));
       }
     } else if (st.graph >= 0 && st.issueUs > 0) {
-      diags.error(st.range,
-                  formatv("only the first stage of recorded graph {0} takes 'issue=': the "
-                          "others are launched by the same call",
-                          st.graph))
+      diags
+          .error(st.range,
+                 formatv("only the first stage of recorded graph {0} takes 'issue=': the "
+                         "others are launched by the same call",
+                         st.graph))
           .attachNote(out.stages[first.lookup(st.graph)].range,
                       formatv("graph {0} begins here", st.graph));
     }
@@ -1222,8 +1203,7 @@ void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
     }
     bytes = q.tooLarge ? UINT64_MAX : q.bytes;
   } else {
-    diags.error(a.name.range(),
-                "attribute 'smem' needs a value, as in 'smem=48KiB'");
+    diags.error(a.name.range(), "attribute 'smem' needs a value, as in 'smem=48KiB'");
     return;
   }
   if (bytes > profile.sharedMemoryPerBlock) {
@@ -1235,27 +1215,25 @@ void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
   into.smemBytes = bytes;
 }
 
-void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
-                     uint32_t iterations,
-                     const llvm::StringMap<uint32_t> &stages,
-                     const ast::Pipeline &p, Stage &into) {
+void Sema::checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations,
+                     const llvm::StringMap<uint32_t> &stages, const ast::Pipeline &p,
+                     Stage &into) {
   // (stage, distance) -> where first listed; inline for the usual few.
   llvm::SmallDenseMap<std::pair<uint32_t, uint32_t>, const ast::Dep *, 8> seen;
   for (const ast::Dep &d : s.deps) {
     uint32_t distance = 0;
     if (d.qualifier) {
       if (d.qualifier->text != "@prev") {
-        diags.error(d.qualifier->range(),
-                    formatv("unknown qualifier '{0}'; the only one is '@prev'",
-                            d.qualifier->text));
+        diags.error(
+            d.qualifier->range(),
+            formatv("unknown qualifier '{0}'; the only one is '@prev'", d.qualifier->text));
         continue;
       }
       distance = 1;
       if (const std::optional<ast::IntLit> &k = d.qualifier->distance) {
         if (k->value < 1 || k->value > kMaxIterations) {
           diags.error(k->range,
-                      formatv("'@prev(k)' must have k between 1 and {0}",
-                              kMaxIterations));
+                      formatv("'@prev(k)' must have k between 1 and {0}", kMaxIterations));
           continue;
         }
         distance = static_cast<uint32_t>(k->value);
@@ -1286,8 +1264,9 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
       std::string prevText = distance == 0   ? ""
                              : distance == 1 ? "@prev"
                                              : formatv("@prev({0})", distance).str();
-      diags.warning(d.range, formatv("duplicate dependency on '{0}{1}'",
-                                     d.stage.text, prevText))
+      diags
+          .warning(d.range,
+                   formatv("duplicate dependency on '{0}{1}'", d.stage.text, prevText))
           .attachNote(seenIt->second->range, "first listed here");
       continue;
     }
@@ -1302,9 +1281,9 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self,
 void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                       const llvm::StringMap<uint32_t> &streams,
                       const llvm::StringMap<uint32_t> &stages,
-                      const llvm::StringMap<uint32_t> &buffers,
-                      const ast::Pipeline &p, std::vector<bool> &streamUsed,
-                      std::vector<bool> &bufferUsed, Stage &into) {
+                      const llvm::StringMap<uint32_t> &buffers, const ast::Pipeline &p,
+                      std::vector<bool> &streamUsed, std::vector<bool> &bufferUsed,
+                      Stage &into) {
   into.name = s.name.text;
   into.range = s.name.range();
   if (s.kind == StageKind::Cpu)
@@ -1433,8 +1412,7 @@ void Sema::checkCycles(const Pipeline &out) {
   }
 }
 
-std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
-                                            ast::Pipeline *release) {
+std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipeline *release) {
   unsigned errorsBefore = diags.errorCount();
   constants.emplace(diags);
   constants->declare(p.constants);
@@ -1464,12 +1442,11 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
       continue;
     }
     if (s.deps.size() > kMaxDependencies)
-      diags.error(s.name.range(),
-                  formatv("stage '{0}' has too many dependencies ({1}); the "
-                          "limit is {2}",
-                          s.name.text, s.deps.size(), kMaxDependencies));
-    auto [it, inserted] = stages.try_emplace(
-        s.name.text, static_cast<uint32_t>(out.stages.size()));
+      diags.error(s.name.range(), formatv("stage '{0}' has too many dependencies ({1}); the "
+                                          "limit is {2}",
+                                          s.name.text, s.deps.size(), kMaxDependencies));
+    auto [it, inserted] =
+        stages.try_emplace(s.name.text, static_cast<uint32_t>(out.stages.size()));
     if (!inserted) {
       diags.error(s.name.range(), formatv("redefinition of stage '{0}'", s.name.text))
           .attachNote(p.stages[declOf[it->second]].name.range(), kPrevious);
@@ -1489,12 +1466,12 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
   for (size_t i = 0; i < p.stages.size(); ++i) {
     if (redefined[i]) {
       Stage ignored; // checked for errors, then dropped
-      checkStage(p.stages[i], UINT32_MAX, out, streams, stages, buffers, p,
-                 streamUsed, bufferUsed, ignored);
+      checkStage(p.stages[i], UINT32_MAX, out, streams, stages, buffers, p, streamUsed,
+                 bufferUsed, ignored);
       continue;
     }
-    checkStage(p.stages[i], next, out, streams, stages, buffers, p, streamUsed,
-               bufferUsed, out.stages[next]);
+    checkStage(p.stages[i], next, out, streams, stages, buffers, p, streamUsed, bufferUsed,
+               out.stages[next]);
     if (p.stages[i].kind == StageKind::Collective) {
       checkCollective(p.stages[i], next, out, streams, p, streamUsed);
       next += std::max<uint32_t>(1, out.stages[next].parts);
@@ -1516,21 +1493,19 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p,
   checkRecordedGraphs(out);
   for (size_t i = 0; i < out.streams.size(); ++i)
     if (!streamUsed[i])
-      diags.warning(out.streams[i].range,
-                    formatv("unused stream '{0}'", out.streams[i].name));
+      diags.warning(out.streams[i].range, formatv("unused stream '{0}'", out.streams[i].name));
   for (size_t i = 0; i < out.buffers.size(); ++i)
     if (!bufferUsed[i])
-      diags.warning(out.buffers[i].range,
-                    formatv("unused buffer '{0}'", out.buffers[i].name));
+      diags.warning(out.buffers[i].range, formatv("unused buffer '{0}'", out.buffers[i].name));
   if (!out.devices.empty()) {
     std::vector<bool> hasStream(out.devices.size(), false);
     for (const Stream &stream : out.streams)
       hasStream[stream.device] = true;
     for (size_t i = 0; i < out.devices.size(); ++i)
       if (!hasStream[i])
-        diags.warning(out.devices[i].range,
-                      formatv("device '{0}' has no stream; nothing runs on it",
-                              out.devices[i].name));
+        diags.warning(
+            out.devices[i].range,
+            formatv("device '{0}' has no stream; nothing runs on it", out.devices[i].name));
   }
   if (out.devices.size() > 1)
     for (const Stage &stage : out.stages)
@@ -1593,10 +1568,9 @@ void Sema::checkSize(const Pipeline &out, llvm::SMRange iterationsAt) {
   const uint64_t stages = out.stages.size(), iterations = out.iterations;
   const uint64_t instances = stages * iterations;
   if (instances > kMaxStageInstances) {
-    diags.error(iterationsAt,
-                formatv("too many stage instances: {0} stages x {1} "
-                        "iterations = {2}; the limit is {3}",
-                        stages, iterations, instances, kMaxStageInstances));
+    diags.error(iterationsAt, formatv("too many stage instances: {0} stages x {1} "
+                                      "iterations = {2}; the limit is {3}",
+                                      stages, iterations, instances, kMaxStageInstances));
     return;
   }
   uint64_t edges = 0, distance = 0, spacing = 1;
@@ -1632,8 +1606,7 @@ void Sema::checkSize(const Pipeline &out, llvm::SMRange iterationsAt) {
                             "iterations, times {4} streams); the limit is {5}: a "
                             "shorter @prev distance, fewer stages or fewer streams{6}",
                             window * streams, window, stages,
-                            std::min<uint64_t>(iterations, reach), streams,
-                            kMaxClockEntries,
+                            std::min<uint64_t>(iterations, reach), streams, kMaxClockEntries,
                             spacing > 1 ? " (a stage that skips iterations reaches back "
                                           "over the iterations it skips)"
                                         : ""));
@@ -1659,8 +1632,8 @@ Program pipec::analyze(const ast::File &file, const DeviceProfile &profile,
   return program;
 }
 
-Program pipec::analyze(ast::File &&file, const DeviceProfile &profile,
-                       DiagnosticEngine &out, const SemaOptions &options) {
+Program pipec::analyze(ast::File &&file, const DeviceProfile &profile, DiagnosticEngine &out,
+                       const SemaOptions &options) {
   Sema sema(profile, options);
   Program program = sema.run(file, out.hadError(), &file);
   sema.flush(out);

@@ -10,9 +10,8 @@
 
 using namespace pipec::sema;
 
-std::optional<size_t>
-pipec::sema::suggestName(llvm::StringRef typo,
-                  llvm::ArrayRef<llvm::StringRef> candidates) {
+std::optional<size_t> pipec::sema::suggestName(llvm::StringRef typo,
+                                               llvm::ArrayRef<llvm::StringRef> candidates) {
   constexpr unsigned maxDistance = 2;
   std::optional<size_t> best;
   unsigned bestDistance = maxDistance + 1;
@@ -39,8 +38,7 @@ pipec::sema::suggestName(llvm::StringRef typo,
 /// up to two characters (the symmetric-delete index: two names within edit
 /// distance 2 share one). No allocation per variant.
 template <typename Each>
-static void deletions(llvm::StringRef name, Each each, unsigned from = 0,
-                      unsigned upTo = 2) {
+static void deletions(llvm::StringRef name, Each each, unsigned from = 0, unsigned upTo = 2) {
   char buffer[64];
   const size_t n = name.size();
   if (from == 0)
@@ -120,7 +118,8 @@ std::optional<size_t> NameIndex::suggest(llvm::StringRef typo, uint64_t &budget)
         return best;
     }
     // Longer names are not in the index: at most 2 longer than the typo.
-    for (size_t l = kIndexedLength + 1; l <= typo.size() + maxDistance && l < byLength.size(); ++l)
+    for (size_t l = kIndexedLength + 1; l <= typo.size() + maxDistance && l < byLength.size();
+         ++l)
       for (uint32_t i : byLength[l]) {
         if (budget == 0)
           return std::nullopt;
@@ -129,7 +128,8 @@ std::optional<size_t> NameIndex::suggest(llvm::StringRef typo, uint64_t &budget)
       }
   } else {
     size_t length = std::min<size_t>(typo.size(), 4096);
-    for (size_t l = length - maxDistance; l <= length + maxDistance && l < byLength.size(); ++l)
+    for (size_t l = length - maxDistance; l <= length + maxDistance && l < byLength.size();
+         ++l)
       for (uint32_t i : byLength[l]) {
         if (budget == 0)
           return std::nullopt;

@@ -9,7 +9,7 @@
 namespace pipec::sema {
 
 /// The largest time and size a stage may have: anything beyond is a typo.
-constexpr double kMaxTimeUs = 3600.0 * 1e6; // one hour
+constexpr double kMaxTimeUs = 3600.0 * 1e6;       // one hour
 constexpr uint64_t kMaxBytes = uint64_t(1) << 40; // 1 TiB
 
 struct Quantity {

@@ -25,9 +25,9 @@ constexpr size_t kChunkItems = size_t(1) << 15;
 /// Writes items [0, n) to `out` as format(begin, end, out) would for the
 /// whole range at once. `format` is called from two threads at once (on
 /// different ranges), so it may only read what they share.
-void writeInChunks(size_t n, llvm::raw_ostream &out,
-                   llvm::function_ref<void(size_t begin, size_t end, llvm::raw_ostream &out)>
-                       format);
+void writeInChunks(
+    size_t n, llvm::raw_ostream &out,
+    llvm::function_ref<void(size_t begin, size_t end, llvm::raw_ostream &out)> format);
 
 } // namespace pipec
 

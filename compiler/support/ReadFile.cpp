@@ -9,8 +9,7 @@
 
 using namespace llvm;
 
-Expected<std::string> pipec::readBounded(StringRef path, uint64_t limit,
-                                         StringRef display) {
+Expected<std::string> pipec::readBounded(StringRef path, uint64_t limit, StringRef display) {
   int fd = 0;
   if (path != "-") {
     fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);

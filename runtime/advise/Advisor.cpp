@@ -128,8 +128,7 @@ private:
 
 llvm::Expected<std::unique_ptr<Variant>> Advisor::build(const std::vector<Edit> &edits) const {
   auto v = std::make_unique<Variant>();
-  llvm::Expected<std::string> text =
-      applyEdits(*source.file, source.text, p.name, edits);
+  llvm::Expected<std::string> text = applyEdits(*source.file, source.text, p.name, edits);
   if (!text)
     return text.takeError();
   v->text = std::move(*text);
@@ -206,8 +205,7 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
       continue;
     const uint32_t device = stage.stream < 0 ? 0 : p.streams[stage.stream].device;
     for (const program::Stream &st : p.streams)
-      if ((stage.stream < 0 || st.name != p.streams[stage.stream].name) &&
-          st.device == device)
+      if ((stage.stream < 0 || st.name != p.streams[stage.stream].name) && st.device == device)
         out.push_back({formatv("move stage '{0}' to stream '{1}'", stage.name, st.name),
                        {Edit::setStream(stage.name, st.name)},
                        "move " + stage.name});
@@ -262,8 +260,7 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
   // Every stream pipec's to choose (on one device: with several, a stage
   // without `on` would go to the first).
   if (p.devices.size() <= 1) {
-    Candidate c{"let pipec assign every stage's stream (drop the 'on' clauses)", {},
-                "assign"};
+    Candidate c{"let pipec assign every stage's stream (drop the 'on' clauses)", {}, "assign"};
     for (const program::Stage &st : p.stages)
       if (st.kind != StageKind::Cpu && !streamName(st).empty())
         c.edits.push_back(Edit::setStream(st.name, ""));
@@ -430,12 +427,11 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
     std::sort(waited.begin(), waited.end());
     for (uint32_t b : waited) {
       const program::Buffer &buffer = p.buffers[b];
-      candidates.push_back(
-          {formatv("deepen ring '{0}' to {1} slots (+{2} of {3} memory)", buffer.name,
-                   buffer.slots + 1, formatBytes(buffer.bytes),
-                   buffer.host ? "pinned host" : "device"),
-           {Edit::setSlots(buffer.name, buffer.slots + 1)},
-           "ring " + buffer.name});
+      candidates.push_back({formatv("deepen ring '{0}' to {1} slots (+{2} of {3} memory)",
+                                    buffer.name, buffer.slots + 1, formatBytes(buffer.bytes),
+                                    buffer.host ? "pinned host" : "device"),
+                            {Edit::setSlots(buffer.name, buffer.slots + 1)},
+                            "ring " + buffer.name});
     }
   }
   for (const Candidate &c : candidates)
@@ -487,8 +483,7 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
                                 compiled.stream(d.stream).name, formatTime(d.delayUs)));
   }
   if (more)
-    out.notes.push_back(
-        formatv("{0} more stream-order edge(s) on the critical path", more));
+    out.notes.push_back(formatv("{0} more stream-order edge(s) on the critical path", more));
   for (const auto &[key, h] : hypothetical)
     out.notes.push_back(h.second);
   for (const std::string &n : stateNotes)
@@ -568,7 +563,9 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
 
 void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 0);
-  auto number = [&](llvm::StringRef key, double value) { writeNumberAttribute(j, key, value); };
+  auto number = [&](llvm::StringRef key, double value) {
+    writeNumberAttribute(j, key, value);
+  };
   j.object([&] {
     j.attribute("format", "pipec-advice");
     j.attribute("version", 3);

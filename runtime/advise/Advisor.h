@@ -67,7 +67,7 @@ struct PipelineAdvice {
   GraphAdvice graph;
   std::vector<Suggestion> suggestions; ///< best first
   std::vector<std::string> notes;      ///< what holds it back, what could gain
-  std::vector<GapPart> gap; ///< makespan - lower bound, cause by cause (model)
+  std::vector<GapPart> gap;            ///< makespan - lower bound, cause by cause (model)
 };
 
 struct AdviseOptions {

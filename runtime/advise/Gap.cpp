@@ -51,7 +51,8 @@ std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile 
        }},
       {"cross-stream waits resolving", [](DeviceProfile &p, bool &) { p.waitLatencyUs = 0; }},
       {"host-function latency", [](DeviceProfile &p, bool &) { p.hostFuncLatencyUs = 0; }},
-      {"copy engines starting transfers", [](DeviceProfile &p, bool &) { p.copyLatencyUs = 0; }},
+      {"copy engines starting transfers",
+       [](DeviceProfile &p, bool &) { p.copyLatencyUs = 0; }},
       {"gaps between back-to-back stages of a stream",
        [](DeviceProfile &p, bool &) { p.streamGapUs = 0; }},
       // A queue per stream: no two share one. More would map each stream to
@@ -85,7 +86,7 @@ std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile 
     out.push_back({c.words, exact(previous - now)});
     previous = now;
   }
-  out.push_back({"the rest: orderings and overlap the bound does not count",
-                 exact(previous - bound)});
+  out.push_back(
+      {"the rest: orderings and overlap the bound does not count", exact(previous - bound)});
   return out;
 }

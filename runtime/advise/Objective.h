@@ -22,7 +22,7 @@ namespace pipec::runtime {
 
 struct Objective {
   enum Kind { Makespan, StageEnd } kind = Makespan;
-  std::string stage; ///< StageEnd
+  std::string stage;   ///< StageEnd
   bool median = false; ///< StageEnd: the median over iterations, not the worst
 
   /// "makespan", "end:Decode:worst"

@@ -12,8 +12,7 @@ using namespace calibration;
 double calibration::median(std::vector<double> values) {
   if (values.empty())
     return 0;
-  std::nth_element(values.begin(), values.begin() + values.size() / 2,
-                   values.end());
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   return values[values.size() / 2];
 }
 
@@ -57,8 +56,7 @@ double calibration::medianDeviceToHostUs(const std::vector<double> &device,
   return std::max(0.0, median(std::move(d)));
 }
 
-CopyFit calibration::fitCopies(
-    const std::vector<std::pair<double, double>> &samples) {
+CopyFit calibration::fitCopies(const std::vector<std::pair<double, double>> &samples) {
   CopyFit fit;
   const double n = double(samples.size());
   if (samples.size() < 2)
@@ -101,8 +99,7 @@ double calibration::graphLaunchFixedUs(double callToFirstNodeUs, unsigned nodes,
   return std::max(0.0, callToFirstNodeUs - double(nodes) * perNodeUs);
 }
 
-unsigned calibration::copyEngines(const std::vector<double> &smallAheadUs,
-                                  double largeUs) {
+unsigned calibration::copyEngines(const std::vector<double> &smallAheadUs, double largeUs) {
   unsigned engines = 1;
   for (double ahead : smallAheadUs) {
     if (!(largeUs > 0) || !(ahead > largeUs / 2))

@@ -48,13 +48,11 @@ ClockOffset clockOffset(const std::vector<ClockSample> &samples);
 
 /// The median of (device[i] - offset) - host[i]: how long after a host event
 /// a device event followed (graph launch call to its first node's start).
-double medianHostToDeviceUs(const std::vector<double> &host,
-                            const std::vector<double> &device,
+double medianHostToDeviceUs(const std::vector<double> &host, const std::vector<double> &device,
                             const ClockOffset &offset);
 /// The median of host[i] - (device[i] - offset): how long after a device
 /// event a host event followed (a kernel's end to the host function after it).
-double medianDeviceToHostUs(const std::vector<double> &device,
-                            const std::vector<double> &host,
+double medianDeviceToHostUs(const std::vector<double> &device, const std::vector<double> &host,
                             const ClockOffset &offset);
 
 /// A copy engine's cost as the model has it: latency + bytes / bandwidth.

@@ -10,8 +10,7 @@
 using namespace pipec;
 using namespace pipec::runtime;
 
-double SimAssignmentCost::run(const program::Pipeline &pinned,
-                              std::vector<double> &start,
+double SimAssignmentCost::run(const program::Pipeline &pinned, std::vector<double> &start,
                               std::vector<double> &end) const {
   ScheduleOptions options;
   options.maxStreams = std::numeric_limits<unsigned>::max();

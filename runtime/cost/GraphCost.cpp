@@ -3,9 +3,9 @@
 #include "runtime/cost/GraphCost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <thread>
-#include <cmath>
 
 using namespace pipec;
 using namespace pipec::runtime;
@@ -13,16 +13,16 @@ using namespace pipec::runtime;
 /// The fewest instances for which the graph verdict's model skips ahead.
 constexpr size_t kSkipAheadFrom = size_t(1) << 16;
 
-GraphAdvice runtime::compareLowerings(const LoweringRun &streams,
-                                      const LoweringRun &graph, unsigned replays) {
+GraphAdvice runtime::compareLowerings(const LoweringRun &streams, const LoweringRun &graph,
+                                      unsigned replays) {
   GraphAdvice g;
   g.evaluated = true;
   g.streamsReplayUs = streams.timings.replayMedian;
   g.graphReplayUs = graph.timings.replayMedian;
   double instantiate = graph.explicitInstantiateUs > 0 ? graph.explicitInstantiateUs
                                                        : graph.timings.instantiate;
-  g.oneTimeUs = instantiate + std::max(0.0, graph.timings.firstLaunch -
-                                                graph.timings.replayMedian);
+  g.oneTimeUs =
+      instantiate + std::max(0.0, graph.timings.firstLaunch - graph.timings.replayMedian);
   double saved = g.streamsReplayUs - g.graphReplayUs;
   if (saved > 0)
     g.breakEvenReplays =

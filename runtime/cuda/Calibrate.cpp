@@ -36,8 +36,7 @@ double hostMicros() { return double(hostNanoseconds()) / 1000; }
 void CUDART_CB readHostClock(void *out) { *static_cast<double *>(out) = hostMicros(); }
 
 struct Calibrator {
-  Calibrator(const DeviceProfile &defaults, llvm::raw_ostream &log)
-      : p(defaults), log(log) {}
+  Calibrator(const DeviceProfile &defaults, llvm::raw_ostream &log) : p(defaults), log(log) {}
 
   DeviceProfile p;
   llvm::raw_ostream &log;
@@ -56,10 +55,9 @@ struct Calibrator {
     cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess || count == 0) {
       (void)cudaGetLastError();
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(), "no CUDA device: %s",
-          status != cudaSuccess ? cudaGetErrorString(status)
-                                : "the CUDA runtime sees no GPU");
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "no CUDA device: %s",
+                                     status != cudaSuccess ? cudaGetErrorString(status)
+                                                           : "the CUDA runtime sees no GPU");
     }
     PIPEC_CUDA_TRY(cudaSetDevice(0), "device 0");
     cudaDeviceProp props{};
@@ -90,12 +88,12 @@ struct Calibrator {
   /// Stamps 0..n-1 as intervals in microseconds of the device clock.
   llvm::Expected<std::vector<Interval>> readStamps(int n) {
     std::vector<Stamp> host(n);
-    PIPEC_CUDA_TRY(cudaMemcpy(host.data(), stamps, sizeof(Stamp) * n,
-                              cudaMemcpyDeviceToHost),
+    PIPEC_CUDA_TRY(cudaMemcpy(host.data(), stamps, sizeof(Stamp) * n, cudaMemcpyDeviceToHost),
                    "stamps");
     std::vector<Interval> out(n);
     for (int i = 0; i < n; ++i)
-      out[i] = {deviceMicros(host[i].start, deviceBase), deviceMicros(host[i].end, deviceBase)};
+      out[i] = {deviceMicros(host[i].start, deviceBase),
+                deviceMicros(host[i].end, deviceBase)};
     return out;
   }
 
@@ -106,8 +104,7 @@ struct Calibrator {
   /// An idle H200 clocks down (345 MHz): a fifth of a second of work on
   /// every SM brings the clocks up before anything is measured.
   llvm::Error warmUp() {
-    PIPEC_CUDA_TRY(launchSpinStamped(dim3(p.sms * 4), dim3(256), a.get(), 200'000'000,
-                                     stamps),
+    PIPEC_CUDA_TRY(launchSpinStamped(dim3(p.sms * 4), dim3(256), a.get(), 200'000'000, stamps),
                    "warm-up");
     PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "warm-up");
     log << "  warmed up: 200 ms on every SM\n";
@@ -119,15 +116,15 @@ struct Calibrator {
     constexpr unsigned n = 4096;
     DeviceMemory readings;
     PIPEC_CUDA_TRY(cudaMalloc(readings.out(), n * sizeof(unsigned long long)), "timer");
-    PIPEC_CUDA_TRY(launchTimerReadings(a.get(), static_cast<unsigned long long *>(
-                                                    readings.get()), n),
-                   "timer");
+    PIPEC_CUDA_TRY(
+        launchTimerReadings(a.get(), static_cast<unsigned long long *>(readings.get()), n),
+        "timer");
     // The stream is non-blocking: a plain cudaMemcpy would not wait for it.
     PIPEC_CUDA_TRY(cudaStreamSynchronize(a.get()), "timer");
     std::vector<uint64_t> host(n);
-    PIPEC_CUDA_TRY(cudaMemcpy(host.data(), readings.get(), n * sizeof(uint64_t),
-                              cudaMemcpyDeviceToHost),
-                   "timer");
+    PIPEC_CUDA_TRY(
+        cudaMemcpy(host.data(), readings.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost),
+        "timer");
     p.timerResolutionNs = double(timerResolution(host));
     deviceBase = host.front();
     if (llvm::Error e = clockOffsetProbe())
@@ -269,8 +266,9 @@ struct Calibrator {
         params.blockDim = dim3(32);
         params.kernelParams = args;
         cudaGraphNode_t node;
-        PIPEC_CUDA_TRY(cudaGraphAddKernelNode(&node, graph.get(), previous ? &previous : nullptr,
-                                              previous ? 1 : 0, &params),
+        PIPEC_CUDA_TRY(cudaGraphAddKernelNode(&node, graph.get(),
+                                              previous ? &previous : nullptr, previous ? 1 : 0,
+                                              &params),
                        "graph node");
         previous = node;
       }
@@ -343,8 +341,8 @@ struct Calibrator {
     std::vector<double> latencies;
     for (Direction &d : directions) {
       std::vector<std::pair<double, double>> samples;
-      for (size_t bytes : {size_t(4), size_t(64) << 10, size_t(1) << 20,
-                           size_t(16) << 20, largest}) {
+      for (size_t bytes :
+           {size_t(4), size_t(64) << 10, size_t(1) << 20, size_t(16) << 20, largest}) {
         std::vector<double> times;
         for (int round = 0; round < 5; ++round) {
           PIPEC_CUDA_TRY(cudaEventRecord(begin.get(), a.get()), "copy");
@@ -367,10 +365,12 @@ struct Calibrator {
     p.copyLatencyUs = median(latencies);
     // Both directions at once, each on its own stream: do they share PCIe?
     double t = hostMicros();
-    PIPEC_CUDA_TRY(cudaMemcpyAsync(device.get(), host.get(), largest,
-                                   cudaMemcpyHostToDevice, a.get()), "h2d");
-    PIPEC_CUDA_TRY(cudaMemcpyAsync(host2.get(), device2.get(), largest,
-                                   cudaMemcpyDeviceToHost, b.get()), "d2h");
+    PIPEC_CUDA_TRY(
+        cudaMemcpyAsync(device.get(), host.get(), largest, cudaMemcpyHostToDevice, a.get()),
+        "h2d");
+    PIPEC_CUDA_TRY(
+        cudaMemcpyAsync(host2.get(), device2.get(), largest, cudaMemcpyDeviceToHost, b.get()),
+        "d2h");
     PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "copies");
     report("h2d + d2h at once, each", double(largest) / ((hostMicros() - t) * 1e3), "GB/s");
     report("copy engine latency", p.copyLatencyUs, "us");
@@ -382,19 +382,18 @@ struct Calibrator {
       void *dst, *src, *smallDst, *smallSrc;
       cudaMemcpyKind kind;
       unsigned *engines;
-    } probes[] = {
-        {"h2d", device.get(), host.get(), device2.get(), small.get(), cudaMemcpyHostToDevice,
-         &p.copyEnginesH2D},
-        {"d2h", host.get(), device.get(), small.get(), device2.get(), cudaMemcpyDeviceToHost,
-         &p.copyEnginesD2H}};
+    } probes[] = {{"h2d", device.get(), host.get(), device2.get(), small.get(),
+                   cudaMemcpyHostToDevice, &p.copyEnginesH2D},
+                  {"d2h", host.get(), device.get(), small.get(), device2.get(),
+                   cudaMemcpyDeviceToHost, &p.copyEnginesD2H}};
     for (Probe &probe : probes) {
       llvm::Expected<unsigned> n = copyEngineProbe(probe.dst, probe.src, probe.smallDst,
                                                    probe.smallSrc, probe.kind, largest);
       if (!n)
         return n.takeError();
       *probe.engines = *n;
-      log << llvm::formatv("  {0,-34} {1,10}\n",
-                           std::string(probe.name) + " copy engines", *n);
+      log << llvm::formatv("  {0,-34} {1,10}\n", std::string(probe.name) + " copy engines",
+                           *n);
     }
     return llvm::Error::success();
   }
@@ -403,8 +402,7 @@ struct Calibrator {
   /// its own stream), then a 4-byte copy on another stream, for m = 1..3;
   /// did the small one wait for a large one? (CalibrationMath's copyEngines.)
   llvm::Expected<unsigned> copyEngineProbe(void *dst, void *src, void *smallDst,
-                                           void *smallSrc, cudaMemcpyKind kind,
-                                           size_t bytes) {
+                                           void *smallSrc, cudaMemcpyKind kind, size_t bytes) {
     constexpr int kMostLarge = 3;
     Stream streams[kMostLarge + 1];
     for (Stream &st : streams)

@@ -17,8 +17,7 @@
 namespace pipec::cuda {
 
 /// The error for a failed call; `context` is built only here, on failure.
-inline llvm::Error failure(cudaError_t status, const char *call,
-                           const std::string &context) {
+inline llvm::Error failure(cudaError_t status, const char *call, const std::string &context) {
   std::string message = std::string(call);
   if (!context.empty())
     message += " for " + context;
@@ -26,8 +25,7 @@ inline llvm::Error failure(cudaError_t status, const char *call,
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-inline llvm::Error check(cudaError_t status, const char *call,
-                         const std::string &context) {
+inline llvm::Error check(cudaError_t status, const char *call, const std::string &context) {
   if (status == cudaSuccess)
     return llvm::Error::success();
   return failure(status, call, context);
@@ -38,12 +36,11 @@ inline llvm::Error check(cudaError_t status, const char *call,
 /// Calls `expr` (a CUDA runtime call); on failure returns an llvm::Error
 /// from the enclosing function. `context` (what the call was for) is
 /// evaluated only on failure: the issue path builds no string.
-#define PIPEC_CUDA_TRY(expr, context)                                          \
-  do {                                                                         \
-    cudaError_t pipecStatus = (expr);                                          \
-    if (pipecStatus != cudaSuccess)                                            \
-      return ::llvm::Error(                                                    \
-          ::pipec::cuda::failure(pipecStatus, #expr, (context)));              \
+#define PIPEC_CUDA_TRY(expr, context)                                                         \
+  do {                                                                                        \
+    cudaError_t pipecStatus = (expr);                                                         \
+    if (pipecStatus != cudaSuccess)                                                           \
+      return ::llvm::Error(::pipec::cuda::failure(pipecStatus, #expr, (context)));            \
   } while (false)
 
 #endif // PIPEC_RUNTIME_CUDA_CHECK_H

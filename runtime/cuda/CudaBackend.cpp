@@ -51,8 +51,7 @@ double microsSince(Clock::time_point t) {
 }
 
 llvm::Error noDevice(const std::string &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "no CUDA device: " + why);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "no CUDA device: " + why);
 }
 
 /// Device 0, or why there is none.
@@ -77,17 +76,17 @@ std::string stageContext(const Schedule &s, uint32_t v) {
 struct Resources {
   std::vector<Stream> streams;
   std::vector<Event> events;
-  Stream setup;  ///< launches graphs, records the timeline's origin
-  Stream marker; ///< idle: timing events that place host work on the events' clock
+  Stream setup;     ///< launches graphs, records the timeline's origin
+  Stream marker;    ///< idle: timing events that place host work on the events' clock
   Event graphEvent; ///< the graph lowering's record before a host sync
-  std::vector<DeviceMemory> deviceBuffers;  ///< per stage: source side
-  std::vector<DeviceMemory> deviceBuffers2; ///< per stage: d2d destination
-  std::vector<PinnedMemory> pinnedBuffers;  ///< per stage
-  std::vector<size_t> bytes;                ///< per stage
+  std::vector<DeviceMemory> deviceBuffers;   ///< per stage: source side
+  std::vector<DeviceMemory> deviceBuffers2;  ///< per stage: d2d destination
+  std::vector<PinnedMemory> pinnedBuffers;   ///< per stage
+  std::vector<size_t> bytes;                 ///< per stage
   std::vector<unsigned long long> spinNanos; ///< per stage: each block's spin
-  std::vector<size_t> spinSmem;             ///< per stage: dynamic shared memory
-  std::vector<HostWork> hostWork;           ///< per instance
-  std::vector<unsigned long long> tags;     ///< per instance
+  std::vector<size_t> spinSmem;              ///< per stage: dynamic shared memory
+  std::vector<HostWork> hostWork;            ///< per instance
+  std::vector<unsigned long long> tags;      ///< per instance
   /// The declared buffers (version 2), every slot: device or pinned host.
   std::vector<std::vector<DeviceMemory>> declaredDevice;
   std::vector<std::vector<PinnedMemory>> declaredHost;
@@ -95,8 +94,7 @@ struct Resources {
 
   /// Slot `slot` of declared buffer `b`.
   void *declared(const program::Pipeline &p, uint32_t b, uint32_t slot) const {
-    return p.buffers[b].host ? declaredHost[b][slot].get()
-                             : declaredDevice[b][slot].get();
+    return p.buffers[b].host ? declaredHost[b][slot].get() : declaredDevice[b][slot].get();
   }
 };
 
@@ -145,7 +143,8 @@ MemsetArgs memsetArgs(const Schedule &s, Resources &res, uint32_t v) {
   const uint32_t it = s.instances.iterationOf(v);
   for (const program::Access &a : s.pipeline.stages[k].accesses)
     if (a.write) {
-      m.dst = res.declared(s.pipeline, a.buffer, a.slot(it, s.pipeline.buffers[a.buffer].slots));
+      m.dst =
+          res.declared(s.pipeline, a.buffer, a.slot(it, s.pipeline.buffers[a.buffer].slots));
       break;
     }
   return m;
@@ -220,8 +219,7 @@ public:
     if (llvm::Error e = findDevice())
       return e;
     PIPEC_CUDA_TRY(cudaGetDeviceProperties(&props, 0), "device 0");
-    PIPEC_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest),
-                   "device 0");
+    PIPEC_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest), "device 0");
     PIPEC_CUDA_TRY(prepareSpinKernel(int(props.sharedMemPerBlockOptin)), "the spin kernel");
     if (llvm::Error e = warmUp())
       return e;
@@ -249,9 +247,9 @@ public:
 
   /// Every lowering's replays first, timed on the host with nothing added;
   /// then each lowering's timeline, CUPTI loaded only now.
-  llvm::Expected<std::vector<LoweringRun>>
-  runAll(const Schedule &s, llvm::ArrayRef<Lowering> lowerings,
-         const RunOptions &options) override {
+  llvm::Expected<std::vector<LoweringRun>> runAll(const Schedule &s,
+                                                  llvm::ArrayRef<Lowering> lowerings,
+                                                  const RunOptions &options) override {
     Resources res;
     std::vector<std::string> stageNotes;
     if (llvm::Error e = allocate(s, options, res, stageNotes))
@@ -278,8 +276,7 @@ public:
       // CUPTI is loaded only when it may be used, and only now.
       CuptiStatus notAsked{false, "--timing=events", ""};
       llvm::Expected<TimingMethod> method = chooseTiming(
-          options.timing,
-          options.timing == TimingRequest::Events ? notAsked : cuptiStatus(),
+          options.timing, options.timing == TimingRequest::Events ? notAsked : cuptiStatus(),
           r.timingNote);
       if (!method)
         return method.takeError();
@@ -319,10 +316,9 @@ private:
   /// brings its clocks up before anything is timed.
   llvm::Error warmUp() {
     Stream stream;
-    PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(stream.out(), cudaStreamNonBlocking),
-                   "warm-up");
-    PIPEC_CUDA_TRY(launchSpin(dim3(props.multiProcessorCount * 4), dim3(256), 0,
-                              stream.get(), 200'000'000, 0, nullptr),
+    PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(stream.out(), cudaStreamNonBlocking), "warm-up");
+    PIPEC_CUDA_TRY(launchSpin(dim3(props.multiProcessorCount * 4), dim3(256), 0, stream.get(),
+                              200'000'000, 0, nullptr),
                    "warm-up");
     PIPEC_CUDA_TRY(cudaStreamSynchronize(stream.get()), "warm-up");
     return llvm::Error::success();
@@ -340,9 +336,9 @@ private:
                    "timer");
     PIPEC_CUDA_TRY(cudaStreamSynchronize(stream.get()), "timer");
     std::vector<uint64_t> host(n);
-    PIPEC_CUDA_TRY(cudaMemcpy(host.data(), readings.get(), n * sizeof(uint64_t),
-                              cudaMemcpyDeviceToHost),
-                   "timer");
+    PIPEC_CUDA_TRY(
+        cudaMemcpy(host.data(), readings.get(), n * sizeof(uint64_t), cudaMemcpyDeviceToHost),
+        "timer");
     timerResolutionNs = double(calibration::timerResolution(host));
     return llvm::Error::success();
   }
@@ -363,9 +359,8 @@ private:
     };
     const unsigned model = profile.blocksPerSM(st.threads, st.smemBytes, st.regs);
     bool exact = true;
-    res.spinSmem[k] = pipec_spin::spinSharedMemory(model, st.smemBytes,
-                                                   props.sharedMemPerBlockOptin,
-                                                   occupancy, &exact);
+    res.spinSmem[k] = pipec_spin::spinSharedMemory(
+        model, st.smemBytes, props.sharedMemPerBlockOptin, occupancy, &exact);
     const unsigned perSM = occupancy(res.spinSmem[k]);
     PIPEC_CUDA_TRY(failed, "stage '" + st.name + "' (occupancy)");
     const unsigned long long waves =
@@ -384,8 +379,8 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error allocate(const Schedule &s, const RunOptions &options,
-                       Resources &res, std::vector<std::string> &notes) {
+  llvm::Error allocate(const Schedule &s, const RunOptions &options, Resources &res,
+                       std::vector<std::string> &notes) {
     for (const program::Stream &st : s.streamPlan.streams) {
       res.streams.emplace_back();
       PIPEC_CUDA_TRY(cudaStreamCreateWithPriority(res.streams.back().out(),
@@ -401,8 +396,7 @@ private:
                    "the graph lowering's event");
     for (uint32_t e = 0; e < std::max(1u, s.eventObjects); ++e) {
       res.events.emplace_back();
-      PIPEC_CUDA_TRY(cudaEventCreateWithFlags(res.events.back().out(),
-                                              cudaEventDisableTiming),
+      PIPEC_CUDA_TRY(cudaEventCreateWithFlags(res.events.back().out(), cudaEventDisableTiming),
                      "event e" + std::to_string(e));
     }
     const auto &stages = s.pipeline.stages;
@@ -434,12 +428,10 @@ private:
         continue;
       const bool memset = st.kind == StageKind::Memset;
       double gbps = profile.copyGBps(memset ? CopyDirection::D2D : st.direction);
-      size_t bytes = st.bytes ? *st.bytes
-                              : static_cast<size_t>(st.durationUs * gbps * 1e3);
+      size_t bytes = st.bytes ? *st.bytes : static_cast<size_t>(st.durationUs * gbps * 1e3);
       bytes = std::max<size_t>(bytes, 1);
       res.bytes[k] = bytes;
-      PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers[k].out(), bytes),
-                     "stage '" + st.name + "'");
+      PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers[k].out(), bytes), "stage '" + st.name + "'");
       if (memset)
         continue;
       if (st.direction == CopyDirection::D2D)
@@ -489,8 +481,7 @@ private:
   }
 
   /// Issues instance v's work on `stream`: the calls of one launch op.
-  llvm::Error launch(const Schedule &s, Resources &res, uint32_t v,
-                     cudaStream_t stream) {
+  llvm::Error launch(const Schedule &s, Resources &res, uint32_t v, cudaStream_t stream) {
     const uint32_t k = s.instances.stageOf(v);
     const program::Stage &st = s.pipeline.stages[k];
     switch (st.kind) {
@@ -554,13 +545,11 @@ private:
         const uint32_t v = op.instance;
         dispatch(s.instances.stage(v).issueUs);
         if (timed)
-          PIPEC_CUDA_TRY(cudaEventRecord(timed->start[v].get(), stream),
-                         stageContext(s, v));
+          PIPEC_CUDA_TRY(cudaEventRecord(timed->start[v].get(), stream), stageContext(s, v));
         if (llvm::Error e = launch(s, res, v, stream))
           return e;
         if (timed)
-          PIPEC_CUDA_TRY(cudaEventRecord(timed->end[v].get(), stream),
-                         stageContext(s, v));
+          PIPEC_CUDA_TRY(cudaEventRecord(timed->end[v].get(), stream), stageContext(s, v));
         break;
       }
       case Op::Record:
@@ -591,8 +580,8 @@ private:
   /// and `options.replays` replays on the host clock: `launch` issues a
   /// replay, `finish` waits for it. Nothing is added to them for timing.
   template <typename Launch, typename Finish>
-  llvm::Error timeReplays(const RunOptions &options, LoweringRun &r,
-                          Launch launch, Finish finish) {
+  llvm::Error timeReplays(const RunOptions &options, LoweringRun &r, Launch launch,
+                          Finish finish) {
     std::vector<double> replay, submit;
     replay.reserve(options.replays);
     submit.reserve(options.replays);
@@ -624,9 +613,8 @@ private:
                        LoweringState &state) {
     LoweringRun &r = state.run;
     if (r.timing == TimingMethod::Cupti) {
-      llvm::Error e = r.lowering == Lowering::Streams
-                          ? cuptiStreamsTimeline(s, res, r)
-                          : cuptiGraphTimeline(s, res, state);
+      llvm::Error e = r.lowering == Lowering::Streams ? cuptiStreamsTimeline(s, res, r)
+                                                      : cuptiGraphTimeline(s, res, state);
       if (!e) {
         if (!cuptiStatus().library.empty())
           r.notes.push_back("CUPTI loaded from " + cuptiStatus().library);
@@ -640,8 +628,7 @@ private:
 
   /// Host stages' intervals (their HostWork stamps) into `out`, on the
   /// clock they were read with.
-  static void hostIntervals(const Schedule &s, const Resources &res,
-                            InstanceIntervals &out) {
+  static void hostIntervals(const Schedule &s, const Resources &res, InstanceIntervals &out) {
     for (uint32_t v = 0; v < s.instances.size(); ++v)
       if (s.instances.stage(v).kind == StageKind::Host || s.onHost(v)) {
         out.start[v] = res.hostWork[v].start;
@@ -658,8 +645,8 @@ private:
   /// `match` assigns the records, taken within the replay's window, to
   /// instances. Host stages read CUPTI's clock themselves.
   template <typename Replay, typename Match>
-  llvm::Error cuptiTimeline(const Schedule &s, Resources &res, LoweringRun &r,
-                            Replay replay, Match match) {
+  llvm::Error cuptiTimeline(const Schedule &s, Resources &res, LoweringRun &r, Replay replay,
+                            Match match) {
     const size_t n = s.instances.size();
     useClock(res, cuptiNow);
     if (llvm::Error e = cuptiStartRecording()) {
@@ -703,8 +690,8 @@ private:
   /// The timeline from timing events, after their replay has finished, in
   /// nanoseconds after the origin event. A host stage's events bracket its
   /// host function's latency too: it is placed by how long it ran.
-  llvm::Error readTimingEvents(const Schedule &s, Resources &res,
-                               TimingEvents &te, LoweringRun &r) {
+  llvm::Error readTimingEvents(const Schedule &s, Resources &res, TimingEvents &te,
+                               LoweringRun &r) {
     const size_t n = s.instances.size();
     InstanceIntervals iv{std::vector<uint64_t>(n, 0), std::vector<uint64_t>(n, 0)};
     constexpr uint64_t kOrigin = uint64_t(1) << 40; // elapsed times may be negative
@@ -729,8 +716,8 @@ private:
   /// Falls back from CUPTI to events for this run's timeline, saying why.
   static void fallBack(LoweringRun &r, llvm::Error why) {
     r.timing = TimingMethod::Events;
-    r.timingNote = "CUPTI's records could not be used (" +
-                   llvm::toString(std::move(why)) + "); timed with CUDA events";
+    r.timingNote = "CUPTI's records could not be used (" + llvm::toString(std::move(why)) +
+                   "); timed with CUDA events";
   }
 
   // ---- The stream lowering -----------------------------------------------
@@ -740,8 +727,8 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error replayStreams(const Schedule &s, Resources &res,
-                            const RunOptions &options, LoweringRun &r) {
+  llvm::Error replayStreams(const Schedule &s, Resources &res, const RunOptions &options,
+                            LoweringRun &r) {
     return timeReplays(
         options, r, [&] { return issue(s, res, nullptr); }, [&] { return syncAll(); });
   }
@@ -750,8 +737,7 @@ private:
     TimingEvents te;
     if (llvm::Error e = makeTimingEvents(s, te))
       return e;
-    PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()),
-                   "the timeline's origin");
+    PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()), "the timeline's origin");
     if (llvm::Error e = issue(s, res, &te))
       return e;
     if (llvm::Error e = syncAll())
@@ -769,8 +755,7 @@ private:
     }
     std::vector<std::vector<uint32_t>> issued(res.streams.size());
     for (const Op &op : s.ops)
-      if (op.kind == Op::Launch &&
-          s.instances.stage(op.instance).kind != StageKind::Host)
+      if (op.kind == Op::Launch && s.instances.stage(op.instance).kind != StageKind::Host)
         issued[op.stream].push_back(op.instance);
     return cuptiTimeline(
         s, res, r,
@@ -840,8 +825,8 @@ private:
         deps.push_back(timed ? after[u] : out.node[u]);
       if (timed) {
         cudaGraphNode_t before;
-        PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&before, graph, deps.data(),
-                                                   deps.size(), timed->start[v].get()),
+        PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&before, graph, deps.data(), deps.size(),
+                                                   timed->start[v].get()),
                        stageContext(s, v));
         deps.assign(1, before);
       }
@@ -853,13 +838,13 @@ private:
                        stageContext(s, v));
         cudaKernelNodeAttrValue priority{};
         priority.priority = priorityFor(s.stream(s.streamOf(v)), options);
-        PIPEC_CUDA_TRY(cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributePriority,
-                                                       &priority),
-                       stageContext(s, v));
+        PIPEC_CUDA_TRY(
+            cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributePriority, &priority),
+            stageContext(s, v));
       } else if (st.kind == StageKind::Copy) {
         CopyArgs c = copyArgs(s, res, v);
-        PIPEC_CUDA_TRY(cudaGraphAddMemcpyNode1D(&node, graph, deps.data(), deps.size(),
-                                                c.dst, c.src, c.bytes, c.kind),
+        PIPEC_CUDA_TRY(cudaGraphAddMemcpyNode1D(&node, graph, deps.data(), deps.size(), c.dst,
+                                                c.src, c.bytes, c.kind),
                        stageContext(s, v));
       } else if (st.kind == StageKind::Memset) {
         cudaMemsetParams p = memsetParams(memsetArgs(s, res, v));
@@ -873,9 +858,9 @@ private:
                        stageContext(s, v));
       }
       if (timed)
-        PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&after[v], graph, &node, 1,
-                                                   timed->end[v].get()),
-                       stageContext(s, v));
+        PIPEC_CUDA_TRY(
+            cudaGraphAddEventRecordNode(&after[v], graph, &node, 1, timed->end[v].get()),
+            stageContext(s, v));
     }
     return llvm::Error::success();
   }
@@ -906,9 +891,9 @@ private:
                        stageContext(s, v));
       } else if (st.kind == StageKind::Copy) {
         CopyArgs c = copyArgs(s, res, v);
-        PIPEC_CUDA_TRY(cudaGraphExecMemcpyNodeSetParams1D(exec, g.node[v], c.dst, c.src,
-                                                          c.bytes, c.kind),
-                       stageContext(s, v));
+        PIPEC_CUDA_TRY(
+            cudaGraphExecMemcpyNodeSetParams1D(exec, g.node[v], c.dst, c.src, c.bytes, c.kind),
+            stageContext(s, v));
       } else if (st.kind == StageKind::Memset) {
         cudaMemsetParams p = memsetParams(memsetArgs(s, res, v));
         PIPEC_CUDA_TRY(cudaGraphExecMemsetNodeSetParams(exec, g.node[v], &p),
@@ -1050,9 +1035,8 @@ private:
           return llvm::createStringError(
               llvm::inconvertibleErrorCode(),
               "the captured graph %s '%s' before '%s', the schedule %s",
-              captured[u][v] ? "orders" : "does not order",
-              s.instances.name(u).c_str(), s.instances.name(v).c_str(),
-              plannedBefore(u, v) ? "does" : "does not");
+              captured[u][v] ? "orders" : "does not order", s.instances.name(u).c_str(),
+              s.instances.name(v).c_str(), plannedBefore(u, v) ? "does" : "does not");
     return llvm::Error::success();
   }
 
@@ -1070,15 +1054,14 @@ private:
   /// One replay of the graph lowering, the host's calls of s.graphOps: each
   /// segment launched on the setup stream (its dynamic nodes updated
   /// first), cpu stages, and a record and a sync before a synchronising one.
-  llvm::Error launchGraph(const Schedule &s, Resources &res, BuiltGraph &g,
-                          Executables &x, TimingEvents *timed = nullptr) {
+  llvm::Error launchGraph(const Schedule &s, Resources &res, BuiltGraph &g, Executables &x,
+                          TimingEvents *timed = nullptr) {
     for (const Op &op : s.graphOps) {
       switch (op.kind) {
       case Op::GraphLaunch:
         if (llvm::Error e = updateDynamic(s, res, g, x[op.event].get(), op.event))
           return e;
-        PIPEC_CUDA_TRY(cudaGraphLaunch(x[op.event].get(), res.setup.get()),
-                       "cudaGraphLaunch");
+        PIPEC_CUDA_TRY(cudaGraphLaunch(x[op.event].get(), res.setup.get()), "cudaGraphLaunch");
         break;
       case Op::Record:
         PIPEC_CUDA_TRY(cudaEventRecord(res.graphEvent.get(), res.setup.get()),
@@ -1156,8 +1139,8 @@ private:
   /// Events: a copy of the graphs with an event record node before and
   /// after each stage (build), launched once untimed, then once after the
   /// origin; cpu stages between them bracketed on the marker stream.
-  llvm::Error eventsGraphTimeline(const Schedule &s, Resources &res,
-                                  const RunOptions &options, LoweringState &state) {
+  llvm::Error eventsGraphTimeline(const Schedule &s, Resources &res, const RunOptions &options,
+                                  LoweringState &state) {
     LoweringRun &r = state.run;
     TimingEvents te;
     if (llvm::Error e = makeTimingEvents(s, te))
@@ -1172,8 +1155,7 @@ private:
       return e;
     if (llvm::Error e = syncSetup(res))
       return e;
-    PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()),
-                   "the timeline's origin");
+    PIPEC_CUDA_TRY(cudaEventRecord(te.origin.get(), res.setup.get()), "the timeline's origin");
     if (llvm::Error e = launchGraph(s, res, timed, timedExecs, &te))
       return e;
     if (llvm::Error e = syncSetup(res))

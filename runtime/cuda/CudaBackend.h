@@ -20,13 +20,11 @@ bool cudaBuilt();
 
 /// The CUDA backend on device 0; an error whose message starts with
 /// "no CUDA device" when none answers (or this build has no CUDA backend).
-llvm::Expected<std::unique_ptr<Backend>>
-makeCudaBackend(const DeviceProfile &profile);
+llvm::Expected<std::unique_ptr<Backend>> makeCudaBackend(const DeviceProfile &profile);
 
 /// Measures the device model's parameters on device 0 and returns a profile
 /// (the defaults for what it does not measure). Progress goes to `log`.
-llvm::Expected<DeviceProfile> calibrate(const DeviceProfile &defaults,
-                                        llvm::raw_ostream &log);
+llvm::Expected<DeviceProfile> calibrate(const DeviceProfile &defaults, llvm::raw_ostream &log);
 
 } // namespace pipec::runtime
 

@@ -41,19 +41,16 @@ CUpti_SubscriberHandle subscriber = nullptr;
 constexpr size_t kBufferBytes = size_t(8) << 20;
 constexpr size_t kAlign = 8;
 
-void CUPTIAPI bufferRequested(uint8_t **buffer, size_t *size,
-                              size_t *maxNumRecords) {
+void CUPTIAPI bufferRequested(uint8_t **buffer, size_t *size, size_t *maxNumRecords) {
   *buffer = static_cast<uint8_t *>(std::aligned_alloc(kAlign, kBufferBytes));
   *size = *buffer ? kBufferBytes : 0;
   *maxNumRecords = 0;
 }
 
-void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t,
-                              size_t validSize) {
+void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t, size_t validSize) {
   CUpti_Activity *record = nullptr;
   std::lock_guard<std::mutex> lock(recordsMutex);
-  while (buffer &&
-         api.nextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+  while (buffer && api.nextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
         record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       auto *k = reinterpret_cast<const CUpti_ActivityKernel10 *>(record);
@@ -71,8 +68,8 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t,
 
 /// CUPTI's resource callback: a node of a graph being instantiated was
 /// cloned (CUpti_GraphData's node is the clone, originalNode the template's).
-void CUPTIAPI resourceCallback(void *, CUpti_CallbackDomain domain,
-                               CUpti_CallbackId id, const void *data) {
+void CUPTIAPI resourceCallback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                               const void *data) {
   if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
     return;
   const auto *resource = static_cast<const CUpti_ResourceData *>(data);
@@ -106,8 +103,8 @@ void *openLibrary(std::string &why) {
     names.push_back(path);
   for (const char *name :
        {"libcupti.so", "libcupti.so.13", "libcupti.so.12",
-        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-        "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/lib/libcupti.so"})
+        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so", "/usr/local/cuda/lib64/libcupti.so",
+        "/usr/local/cuda/lib/libcupti.so"})
     names.push_back(name);
   for (const std::string &name : names)
     if (void *handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))
@@ -178,8 +175,7 @@ llvm::Expected<uint32_t> cuda::cuptiStreamId(cudaStream_t stream) {
 
 llvm::Expected<uint64_t> cuda::cuptiNodeId(cudaGraphNode_t node) {
   uint64_t id = 0;
-  if (CUptiResult r = api.nodeId(reinterpret_cast<CUgraphNode>(node), &id);
-      r != CUPTI_SUCCESS)
+  if (CUptiResult r = api.nodeId(reinterpret_cast<CUgraphNode>(node), &id); r != CUPTI_SUCCESS)
     return failed("cuptiGetGraphNodeId", r);
   return id;
 }
@@ -219,9 +215,8 @@ llvm::Error cuda::cuptiStartRecording() {
     std::lock_guard<std::mutex> lock(recordsMutex);
     records.clear();
   }
-  for (CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMSET})
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                  CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET})
     if (CUptiResult r = api.enable(kind); r != CUPTI_SUCCESS)
       return failed("cuptiActivityEnable", r);
   return llvm::Error::success();

@@ -23,8 +23,7 @@ __device__ __forceinline__ unsigned long long spinFor(unsigned long long ns) {
   return began;
 }
 
-__global__ void spin(unsigned long long ns, unsigned long long /*tag*/,
-                     unsigned char *touch) {
+__global__ void spin(unsigned long long ns, unsigned long long /*tag*/, unsigned char *touch) {
   spinFor(ns);
   if (touch && blockIdx.x == 0 && threadIdx.x == 0)
     touch[0] = 1;
@@ -48,8 +47,7 @@ __global__ void resetStamps(Stamp *stamps, size_t n) {
   }
 }
 
-__global__ void clockProbe(volatile unsigned *request,
-                           volatile unsigned long long *stamps,
+__global__ void clockProbe(volatile unsigned *request, volatile unsigned long long *stamps,
                            volatile unsigned *answer, unsigned samples,
                            unsigned long long timeoutNs) {
   for (unsigned i = 0; i < samples; ++i) {
@@ -70,8 +68,7 @@ __global__ void timerReadings(unsigned long long *out, unsigned n) {
 }
 
 cudaError_t launchSpin(dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                       unsigned long long ns, unsigned long long tag,
-                       unsigned char *touch) {
+                       unsigned long long ns, unsigned long long tag, unsigned char *touch) {
   spin<<<grid, block, smem, stream>>>(ns, tag, touch);
   return cudaGetLastError();
 }
@@ -87,8 +84,7 @@ cudaError_t prepareSpinKernel(int maxBytes) {
 }
 
 cudaError_t spinOccupancy(int *blocksPerSM, unsigned threads, size_t smem) {
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocksPerSM, spin, int(threads),
-                                                       smem);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocksPerSM, spin, int(threads), smem);
 }
 
 cudaError_t launchSpinStamped(dim3 grid, dim3 block, cudaStream_t stream,
@@ -96,9 +92,7 @@ cudaError_t launchSpinStamped(dim3 grid, dim3 block, cudaStream_t stream,
   spinStamped<<<grid, block, 0, stream>>>(ns, stamp);
   return cudaGetLastError();
 }
-const void *spinStampedKernel() {
-  return reinterpret_cast<const void *>(&spinStamped);
-}
+const void *spinStampedKernel() { return reinterpret_cast<const void *>(&spinStamped); }
 
 cudaError_t launchStampStart(cudaStream_t stream, Stamp *stamp) {
   stampStart<<<1, 1, 0, stream>>>(stamp);
@@ -112,24 +106,21 @@ cudaError_t launchResetStamps(cudaStream_t stream, Stamp *stamps, size_t n) {
 }
 
 cudaError_t launchClockProbe(cudaStream_t stream, volatile unsigned *request,
-                             volatile unsigned long long *stamps,
-                             volatile unsigned *answer, unsigned samples,
-                             unsigned long long timeoutNs) {
+                             volatile unsigned long long *stamps, volatile unsigned *answer,
+                             unsigned samples, unsigned long long timeoutNs) {
   clockProbe<<<1, 1, 0, stream>>>(request, stamps, answer, samples, timeoutNs);
   return cudaGetLastError();
 }
 
-cudaError_t launchTimerReadings(cudaStream_t stream, unsigned long long *out,
-                                unsigned n) {
+cudaError_t launchTimerReadings(cudaStream_t stream, unsigned long long *out, unsigned n) {
   timerReadings<<<1, 1, 0, stream>>>(out, n);
   return cudaGetLastError();
 }
 
 uint64_t hostNanoseconds() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
 }
 
 void CUDART_CB hostSpin(void *userData) {

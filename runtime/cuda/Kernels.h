@@ -16,8 +16,7 @@ namespace pipec::cuda {
 /// `touch`, when not null, is a declared buffer the stage accesses: one
 /// thread writes a byte of it, so the kernel uses the memory it declares.
 cudaError_t launchSpin(dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                       unsigned long long ns, unsigned long long tag,
-                       unsigned char *touch);
+                       unsigned long long ns, unsigned long long tag, unsigned char *touch);
 /// The spin kernel itself, for explicit graph kernel nodes: arguments
 /// (unsigned long long ns, unsigned long long tag, unsigned char *touch).
 const void *spinKernel();
@@ -73,13 +72,11 @@ cudaError_t launchResetStamps(cudaStream_t stream, Stamp *stamps, size_t n);
 /// brackets each round trip with its own clock (CalibrationMath's
 /// clockOffset). It gives up after `timeoutNs` without a request.
 cudaError_t launchClockProbe(cudaStream_t stream, volatile unsigned *request,
-                             volatile unsigned long long *stamps,
-                             volatile unsigned *answer, unsigned samples,
-                             unsigned long long timeoutNs);
+                             volatile unsigned long long *stamps, volatile unsigned *answer,
+                             unsigned samples, unsigned long long timeoutNs);
 
 /// `n` successive readings of %globaltimer by one thread, into `out` (device).
-cudaError_t launchTimerReadings(cudaStream_t stream, unsigned long long *out,
-                                unsigned n);
+cudaError_t launchTimerReadings(cudaStream_t stream, unsigned long long *out, unsigned n);
 
 } // namespace pipec::cuda
 

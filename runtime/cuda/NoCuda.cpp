@@ -14,9 +14,7 @@ runtime::makeCudaBackend(const DeviceProfile &) {
       "found when it was configured)");
 }
 
-llvm::Expected<DeviceProfile> runtime::calibrate(const DeviceProfile &,
-                                                 llvm::raw_ostream &) {
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      "no CUDA device: this build of pipec has no CUDA backend");
+llvm::Expected<DeviceProfile> runtime::calibrate(const DeviceProfile &, llvm::raw_ostream &) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "no CUDA device: this build of pipec has no CUDA backend");
 }

@@ -99,8 +99,8 @@ Uncontended importer::uncontend(ImportedStep &step, const DeviceProfile &profile
       // Slowed by the model beside others: shorter alone, by what the
       // model added (it adds time: blocks wait for room on the SMs). Run
       // faster than recorded after an earlier round: back towards it.
-      const double alone = std::clamp(st.durUs - gain[i] * off, recorded[i] * kLeastShare,
-                                      recorded[i]);
+      const double alone =
+          std::clamp(st.durUs - gain[i] * off, recorded[i] * kLeastShare, recorded[i]);
       if (std::fabs(alone - st.durUs) > 1e-3) {
         st.durUs = alone;
         changed = true;

@@ -138,8 +138,8 @@ private:
     }
     // llvm::json reads any run of number characters: "1.2.3" is its error,
     // and not ours to judge.
-    return p == end || !(digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' ||
-                         *p == '-');
+    return p == end ||
+           !(digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-');
   }
 
   bool object(unsigned depth,
@@ -247,8 +247,7 @@ std::optional<int64_t> importer::flatInteger(const FlatValue &v) {
     return n->i;
   // llvm::json::Value::getAsInteger: a whole double in int64's range.
   double whole;
-  if (std::modf(n->d, &whole) == 0.0 &&
-      whole >= double(std::numeric_limits<int64_t>::min()) &&
+  if (std::modf(n->d, &whole) == 0.0 && whole >= double(std::numeric_limits<int64_t>::min()) &&
       whole <= double(std::numeric_limits<int64_t>::max()))
     return static_cast<int64_t>(whole);
   return std::nullopt;

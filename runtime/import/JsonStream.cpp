@@ -88,8 +88,8 @@ ByteSource::~ByteSource() = default;
 
 llvm::Expected<std::unique_ptr<ByteSource>> importer::openFile(llvm::StringRef path,
                                                                llvm::StringRef shown) {
-  int fd = path == "-" ? ::dup(STDIN_FILENO)
-                       : ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  int fd =
+      path == "-" ? ::dup(STDIN_FILENO) : ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return fail("cannot read '" + shown + "': " + std::strerror(errno));
   gzFile z = gzdopen(fd, "rb");
@@ -125,8 +125,8 @@ bool JsonReader::more() {
   }
   total += *got;
   if (total > maxBytes) {
-    pending = fail("it is too large uncompressed (over " +
-                   llvm::Twine(maxBytes >> 20) + " MiB); record fewer steps");
+    pending = fail("it is too large uncompressed (over " + llvm::Twine(maxBytes >> 20) +
+                   " MiB); record fewer steps");
     ended = true;
     return false;
   }

@@ -51,11 +51,12 @@ void importer::trimComment(std::string &comment) {
 }
 
 std::string importer::streamName(int64_t id) {
-  return id >= 0 ? "s" + std::to_string(id) : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));
+  return id >= 0 ? "s" + std::to_string(id)
+                 : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));
 }
 
 std::string importer::pipelineName(const ImportedStep &s) {
-  return !s.step       ? "trace"
+  return !s.step        ? "trace"
          : *s.step >= 0 ? "step_" + std::to_string(*s.step)
                         : "step_neg" + std::to_string(uint64_t(0) - uint64_t(*s.step));
 }
@@ -69,7 +70,7 @@ void importer::addCommentText(std::string &to, llvm::StringRef text) {
 }
 
 llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st,
-                     const DeviceProfile &profile, StageLine &line) {
+                               const DeviceProfile &profile, StageLine &line) {
   program::Stage &s = line.stage;
   s = program::Stage();
   line.work.clear();
@@ -98,45 +99,46 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
     line.work = "kernel " + t.text;
     attribute("blocks", "1");
     attribute("threads", "32");
-  } else switch (op.kind) {
-  case OpKind::Kernel: {
-    uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
-    // The block must fit the recorded GPU's SM, as it did when it ran.
-    if (profile.blocksPerSM(uint32_t(threads)) == 0)
-      return fail(formatv("event {0} (kernel '{1}'): a block of {2} threads does not "
-                          "fit on one SM of the recorded GPU ({3} threads per SM)",
-                          op.event, st.name, threads, profile.maxThreadsPerSM));
-    s.kind = StageKind::Kernel;
-    s.blocks = uint32_t(std::clamp<uint64_t>(op.blocks, 1, 2147483647));
-    s.threads = uint32_t(threads);
-    bool smemFits = op.smem && op.smem <= profile.sharedMemoryPerBlock;
-    bool regsFit = op.regs >= 1 && op.regs <= 255;
-    if (smemFits || regsFit) {
-      // Only what keeps one block on one SM, as the device allowed it.
-      s.smemBytes = smemFits ? op.smem : 0;
-      s.regs = regsFit ? op.regs : 0;
-      if (profile.blocksPerSM(s.threads, s.smemBytes, s.regs) == 0)
-        s.smemBytes = 0, s.regs = 0;
+  } else
+    switch (op.kind) {
+    case OpKind::Kernel: {
+      uint64_t threads = std::clamp<uint64_t>(op.threads, 1, 1024);
+      // The block must fit the recorded GPU's SM, as it did when it ran.
+      if (profile.blocksPerSM(uint32_t(threads)) == 0)
+        return fail(formatv("event {0} (kernel '{1}'): a block of {2} threads does not "
+                            "fit on one SM of the recorded GPU ({3} threads per SM)",
+                            op.event, st.name, threads, profile.maxThreadsPerSM));
+      s.kind = StageKind::Kernel;
+      s.blocks = uint32_t(std::clamp<uint64_t>(op.blocks, 1, 2147483647));
+      s.threads = uint32_t(threads);
+      bool smemFits = op.smem && op.smem <= profile.sharedMemoryPerBlock;
+      bool regsFit = op.regs >= 1 && op.regs <= 255;
+      if (smemFits || regsFit) {
+        // Only what keeps one block on one SM, as the device allowed it.
+        s.smemBytes = smemFits ? op.smem : 0;
+        s.regs = regsFit ? op.regs : 0;
+        if (profile.blocksPerSM(s.threads, s.smemBytes, s.regs) == 0)
+          s.smemBytes = 0, s.regs = 0;
+      }
+      line.work = "kernel " + t.text;
+      attribute("blocks", std::to_string(s.blocks));
+      attribute("threads", std::to_string(s.threads));
+      if (s.smemBytes)
+        attribute("smem", std::to_string(s.smemBytes));
+      if (s.regs)
+        attribute("regs", std::to_string(s.regs));
+      break;
     }
-    line.work = "kernel " + t.text;
-    attribute("blocks", std::to_string(s.blocks));
-    attribute("threads", std::to_string(s.threads));
-    if (s.smemBytes)
-      attribute("smem", std::to_string(s.smemBytes));
-    if (s.regs)
-      attribute("regs", std::to_string(s.regs));
-    break;
-  }
-  case OpKind::Memcpy:
-    s.kind = StageKind::Copy;
-    s.direction = op.direction;
-    line.work = (llvm::Twine("copy ") + spelling(op.direction) + " " + t.text).str();
-    break;
-  case OpKind::Memset:
-    s.kind = StageKind::Memset;
-    line.work = "memset " + t.text;
-    break;
-  }
+    case OpKind::Memcpy:
+      s.kind = StageKind::Copy;
+      s.direction = op.direction;
+      line.work = (llvm::Twine("copy ") + spelling(op.direction) + " " + t.text).str();
+      break;
+    case OpKind::Memset:
+      s.kind = StageKind::Memset;
+      line.work = "memset " + t.text;
+      break;
+    }
   // The launch's dispatch less what the model charges for the call (a
   // graph launch's, for the first node of one).
   double issue =
@@ -191,8 +193,9 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
     if (s.opOf(st).bytes)
       comment += ", " + std::to_string(s.opOf(st).bytes) + " B";
     if (st.blocking)
-      comment += st.waitedForGpu ? "; the call waited for the GPU and returned once it was done"
-                                 : "; the call returned once it was done";
+      comment += st.waitedForGpu
+                     ? "; the call waited for the GPU and returned once it was done"
+                     : "; the call returned once it was done";
     if (st.queueFull)
       comment += "; the launch waited for room in the driver's full launch queue";
     if (st.graphLaunched)
@@ -273,7 +276,8 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
       const ImportedStage &st = s.stages[i];
       if (llvm::Error e = describe(s, st, profile, line))
         return e;
-      cells.make(s, st, st.onHost() ? "" : file.streamNames[file.streamIndex.at(s.opOf(st).stream)]);
+      cells.make(s, st,
+                 st.onHost() ? "" : file.streamNames[file.streamIndex.at(s.opOf(st).stream)]);
       columns.fit({st.name, cells.on, line.work, line.attrs, "", cells.deps});
     }
     return llvm::Error::success();
@@ -314,7 +318,8 @@ void PipeFile::write(llvm::raw_ostream &os) const {
       const ImportedStage &st = step->stages[i];
       // lay() described every stage without an error.
       llvm::cantFail(describe(*step, st, *profile, line));
-      cells.make(*step, st, st.onHost() ? "" : streamNames[streamIndex.at(step->opOf(st).stream)]);
+      cells.make(*step, st,
+                 st.onHost() ? "" : streamNames[streamIndex.at(step->opOf(st).stream)]);
       out.clear();
       stageColumns.write(out, "stage",
                          {st.name, cells.on, line.work, line.attrs, "", cells.deps},

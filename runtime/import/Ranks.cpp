@@ -171,7 +171,9 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     for (size_t k = 0; k < matched; ++k)
       nameOf[r][collectives[r][k].first] = collectiveName[k];
   }
-  auto streamOf = [&](size_t r, int64_t id) { return formatv("r{0}_{1}", r, streamName(id)).str(); };
+  auto streamOf = [&](size_t r, int64_t id) {
+    return formatv("r{0}_{1}", r, streamName(id)).str();
+  };
   // The stages pipec adds (a rank's start, a collective's dispatch) take a
   // name no imported stage has.
   llvm::StringSet<> taken;
@@ -314,9 +316,9 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     add({collectiveName[k], on + ")",
          std::string(spelling(collectives[0][k].second)) + " " + timeText(shortest), "",
          depsText(deps),
-         comment + formatv("; the ranks measured {0} to {1}", timeText(shortest),
-                           timeText(longest))
-                       .str()});
+         comment +
+             formatv("; the ranks measured {0} to {1}", timeText(shortest), timeText(longest))
+                 .str()});
   }
   for (const Row &row : rows)
     stageColumns.write(t, "stage", {row.name, row.on, row.work, row.attrs, "", row.deps},

@@ -46,8 +46,8 @@ struct RanksSummary {
   /// recordedSpanUs covers every rank on that clock.
   bool aligned = false;
   std::vector<double> startDelayUs; ///< per rank (0 when not aligned)
-  double recordedSpanUs = 0; ///< the longest rank's on its own clock when not aligned
-  std::vector<std::string> notes; ///< for the reader (stderr and the file)
+  double recordedSpanUs = 0;        ///< the longest rank's on its own clock when not aligned
+  std::vector<std::string> notes;   ///< for the reader (stderr and the file)
 };
 
 /// The ranks' steps as the text of one .pipe file (version 4), already laid

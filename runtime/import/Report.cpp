@@ -64,11 +64,8 @@ StepReport::Comm commOf(const ImportedStep &step, const Schedule &s,
     return step.stages[s.instances.stageOf(v)];
   };
   std::vector<DeviceUse> uses = deviceUses(
-      s,
-      [&](uint32_t v) {
-        return stageOf(v).idle ? std::make_pair(0.0, 0.0) : spanOf(v);
-      },
-      0, [&](uint32_t v) { // (a gpu_idle wait has no span: never asked)
+      s, [&](uint32_t v) { return stageOf(v).idle ? std::make_pair(0.0, 0.0) : spanOf(v); }, 0,
+      [&](uint32_t v) { // (a gpu_idle wait has no span: never asked)
         return program::isCommunication(s.instances.stage(v),
                                         step.names[step.opOf(stageOf(v)).name]);
       });
@@ -194,9 +191,8 @@ std::string verdict(const GraphAdvice &g) {
     return "not evaluated";
   if (g.breakEvenReplays)
     return formatv("{0} a replay; pays back its one-time {1} after {2} replay(s)",
-                   formatPercent(g.streamsReplayUs > 0
-                                     ? 1 - g.graphReplayUs / g.streamsReplayUs
-                                     : 0),
+                   formatPercent(
+                       g.streamsReplayUs > 0 ? 1 - g.graphReplayUs / g.streamsReplayUs : 0),
                    formatTime(g.oneTimeUs), g.breakEvenReplays)
         .str();
   return "never pays back its one-time cost";
@@ -213,9 +209,7 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
   auto more = [&](llvm::StringRef note) {
     os << "  " << std::string(24 + 12 + 2, ' ') << note << '\n';
   };
-  auto share = [&](double us) {
-    return formatPercent(r.spanUs > 0 ? us / r.spanUs : 0);
-  };
+  auto share = [&](double us) { return formatPercent(r.spanUs > 0 ? us / r.spanUs : 0); };
   os << "recorded step";
   if (step.step)
     os << " (ProfilerStep#" << *step.step << ")";
@@ -277,8 +271,8 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
       formatv("span; {0} a replay, {1} graph segment(s) between host syncs",
               formatTime(r.graph.graphReplayUs), r.graphSegments)
           .str());
-  row("graph, recorded host", "", "against the streams issued with the recorded dispatch: " +
-                                      verdict(r.graph));
+  row("graph, recorded host", "",
+      "against the streams issued with the recorded dispatch: " + verdict(r.graph));
   row("graph, pipec's launches", "",
       formatv("against the same streams issued by pipec with no dispatch ({0} a replay): {1}",
               formatTime(r.graphOwnLaunches.streamsReplayUs), verdict(r.graphOwnLaunches))

@@ -35,8 +35,8 @@ std::string identifier(llvm::StringRef text, llvm::StringRef prefix, llvm::Strin
     out = (prefix + out).str();
   if (out.size() > 40)
     out.resize(40);
-  for (const char *reserved : {"pipeline", "stream", "stage", "on", "depends_on",
-                               "priority", "iterations", "buffer", "device"})
+  for (const char *reserved : {"pipeline", "stream", "stage", "on", "depends_on", "priority",
+                               "iterations", "buffer", "device"})
     if (out == reserved)
       out += suffix;
   return out;
@@ -73,14 +73,14 @@ namespace {
 /// below `at`, or -1; the first whose key is above it, or -1.
 template <typename Key>
 int64_t lastBelow(const std::vector<uint32_t> &list, double at, Key key) {
-  auto pos = std::partition_point(list.begin(), list.end(),
-                                  [&](uint32_t i) { return key(i) < at; });
+  auto pos =
+      std::partition_point(list.begin(), list.end(), [&](uint32_t i) { return key(i) < at; });
   return pos == list.begin() ? -1 : int64_t(*(pos - 1));
 }
 template <typename Key>
 int64_t firstAbove(const std::vector<uint32_t> &list, double at, Key key) {
-  auto pos = std::partition_point(list.begin(), list.end(),
-                                  [&](uint32_t i) { return key(i) <= at; });
+  auto pos =
+      std::partition_point(list.begin(), list.end(), [&](uint32_t i) { return key(i) <= at; });
   return pos == list.end() ? -1 : int64_t(*pos);
 }
 
@@ -126,8 +126,7 @@ constexpr double kUnexplainedIdleUs = 100;
 bool blockingCopy(const GpuOp &op, llvm::StringRef name) {
   if (op.kind != OpKind::Memcpy || op.launchTs < 0)
     return false;
-  return name.contains("Pageable") &&
-         op.launchTs + op.launchDur >= op.ts + op.dur;
+  return name.contains("Pageable") && op.launchTs + op.launchDur >= op.ts + op.dur;
 }
 
 } // namespace
@@ -167,8 +166,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   for (const HostCall &c : trace.calls)
     if (c.correlation >= 0)
       numbered.push_back({c.correlation, double(c.ts), 0});
-  std::sort(numbered.begin(), numbered.end(),
-            [](const Numbered &a, const Numbered &b) { return a.correlation < b.correlation; });
+  std::sort(numbered.begin(), numbered.end(), [](const Numbered &a, const Numbered &b) {
+    return a.correlation < b.correlation;
+  });
   for (size_t k = 0; k < numbered.size(); ++k)
     numbered[k].latest = std::max(numbered[k].ts, k ? numbered[k - 1].latest : -INFINITY);
   /// The first recorded call numbered after an op's correlation.
@@ -242,15 +242,13 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       std::vector<uint32_t> byStart(steps.size());
       for (uint32_t k = 0; k < steps.size(); ++k)
         byStart[k] = k;
-      std::stable_sort(byStart.begin(), byStart.end(), [&](uint32_t a, uint32_t b) {
-        return steps[a].ts < steps[b].ts;
-      });
+      std::stable_sort(byStart.begin(), byStart.end(),
+                       [&](uint32_t a, uint32_t b) { return steps[a].ts < steps[b].ts; });
       std::vector<char> launched(steps.size(), 0);
       for (const GpuOp &op : trace.ops) {
         const double at = earliestLaunch(op);
-        auto in = std::upper_bound(byStart.begin(), byStart.end(), at, [&](double t, uint32_t k) {
-          return t < steps[k].ts;
-        });
+        auto in = std::upper_bound(byStart.begin(), byStart.end(), at,
+                                   [&](double t, uint32_t k) { return t < steps[k].ts; });
         if (in == byStart.begin())
           continue;
         const Step &st = steps[*(in - 1)];
@@ -388,7 +386,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   for (uint32_t i = 0; i < ops.size(); ++i)
     if (ops[i]->launchTs < 0 &&
         (i == 0 || ops[i]->correlation < 0 || ops[i - 1]->correlation != ops[i]->correlation))
-      items.push_back({slotOf(*ops[i]), 0, ops[i]->correlation, HostCall::Other, int64_t(i), 0});
+      items.push_back(
+          {slotOf(*ops[i]), 0, ops[i]->correlation, HostCall::Other, int64_t(i), 0});
   std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
     return a.ts != b.ts ? a.ts < b.ts : a.correlation < b.correlation;
   });
@@ -452,8 +451,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   for (const Item &item : items)
     most += item.kind == HostCall::StreamSync || item.kind == HostCall::EventSync ||
                     item.kind == HostCall::DeviceSync || item.kind == HostCall::Free ||
-                    item.kind == HostCall::Poll ||
-                    (item.op < 0 && item.dur >= kMinHostWorkUs)
+                    item.kind == HostCall::Poll || (item.op < 0 && item.dur >= kMinHostWorkUs)
                 ? 2
                 : 0;
   if (!items.empty()) {
@@ -539,7 +537,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     ImportedStage st;
     st.kind = kind;
     st.call = call;
-    st.name = uniqueName(!base.empty()                             ? base
+    st.name = uniqueName(!base.empty()                           ? base
                          : kind == ImportedStage::Kind::HostWork ? "host_work"
                                                                  : syncName(call));
     st.hostUs = at - origin;
@@ -557,7 +555,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
     return 0.0;
   };
-  bool queueFilled = false; // a launch blocked on the full queue
+  bool queueFilled = false;  // a launch blocked on the full queue
   int64_t graphLaunches = 0; // the step's graph launches so far
   // Whether every op issued so far had ended by `by` (from the origin).
   auto allEndedBy = [&](double by) {
@@ -581,12 +579,12 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     if (item.op >= 0 && nextOp < ops.size()) {
       // A graph launch launches its ops at once: the call's op and those
       // after it in issue order with its correlation.
-      const bool graph =
-          graphLaunched(*ops[nextOp]) || item.kind == HostCall::GraphLaunch;
+      const bool graph = graphLaunched(*ops[nextOp]) || item.kind == HostCall::GraphLaunch;
       double firstHostUs = 0;
-      for (uint32_t k = 0; nextOp < ops.size() &&
-                           (k == 0 || (graph && ops[nextOp]->correlation >= 0 &&
-                                       ops[nextOp]->correlation == ops[nextOp - 1]->correlation));
+      for (uint32_t k = 0;
+           nextOp < ops.size() &&
+           (k == 0 || (graph && ops[nextOp]->correlation >= 0 &&
+                       ops[nextOp]->correlation == ops[nextOp - 1]->correlation));
            ++k) {
         const GpuOp &op = *ops[nextOp++];
         uint32_t v = addOp(op, false);
@@ -621,7 +619,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           st.hostUs = item.ts - origin;
         firstHostUs = st.hostUs;
         if (st.blocking) { // (adding a stage may move `st`)
-          uint32_t sync = addCpu(ImportedStage::Kind::Sync, HostCall::BlockingCopy, item.ts, 0);
+          uint32_t sync =
+              addCpu(ImportedStage::Kind::Sync, HostCall::BlockingCopy, item.ts, 0);
           out.stages[sync].deps.push_back(v);
           out.stages[sync].returnUs = end - origin;
           ++out.hostSyncs;
@@ -635,9 +634,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       // A call that took time of its own (allocation, stream creation, a
       // free that did not wait): the host's, where it happened.
       const double shortWork = workBefore(item.ts);
-      uint32_t call = addCpu(ImportedStage::Kind::Call, item.kind, item.ts,
-                             item.dur + shortWork,
-                             identifier(trace.callNames[item.name], "call_", "_call"));
+      uint32_t call =
+          addCpu(ImportedStage::Kind::Call, item.kind, item.ts, item.dur + shortWork,
+                 identifier(trace.callNames[item.name], "call_", "_call"));
       out.stages[call].callName = item.name;
       previousEnd = std::max(previousEnd, end);
     } else if (launched && syncCall) {
@@ -757,8 +756,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           continue;
         for (int64_t b : out.streams)
           if (b != stream)
-            depend(list[k],
-                   lastEndedBefore(b, c, byCorrelation, out.stages[list[k]].startUs));
+            depend(list[k], lastEndedBefore(b, c, byCorrelation, out.stages[list[k]].startUs));
       }
   };
   // The stream waits that order the backlog were issued before the step,
@@ -924,8 +922,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       if (it != byEnd.begin() && (it - 1)->second < i) {
         const double end = (it - 1)->first;
         asEnded = at - end <= kGpuWaitSlackUs;
-        idleBefore = !asEnded && at - end < kUnexplainedIdleUs &&
-                     busyUntil(at) <= end + kClockSlackUs;
+        idleBefore =
+            !asEnded && at - end < kUnexplainedIdleUs && busyUntil(at) <= end + kClockSlackUs;
         if (asEnded || idleBefore)
           ended = int64_t((it - 1)->second);
       }
@@ -956,9 +954,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
         // went idle, or, a kernel, as that op ended while it had room
         // beside what was running.
         if (at - busyUntil(at) < kUnexplainedIdleUs) {
-          if (ended >= 0 &&
-              (idleBefore || (op.kind == OpKind::Kernel &&
-                              roomAt(out.stages[ended].endUs - kClockSlackUs))))
+          if (ended >= 0 && (idleBefore || (op.kind == OpKind::Kernel &&
+                                            roomAt(out.stages[ended].endUs - kClockSlackUs))))
             waitedForEnded();
           continue;
         }
@@ -967,8 +964,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
         // for the op that ended as it began, unless (a kernel) it had no
         // room beside what ran until then; or, on a GPU full of others'
         // blocks, for room, which the model has.
-        if (ended >= 0 &&
-            (idleBefore || roomAt(out.stages[ended].endUs - kClockSlackUs))) {
+        if (ended >= 0 && (idleBefore || roomAt(out.stages[ended].endUs - kClockSlackUs))) {
           waitedForEnded();
           continue;
         }
@@ -995,7 +991,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           idle.backlog = before.backlog;
           idle.graphLaunched = before.graphLaunched;
           // Between two nodes of one graph launch: a node of it too.
-          if (i > 0 && old[i - 1].graphLaunch >= 0 && old[i - 1].graphLaunch == before.graphLaunch)
+          if (i > 0 && old[i - 1].graphLaunch >= 0 &&
+              old[i - 1].graphLaunch == before.graphLaunch)
             idle.graphLaunch = before.graphLaunch;
           idle.hostUs = before.hostUs;
           idle.durUs = idles[k].us;
@@ -1024,9 +1021,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           "ops waited {0} ms in {1} gap(s) for what the trace does not show (the longest "
           "{2} ms, before '{3}', {4} ms into the step): each wait is kept as a gpu_idle "
           "stage of its time after what the op follows, so that a run keeps it",
-          formatv("{0:f2}", idleUs / 1000), idles.size(),
-          formatv("{0:f2}", longestUs / 1000), longestName,
-          formatv("{0:f2}", longestAt / 1000)));
+          formatv("{0:f2}", idleUs / 1000), idles.size(), formatv("{0:f2}", longestUs / 1000),
+          longestName, formatv("{0:f2}", longestAt / 1000)));
     }
   }
   taken = {};
@@ -1103,8 +1099,8 @@ SmDemand::SmDemand(const std::vector<ImportedStage> &stages, const std::vector<G
 }
 
 double SmDemand::at(double t) const {
-  auto after = std::upper_bound(asked_.begin(), asked_.end(),
-                                std::make_pair(t, double(INFINITY)));
+  auto after =
+      std::upper_bound(asked_.begin(), asked_.end(), std::make_pair(t, double(INFINITY)));
   return after == asked_.begin() ? 0.0 : (after - 1)->second;
 }
 

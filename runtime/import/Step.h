@@ -40,13 +40,13 @@ struct ImportedStage {
     HostWork, ///< the host busy with no runtime call
     Call,     ///< a runtime call that took time of its own (cudaMalloc...)
   } kind = Kind::Op;
-  uint32_t op = 0;            ///< Op: its GPU op, in ImportedStep::ops
-  std::string name;           ///< a short, unique stage name
-  std::vector<uint32_t> deps; ///< earlier stages
-  bool backlog = false;       ///< Op: issued before the step, still running in it
-  bool blocking = false;      ///< Op: a copy whose call returned once it was done
+  uint32_t op = 0;                       ///< Op: its GPU op, in ImportedStep::ops
+  std::string name;                      ///< a short, unique stage name
+  std::vector<uint32_t> deps;            ///< earlier stages
+  bool backlog = false;                  ///< Op: issued before the step, still running in it
+  bool blocking = false;                 ///< Op: a copy whose call returned once it was done
   HostCall::Kind call = HostCall::Other; ///< Sync: the call (BlockingCopy: a copy's)
-  uint32_t callName = 0; ///< Call: the call's name (ImportedStep::callNames)
+  uint32_t callName = 0;                 ///< Call: the call's name (ImportedStep::callNames)
   /// Op: its launch call blocked, the driver's launch queue full (the
   /// model's launch_queue_depth reproduces the wait; it is not dispatch).
   bool queueFull = false;
@@ -90,8 +90,8 @@ struct ImportedStep {
   std::vector<int64_t> availableSteps;
   std::vector<int64_t> streams; ///< stream ids, in order of first use
   std::vector<ImportedStage> stages;
-  std::vector<GpuOp> ops;         ///< the step's GPU ops (ImportedStage::op)
-  std::vector<std::string> names; ///< the ops' names (GpuOp::name indexes them)
+  std::vector<GpuOp> ops;             ///< the step's GPU ops (ImportedStage::op)
+  std::vector<std::string> names;     ///< the ops' names (GpuOp::name indexes them)
   std::vector<std::string> callNames; ///< runtime calls' names (callName)
   /// The first GPU op's start, on the trace's clock: the origin.
   double originTs = 0;

@@ -16,16 +16,16 @@
 #include <cerrno>
 #include <cmath>
 #include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <unistd.h>
 
 using namespace pipec;
@@ -244,12 +244,11 @@ namespace {
 /// One deviceProperties entry.
 llvm::Error readDevice(llvm::StringRef entry, uint64_t index, Trace &trace) {
   if (trace.devices.size() >= kMaxDevices)
-    return fail("'deviceProperties' lists more than " + llvm::Twine(kMaxDevices) +
-                " devices");
+    return fail("'deviceProperties' lists more than " + llvm::Twine(kMaxDevices) + " devices");
   llvm::Expected<llvm::json::Value> v = llvm::json::parse(entry);
   if (!v)
-    return fail("entry " + llvm::Twine(index) + " of 'deviceProperties' is not valid JSON: " +
-                llvm::toString(v.takeError()));
+    return fail("entry " + llvm::Twine(index) +
+                " of 'deviceProperties' is not valid JSON: " + llvm::toString(v.takeError()));
   const DomView o{v->getAsObject()};
   if (!o.o)
     return llvm::Error::success();
@@ -322,7 +321,8 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     op.stream = intOr(args, "stream", intOr(e, "tid", 0));
     op.ts = *tsValue;
     op.dur = *durValue;
-    op.correlation = correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
+    op.correlation =
+        correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
     op.device = intOr(args, "device", intOr(e, "pid", 0));
     std::optional<uint64_t> blocks = product(args, "grid", 2147483647);
     if (!blocks)
@@ -332,10 +332,12 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
       return bad("has a 'block' that is not 1 to 1024 threads");
     op.blocks = *blocks;
     op.threads = *threads;
-    op.regs = uint32_t(std::clamp<int64_t>(intOr(args, "registers per thread", 0), 0, 1 << 20));
-    op.smem = uint64_t(std::clamp<int64_t>(intOr(args, "shared memory", 0), 0, int64_t(1) << 40)) +
-              uint64_t(std::clamp<int64_t>(intOr(args, "dynamic shared memory", 0), 0,
-                                           int64_t(1) << 40));
+    op.regs =
+        uint32_t(std::clamp<int64_t>(intOr(args, "registers per thread", 0), 0, 1 << 20));
+    op.smem =
+        uint64_t(std::clamp<int64_t>(intOr(args, "shared memory", 0), 0, int64_t(1) << 40)) +
+        uint64_t(
+            std::clamp<int64_t>(intOr(args, "dynamic shared memory", 0), 0, int64_t(1) << 40));
     op.bytes = uint64_t(std::max<int64_t>(0, intOr(args, "bytes", 0)));
     op.direction = directionOf(name);
     op.event = index;
@@ -348,7 +350,8 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     HostCall call;
     call.ts = ts;
     call.dur = dur;
-    call.correlation = correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
+    call.correlation =
+        correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
     call.thread = intOr(e, "tid", 0);
     call.kind = callKind(name);
     auto [known, added] =
@@ -400,14 +403,14 @@ llvm::Error readEvent(llvm::StringRef entry, uint64_t index, Trace &trace, bool 
       const FlatValue *a = e.get("args");
       const bool hasArgs = a && a->kind == FlatValue::Object;
       if (!hasArgs || args.parse(a->text))
-        return readEventFields(FlatView{&e}, FlatView{hasArgs ? &args : nullptr}, index,
-                               trace, hip);
+        return readEventFields(FlatView{&e}, FlatView{hasArgs ? &args : nullptr}, index, trace,
+                               hip);
     }
   }
   llvm::Expected<llvm::json::Value> v = llvm::json::parse(entry);
   if (!v)
-    return fail("event " + llvm::Twine(index) + " is not valid JSON: " +
-                llvm::toString(v.takeError()));
+    return fail("event " + llvm::Twine(index) +
+                " is not valid JSON: " + llvm::toString(v.takeError()));
   const llvm::json::Object *e = v->getAsObject();
   if (!e)
     return llvm::Error::success();
@@ -572,9 +575,8 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
             // A failed entry is the worker's error, and comes first. An
             // empty one (a stray '}') is not JSON, and the scan cannot get
             // past it: it is the last handed over.
-            return worker.add(entry, index) && !entry.empty()
-                       ? llvm::Error::success()
-                       : fail("an entry failed");
+            return worker.add(entry, index) && !entry.empty() ? llvm::Error::success()
+                                                              : fail("an entry failed");
           });
       // An entry that failed comes before where the scan stopped.
       if (llvm::Error parsed = worker.finish()) {
@@ -601,7 +603,8 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
     // What the trace does hold, so that its reader knows what to record.
     std::string devices;
     for (const DeviceInfo &d : trace.devices)
-      devices += (devices.empty() ? "" : ", ") + (d.name.empty() ? std::string("unnamed") : d.name);
+      devices +=
+          (devices.empty() ? "" : ", ") + (d.name.empty() ? std::string("unnamed") : d.name);
     return fail(llvm::formatv(
         "the trace has no GPU op (kernel, memcpy or memset) to import: {0}, and {1} runtime "
         "call(s){2}",

@@ -41,25 +41,25 @@ struct GpuOp {
   uint32_t name = 0; ///< index into the trace's names (a kernel's repeats)
   int64_t stream = 0;
   int64_t device = 0;
-  double ts = 0, dur = 0;  ///< microseconds, on the trace's clock
+  double ts = 0, dur = 0;   ///< microseconds, on the trace's clock
   int64_t correlation = -1; ///< links to the runtime call that issued it
   uint64_t blocks = 1, threads = 1;
   uint32_t regs = 0;
   uint64_t smem = 0; ///< static + dynamic shared memory per block
   uint64_t bytes = 0;
   CopyDirection direction = CopyDirection::D2D;
-  double launchTs = -1;  ///< the runtime call's start; -1 when not in the trace
-  double launchDur = 0;  ///< the runtime call's duration
-  int64_t thread = 0;    ///< the host thread that made the call
+  double launchTs = -1; ///< the runtime call's start; -1 when not in the trace
+  double launchDur = 0; ///< the runtime call's duration
+  int64_t thread = 0;   ///< the host thread that made the call
   uint64_t event = 0;   ///< its index in traceEvents, to name it in messages
 };
 
 struct SyncEvent {
   enum Kind { StreamWait, EventSync, StreamSync, ContextSync } kind;
-  int64_t stream = -1;             ///< the stream that waits (StreamWait), or is synced
-  int64_t waitOnStream = -1;       ///< the stream of the event record waited on
-  int64_t recordCorrelation = -1;  ///< the cudaEventRecord call waited on
-  int64_t correlation = -1;        ///< this call's
+  int64_t stream = -1;            ///< the stream that waits (StreamWait), or is synced
+  int64_t waitOnStream = -1;      ///< the stream of the event record waited on
+  int64_t recordCorrelation = -1; ///< the cudaEventRecord call waited on
+  int64_t correlation = -1;       ///< this call's
   double ts = 0;
 };
 

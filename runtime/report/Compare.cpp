@@ -53,10 +53,10 @@ void shareRow(llvm::raw_ostream &os, llvm::StringRef label, double a, double b) 
   os << "  " << llvm::left_justify(label, kLabel)
      << llvm::right_justify(formatPercent(a, 1), kColumn)
      << llvm::right_justify(formatPercent(b, 1), kColumn)
-     << llvm::right_justify(d == 0 ? std::string("0")
-                                   : formatv("{0}{1:f1} pt", d > 0 ? "+" : "-", std::abs(d))
-                                         .str(),
-                            kColumn)
+     << llvm::right_justify(
+            d == 0 ? std::string("0")
+                   : formatv("{0}{1:f1} pt", d > 0 ? "+" : "-", std::abs(d)).str(),
+            kColumn)
      << '\n';
 }
 
@@ -93,8 +93,7 @@ void runtime::printComparison(llvm::ArrayRef<LoweringRun> a, llvm::ArrayRef<Lowe
                   sa.pipeline.name, sb.pipeline.name, spelling(ra.lowering), ra.replays,
                   ra.replays == 1 ? "" : "s")
        << "  " << llvm::left_justify("", kLabel) << llvm::right_justify("A", kColumn)
-       << llvm::right_justify("B", kColumn) << llvm::right_justify("B - A", kColumn)
-       << '\n';
+       << llvm::right_justify("B", kColumn) << llvm::right_justify("B - A", kColumn) << '\n';
     timeRow(os, "makespan", ra.makespanUs, rb.makespanUs);
     timeRow(os, "replay", ra.timings.replayMedian, rb.timings.replayMedian);
     timeRow(os, "host submit", ra.timings.submitMedian, rb.timings.submitMedian);

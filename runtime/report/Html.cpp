@@ -25,11 +25,20 @@ std::string escape(llvm::StringRef text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -63,7 +72,8 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
     n = perIteration;
   } else if (n > kMaxDagNodes) {
     os << formatv("<p class=\"note\">The graph has {0} nodes: too many to "
-                  "draw.</p>\n", n);
+                  "draw.</p>\n",
+                  n);
     return;
   }
   std::vector<uint32_t> depth(n, 0), row(n, 0);
@@ -101,8 +111,8 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
                     "y2=\"{5}\">{6}</line>\n",
                     cross ? " cross" : "", buffer >= 0 ? " inferred" : "", x(u) + 100,
                     y(u) + 15, x(v), y(v) + 15,
-                    buffer >= 0 ? "<title>buffer '" +
-                                      escape(s.pipeline.buffers[buffer].name) + "'</title>"
+                    buffer >= 0 ? "<title>buffer '" + escape(s.pipeline.buffers[buffer].name) +
+                                      "'</title>"
                                 : std::string());
       // The buffer's name where the edge is, not only in its tooltip.
       if (buffer >= 0)
@@ -114,8 +124,8 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
     os << formatv("<g class=\"node\"><rect x=\"{0}\" y=\"{1}\" width=\"100\" "
                   "height=\"30\" rx=\"5\" fill=\"{2}\"/><text x=\"{3}\" "
                   "y=\"{4}\">{5}</text><title>{5} on {6}</title></g>\n",
-                  x(v), y(v), colorOf(s.instances.stage(v).kind), x(v) + 6,
-                  y(v) + 19, escape(s.instances.name(v)),
+                  x(v), y(v), colorOf(s.instances.stage(v).kind), x(v) + 6, y(v) + 19,
+                  escape(s.instances.name(v)),
                   escape(!s.onHost(v) ? s.streamLabel(s.streamOf(v))
                          : s.pipeline.devices.size() > 1
                              ? s.pipeline.devices[s.threadOf(v)].name + "'s host thread"
@@ -156,9 +166,7 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
     os << formatv("<p class=\"note\">The timeline shows the first {0} of {1} stage "
                   "instances ({2:f1} of {3:f1} us).</p>\n",
                   shown, r.start.size(), span, r.makespanUs);
-  auto px = [&](double us) {
-    return left + (us - r.firstStartUs) / span * width;
-  };
+  auto px = [&](double us) { return left + (us - r.firstStartUs) / span * width; };
   const int height = int(lanes) * lane + 40, total = left + width + 20;
   os << "<div class=\"scroll\">\n"
      << formatv("<svg class=\"timeline\" data-lowering=\"{0}\" viewBox=\"0 0 {1} {2}\" "
@@ -194,8 +202,8 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
     os << formatv("<rect class=\"stage\" x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" "
                   "height=\"20\" fill=\"{3}\"{7}><title>{4}: {5:f1} to {6:f1} "
                   "us</title></rect>\n",
-                  x0, st * lane + 6, x1 - x0, colorOf(s.instances.stage(v).kind),
-                  escape(name), r.start[v] - r.firstStartUs, r.end[v] - r.firstStartUs,
+                  x0, st * lane + 6, x1 - x0, colorOf(s.instances.stage(v).kind), escape(name),
+                  r.start[v] - r.firstStartUs, r.end[v] - r.firstStartUs,
                   x1 - x0 < 3 ? " style=\"stroke:none\"" : "");
     if (x1 - x0 >= 7.0 * double(name.size()) + 6)
       os << formatv("<text class=\"label\" x=\"{0:f1}\" y=\"{1}\">{2}</text>\n", x0 + 3,
@@ -210,8 +218,8 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
       double x0 = px(c.start), x1 = std::max(px(c.end), x0 + 0.5);
       os << formatv("<rect class=\"call\" x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" "
                     "height=\"20\"><title>{3}: {4:f1} to {5:f1} us</title></rect>\n",
-                    x0, (streams + c.thread) * lane + 6, x1 - x0, c.what, c.start - r.firstStartUs,
-                    c.end - r.firstStartUs);
+                    x0, (streams + c.thread) * lane + 6, x1 - x0, c.what,
+                    c.start - r.firstStartUs, c.end - r.firstStartUs);
     }
   // Event waits: cross-stream edges of the stream lowering (a graph has
   // no waits: its edges are the DAG's).
@@ -242,10 +250,10 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
 /// What the colours and marks mean.
 void legend(llvm::raw_ostream &os) {
   os << "<div class=\"legend\">";
-  for (auto [kind, words] : {std::pair{StageKind::Kernel, "kernel"},
-                             std::pair{StageKind::Copy, "copy"},
-                             std::pair{StageKind::Memset, "memset"},
-                             std::pair{StageKind::Host, "host function or cpu stage"}})
+  for (auto [kind, words] :
+       {std::pair{StageKind::Kernel, "kernel"}, std::pair{StageKind::Copy, "copy"},
+        std::pair{StageKind::Memset, "memset"},
+        std::pair{StageKind::Host, "host function or cpu stage"}})
     os << "<span class=\"key\"><span class=\"swatch\" style=\"background:" << colorOf(kind)
        << "\"></span>" << words << "</span>";
   os << "<span class=\"key\"><span class=\"swatch call\"></span>a host call (launch, "
@@ -304,8 +312,8 @@ void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend
         "});\n"
         "</script>\n</head>\n<body>\n";
   os << "<h1>pipec run: " << escape(source) << "</h1>\n";
-  os << "<p>Backend <b>" << backend.name() << "</b>, on "
-     << escape(backend.device()) << ".</p>\n";
+  os << "<p>Backend <b>" << backend.name() << "</b>, on " << escape(backend.device())
+     << ".</p>\n";
   legend(os);
   os << "<table id=\"timings\">\n<tr><th>pipeline</th><th>lowering</th>"
         "<th>makespan µs</th><th>replay median µs</th><th>p95 µs</th>"
@@ -315,18 +323,17 @@ void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend
     os << formatv("<tr><td>{0}</td><td>{1}</td><td>{2:f1}</td><td>{3:f1}</td>"
                   "<td>{4:f1}</td><td>{5:f1}</td><td>{6:f1}</td><td>{7:f1}</td>"
                   "<td>{8:f1}</td><td{9}>{10}</td></tr>\n",
-                  escape(r.schedule->pipeline.name), spelling(r.lowering),
-                  r.makespanUs, r.timings.replayMedian, r.timings.replayP95,
-                  r.timings.submitMedian, r.timings.capture,
-                  r.timings.instantiate, r.schedule->analysis.lowerBoundUs,
+                  escape(r.schedule->pipeline.name), spelling(r.lowering), r.makespanUs,
+                  r.timings.replayMedian, r.timings.replayP95, r.timings.submitMedian,
+                  r.timings.capture, r.timings.instantiate, r.schedule->analysis.lowerBoundUs,
                   r.violations ? " class=\"violations\"" : "", r.violations);
   os << "</table>\n";
   const Schedule *shown = nullptr;
   for (const LoweringRun &r : runs) {
     if (r.schedule != shown) {
       shown = r.schedule;
-      os << "<section class=\"pipeline\">\n<h2>pipeline '"
-         << escape(shown->pipeline.name) << "'</h2>\n"
+      os << "<section class=\"pipeline\">\n<h2>pipeline '" << escape(shown->pipeline.name)
+         << "'</h2>\n"
          << "<h3>Dependency graph (transitive reduction; cross-stream edges "
             "in red)</h3>\n";
       dag(*shown, os);

@@ -40,12 +40,11 @@ void writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
 /// Two sets of runs side by side (`run --compare`): each figure for A and B
 /// and B - A, the runs paired in order.
 void printComparison(llvm::ArrayRef<LoweringRun> a, llvm::ArrayRef<LoweringRun> b,
-                     const Backend &backendA, const Backend &backendB,
-                     llvm::StringRef nameA, llvm::StringRef nameB, llvm::raw_ostream &os);
+                     const Backend &backendA, const Backend &backendB, llvm::StringRef nameA,
+                     llvm::StringRef nameB, llvm::raw_ostream &os);
 
 /// A Gantt chart of the streams, drawn in `width` columns of text.
-void printTimeline(const LoweringRun &run, llvm::raw_ostream &os,
-                   unsigned width = 72);
+void printTimeline(const LoweringRun &run, llvm::raw_ostream &os, unsigned width = 72);
 
 } // namespace pipec::runtime
 

@@ -11,8 +11,8 @@
 using namespace pipec;
 using namespace pipec::runtime;
 
-void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
-                           const Backend &backend, llvm::raw_ostream &os) {
+void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
+                           llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 0);
   auto number = [&](llvm::StringRef key, double value) {
     writeNumberAttribute(j, key, value);
@@ -105,9 +105,7 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs,
               const LoweringRun &st = r.lowering == Lowering::Streams ? r : other;
               const LoweringRun &gr = r.lowering == Lowering::Streams ? other : r;
               GraphAdvice g = compareLowerings(st, gr, r.replays);
-              j.attributeObject("comparison", [&] {
-                writeGraphCosts(j, g);
-              });
+              j.attributeObject("comparison", [&] { writeGraphCosts(j, g); });
             }
           number("lower_bound_us", s.analysis.lowerBoundUs);
           number("sequential_us", s.analysis.sequentialUs);

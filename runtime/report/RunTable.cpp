@@ -17,8 +17,7 @@ using llvm::formatv;
 
 static void row(llvm::raw_ostream &os, llvm::StringRef label, double us,
                 llvm::StringRef note = "") {
-  os << "  " << llvm::left_justify(label, 16)
-     << llvm::right_justify(formatTime(us), 12);
+  os << "  " << llvm::left_justify(label, 16) << llvm::right_justify(formatTime(us), 12);
   if (!note.empty())
     os << "   " << note;
   os << '\n';
@@ -36,13 +35,12 @@ static std::string overlap(const Analysis &a, const LoweringRun &r) {
                    "({0}) by {1} of overheads",
                    formatTime(a.sequentialUs), formatTime(-achieved));
   return formatv("achieved {0} of the possible overlap ({1} of {2})",
-                 formatPercent(std::min(1.0, achieved / possible)),
-                 formatTime(achieved), formatTime(possible));
+                 formatPercent(std::min(1.0, achieved / possible)), formatTime(achieved),
+                 formatTime(possible));
 }
 
-
-void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
-                            const Backend &backend, llvm::raw_ostream &os) {
+void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
+                            llvm::raw_ostream &os) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const LoweringRun &r = runs[i];
     const Schedule &s = *r.schedule;
@@ -52,13 +50,11 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
     os << formatv("pipeline '{0}', lowered to {1}, on {2}: {3}, {4} "
                   "replay{5}\n",
                   s.pipeline.name, spelling(r.lowering),
-                  backend.name() == llvm::StringRef("sim") ? "the device model"
-                                                           : "the GPU",
+                  backend.name() == llvm::StringRef("sim") ? "the device model" : "the GPU",
                   backend.device(), r.replays, r.replays == 1 ? "" : "s");
     if (r.timing != TimingMethod::Model)
       os << "  timeline measured with "
-         << (r.timing == TimingMethod::Cupti ? "CUPTI activity records"
-                                             : "CUDA timing events")
+         << (r.timing == TimingMethod::Cupti ? "CUPTI activity records" : "CUDA timing events")
          << (r.timingNote.empty() ? "" : " (" + r.timingNote + ")") << '\n';
     for (const std::string &note : r.notes)
       os << "  note: " << note << '\n';
@@ -113,8 +109,8 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs,
         if (std::abs(part.us) >= kMinGainUs || &part == &r.gap.back())
           os << formatv("  {0,-16}{1,12}     {2}\n", "", formatTime(part.us), part.cause);
     }
-    os << "  " << llvm::left_justify("overlap", 16) << llvm::right_justify("", 12)
-       << "   " << overlap(a, r) << '\n';
+    os << "  " << llvm::left_justify("overlap", 16) << llvm::right_justify("", 12) << "   "
+       << overlap(a, r) << '\n';
     // Each device's share of the run (several devices).
     for (size_t d = 0; d < r.devices.size(); ++d)
       os << "  " << llvm::left_justify(d ? "" : "devices", 16)

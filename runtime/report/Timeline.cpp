@@ -19,8 +19,7 @@ static char symbolFor(uint32_t index) {
   return index < sizeof(symbols) - 1 ? symbols[index] : '#';
 }
 
-void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
-                            unsigned width) {
+void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os, unsigned width) {
   const Schedule &s = *r.schedule;
   const double span = std::max(r.makespanUs, 1e-9);
   const double origin = r.firstStartUs;
@@ -47,8 +46,8 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
   os << llvm::formatv("timeline of '{0}' ({1}), {2} across, one column "
                       "= {3}; a letter where a stage covers at least half a "
                       "column (a shorter stage keeps its best one):\n",
-                      s.pipeline.name, spelling(r.lowering),
-                      formatTime(r.makespanUs), formatTime(span / width));
+                      s.pipeline.name, spelling(r.lowering), formatTime(r.makespanUs),
+                      formatTime(span / width));
   for (uint32_t st = 0; st < s.chains(); ++st) {
     if (!shownLane[st])
       continue;
@@ -85,10 +84,8 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os,
     for (auto [v, c] : shortStages)
       if (cells[c] == ' ')
         cells[c] = symbolFor(s.instances.stageOf(v));
-    os << "  "
-       << llvm::left_justify(label(st), nameWidth)
-       << " |"
-       << cells << "| " << formatPercent(std::min(1.0, busy / span)) << " busy\n";
+    os << "  " << llvm::left_justify(label(st), nameWidth) << " |" << cells << "| "
+       << formatPercent(std::min(1.0, busy / span)) << " busy\n";
   }
   os << "  " << std::string(nameWidth, ' ') << " 0"
      << llvm::right_justify(formatTime(r.makespanUs), width + 1) << '\n';

@@ -11,14 +11,12 @@
 using namespace pipec;
 using namespace pipec::runtime;
 
-void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
-                         llvm::raw_ostream &os) {
+void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs, llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 0);
   auto number = [&](llvm::StringRef key, double value) {
     writeNumberAttribute(j, key, value);
   };
-  auto metadata = [&](const char *what, int64_t pid, int64_t tid,
-                      const std::string &name) {
+  auto metadata = [&](const char *what, int64_t pid, int64_t tid, const std::string &name) {
     j.object([&] {
       j.attribute("name", what);
       j.attribute("ph", "M");
@@ -78,10 +76,9 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
           if (++calls > kMaxTraceInstances)
             break;
           j.object([&] {
-            j.attribute("name", h.instance == UINT32_MAX
-                                    ? std::string(h.what)
-                                    : std::string(h.what) + " " +
-                                          s.instances.name(h.instance));
+            j.attribute("name", h.instance == UINT32_MAX ? std::string(h.what)
+                                                         : std::string(h.what) + " " +
+                                                               s.instances.name(h.instance));
             j.attribute("cat", "api");
             j.attribute("ph", "X");
             j.attribute("pid", hostPid(h.thread));
@@ -96,7 +93,8 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
             j.attribute("name", s.instances.name(v));
             j.attribute("cat", spelling(stage.kind));
             j.attribute("ph", "X");
-            j.attribute("pid", s.onHost(v) ? hostPid(s.threadOf(v)) : streamPid(s.streamOf(v)));
+            j.attribute("pid",
+                        s.onHost(v) ? hostPid(s.threadOf(v)) : streamPid(s.streamOf(v)));
             // A cpu stage runs on its host thread, beside its calls.
             j.attribute("tid", s.onHost(v) ? int64_t(0) : int64_t(s.streamOf(v)) + 1);
             number("ts", r.start[v]);
@@ -104,8 +102,8 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs,
             j.attributeObject("args", [&] {
               j.attribute("stage", stage.name);
               j.attribute("iteration", int64_t(s.instances.iterationOf(v)));
-              j.attribute("stream", s.onHost(v) ? std::string("host")
-                                                 : s.stream(s.streamOf(v)).name);
+              j.attribute("stream",
+                          s.onHost(v) ? std::string("host") : s.stream(s.streamOf(v)).name);
               if (!devicePid.empty())
                 j.attribute("device", s.pipeline.devices[s.threadOf(v)].name);
             });

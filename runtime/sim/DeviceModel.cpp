@@ -26,9 +26,7 @@ struct Event {
   enum Kind : uint8_t { BlockDone, ItemDone, HostReady, Wake, CopyStep } kind;
   uint32_t a, b; ///< meaning depends on kind (BlockDone: instance, batch)
 
-  bool operator>(const Event &o) const {
-    return time != o.time ? time > o.time : seq > o.seq;
-  }
+  bool operator>(const Event &o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
 /// What a stage's kernel (or fill) asks of the device, the same for every
@@ -36,7 +34,7 @@ struct Event {
 struct Shape {
   uint32_t blocks = 1;
   DeviceProfile::BlockUse use{};
-  double blockUs = 0; ///< the kernel's time over its waves
+  double blockUs = 0;      ///< the kernel's time over its waves
   uint32_t perEmptySM = 0; ///< its blocks an idle SM holds at once
 };
 
@@ -57,9 +55,8 @@ class Model {
 public:
   Model(const Schedule &s, Lowering lowering, const DeviceProfile &profile,
         const ModelOptions &options)
-      : s(s), lowering(lowering), p(profile), options(options),
-        n(s.instances.size()), capacity(profile.smCapacity()),
-        gpus(s.pipeline.deviceCount()) {
+      : s(s), lowering(lowering), p(profile), options(options), n(s.instances.size()),
+        capacity(profile.smCapacity()), gpus(s.pipeline.deviceCount()) {
     for (Gpu &gpu : gpus)
       gpu.freeSM.assign(profile.sms, capacity);
     if (gpus.size() > 1) {
@@ -218,10 +215,10 @@ private:
   enum class Block : uint8_t { None, Record, Queue, Issued, Join };
 
   struct HostThread {
-    size_t next = 0;     ///< the op it is at (an index into the list)
-    size_t pos = 0;      ///< several devices: where it is in its ops
-    double at = 0;       ///< when that op started
-    double done = 0;     ///< when its own work ends (infinity: blocked or done)
+    size_t next = 0; ///< the op it is at (an index into the list)
+    size_t pos = 0;  ///< several devices: where it is in its ops
+    double at = 0;   ///< when that op started
+    double done = 0; ///< when its own work ends (infinity: blocked or done)
     Block block = Block::None;
     double blockedSince = 0;
     uint32_t device = 0; ///< whose thread it is
@@ -363,7 +360,10 @@ private:
       const double call = done - cost;
       if (dispatch > 0)
         hostSpan(h, call - dispatch, call, "issue", op.instance);
-      hostSpan(h, call, done, withGraph ? "graph node" : stage.graph >= 0 ? "graph launch" : "launch",
+      hostSpan(h, call, done,
+               withGraph          ? "graph node"
+               : stage.graph >= 0 ? "graph launch"
+                                  : "launch",
                op.instance);
       charge(h, &runtime::HostTime::issue, dispatch);
       charge(h, &runtime::HostTime::api, cost);
@@ -588,9 +588,7 @@ private:
   /// have changed: an op arrived, its stream finished, a wake-up time came,
   /// the record its wait binds to ran, a resident-kernel slot freed up.
   void markQueue(uint32_t q) { queueDirty[q] = 1; }
-  void markAllQueues() {
-    std::fill(queueDirty.begin(), queueDirty.end(), 1);
-  }
+  void markAllQueues() { std::fill(queueDirty.begin(), queueDirty.end(), 1); }
   /// Queue q's head waits for record op `record`, not yet reached.
   void waitFor(uint32_t q, uint32_t record) {
     if (stuckOn[q] == record)
@@ -966,8 +964,7 @@ private:
         const DeviceProfile::BlockUse &f = freeSM[sm];
         const bool idle = f.threads == capacity.threads && f.slots == capacity.slots &&
                           f.smem == capacity.smem && f.regs == capacity.regs;
-        const uint32_t k =
-            std::min(r->pending, idle ? r->perEmptySM : fitting(f, r->use));
+        const uint32_t k = std::min(r->pending, idle ? r->perEmptySM : fitting(f, r->use));
         take(freeSM[sm], r->use, k);
         r->pending -= k;
         drained |= r->pending == 0;
@@ -995,12 +992,12 @@ private:
       }
     }
     if (drained)
-      gpu.waiting.erase(std::remove_if(gpu.waiting.begin(), gpu.waiting.end(),
-                                       [&](const Urgency &u) {
-                                         return gpu.resident[residentSlot[u.instance]]
-                                                    .pending == 0;
-                                       }),
-                        gpu.waiting.end());
+      gpu.waiting.erase(
+          std::remove_if(gpu.waiting.begin(), gpu.waiting.end(),
+                         [&](const Urgency &u) {
+                           return gpu.resident[residentSlot[u.instance]].pending == 0;
+                         }),
+          gpu.waiting.end());
     return progress;
   }
 
@@ -1346,9 +1343,8 @@ private:
     std::vector<Event> pending = events.items();
     if (pending.size() > kMaxSignature)
       return false;
-    std::sort(pending.begin(), pending.end(), [](const Event &a, const Event &b) {
-      return b > a;
-    });
+    std::sort(pending.begin(), pending.end(),
+              [](const Event &a, const Event &b) { return b > a; });
     g.push_back(double(pending.size()));
     for (const Event &e : pending) {
       g.push_back(e.time - T);
@@ -1590,7 +1586,7 @@ private:
   std::vector<HostThread> threads;
   std::vector<uint32_t> opThread;
   std::vector<std::vector<uint32_t>> threadOps;
-  std::vector<size_t> issuedUpTo; ///< per thread: its ops before this are issued
+  std::vector<size_t> issuedUpTo;    ///< per thread: its ops before this are issued
   std::vector<uint32_t> boundRecord; ///< per op: the record a wait or sync binds to
   /// Per op: when a record completed (-1: not yet). Its pages are touched
   /// only where records complete: a run that skips ahead leaves most
@@ -1639,7 +1635,7 @@ private:
   uint32_t nextSegment = 0, lastLaunched = kNone;
 
   // Devices.
-  const DeviceProfile::BlockUse capacity;      ///< one SM's, all free
+  const DeviceProfile::BlockUse capacity; ///< one SM's, all free
   /// BlockDone events' lists of SM runs, and the free ones among them.
   /// SMs first .. first + count - 1, each with `blocks` of one kernel's.
   struct SMRun {
@@ -1689,15 +1685,15 @@ private:
   llvm::DenseMap<uint32_t, Meeting> meetings;
 
   // Extrapolation.
-  Periodicity period;          ///< empty: no (more) checkpoints
-  uint32_t nextCheck = 0;      ///< the block whose start is looked for next
-  uint32_t lastBlock = kNone;  ///< the block lastSig was taken at
-  double clock = 0;            ///< the time the model last handled
-  double lastT = 0;            ///< the clock at lastBlock's start
+  Periodicity period;         ///< empty: no (more) checkpoints
+  uint32_t nextCheck = 0;     ///< the block whose start is looked for next
+  uint32_t lastBlock = kNone; ///< the block lastSig was taken at
+  double clock = 0;           ///< the time the model last handled
+  double lastT = 0;           ///< the clock at lastBlock's start
   std::vector<double> sig, lastSig;
-  uint64_t compared = 0;       ///< signature entries written so far
-  uint64_t lowest = 0;         ///< graph: the lowest instance not ended
-  uint32_t touched = kNone;    ///< graph: the highest a finished node counted down
+  uint64_t compared = 0;    ///< signature entries written so far
+  uint64_t lowest = 0;      ///< graph: the lowest instance not ended
+  uint32_t touched = kNone; ///< graph: the highest a finished node counted down
   struct Assigned {
     uint32_t instance;
     bool end;
@@ -1715,7 +1711,6 @@ private:
 } // namespace
 
 ReplayTrace pipec::sim::simulate(const Schedule &schedule, Lowering lowering,
-                                 const DeviceProfile &profile,
-                                 const ModelOptions &options) {
+                                 const DeviceProfile &profile, const ModelOptions &options) {
   return Model(schedule, lowering, profile, options).run();
 }

@@ -64,7 +64,7 @@ struct ReplayTrace {
   runtime::HostTime hostTime; ///< where the host's time went
   /// Several devices: each device's host thread's (hostTime adds them up).
   std::vector<runtime::HostTime> threadTime;
-  uint64_t simulatedEvents = 0;   ///< the skipped iterations' counted too
+  uint64_t simulatedEvents = 0;        ///< the skipped iterations' counted too
   uint64_t extrapolatedIterations = 0; ///< how many were not simulated
   /// Instances that never ended: the model ran out of events with work
   /// left (a deadlock: parts of collectives that hold their devices while
@@ -74,8 +74,8 @@ struct ReplayTrace {
 };
 
 /// Runs one replay of `schedule` in the given lowering on the model.
-ReplayTrace simulate(const Schedule &schedule, Lowering lowering,
-                     const DeviceProfile &profile, const ModelOptions &options);
+ReplayTrace simulate(const Schedule &schedule, Lowering lowering, const DeviceProfile &profile,
+                     const ModelOptions &options);
 
 } // namespace pipec::sim
 

@@ -78,14 +78,14 @@ private:
     for (const program::Stage &st : s.pipeline.stages)
       collectives |= program::isCollective(st);
     std::string why =
-        collectives
-            ? "a collective's part holds its device until every part has begun, and "
-              "parts issued in different orders on different devices, sharing "
-              "hardware queues (" + std::to_string(profile.hardwareQueues) +
-              ") or resident kernels (" + std::to_string(profile.maxResidentKernels) +
-              "), wait for each other (NCCL hangs the same way): issue the "
-              "collectives in one order on every device"
-            : "no mechanism of the model explains it: a defect of pipec's";
+        collectives ? "a collective's part holds its device until every part has begun, and "
+                      "parts issued in different orders on different devices, sharing "
+                      "hardware queues (" +
+                          std::to_string(profile.hardwareQueues) + ") or resident kernels (" +
+                          std::to_string(profile.maxResidentKernels) +
+                          "), wait for each other (NCCL hangs the same way): issue the "
+                          "collectives in one order on every device"
+                    : "no mechanism of the model explains it: a defect of pipec's";
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "the device model deadlocks: %llu of %zu stage instances never end, the first "

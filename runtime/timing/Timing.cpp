@@ -33,9 +33,8 @@ bool runtime::parseTimingRequest(llvm::StringRef text, TimingRequest &out) {
   return true;
 }
 
-llvm::Expected<TimingMethod> runtime::chooseTiming(TimingRequest request,
-                                                   const CuptiStatus &cupti,
-                                                   std::string &note) {
+llvm::Expected<TimingMethod>
+runtime::chooseTiming(TimingRequest request, const CuptiStatus &cupti, std::string &note) {
   note.clear();
   switch (request) {
   case TimingRequest::Events:
@@ -55,32 +54,30 @@ llvm::Expected<TimingMethod> runtime::chooseTiming(TimingRequest request,
   return TimingMethod::Events;
 }
 
-static llvm::Error mismatch(const char *what, uint64_t key, size_t records,
-                            size_t expected) {
+static llvm::Error mismatch(const char *what, uint64_t key, size_t records, size_t expected) {
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      "CUPTI reported %zu operation(s) for %s %llu, the schedule issued %zu",
-      records, what, static_cast<unsigned long long>(key), expected);
+      "CUPTI reported %zu operation(s) for %s %llu, the schedule issued %zu", records, what,
+      static_cast<unsigned long long>(key), expected);
 }
 
 llvm::Error runtime::checkRecord(const DeviceRecord &r, const RecordWindow &window) {
-  const char *why = !r.start                                     ? "starts at 0"
-                    : r.end < r.start                            ? "ends before it starts"
+  const char *why = !r.start                                       ? "starts at 0"
+                    : r.end < r.start                              ? "ends before it starts"
                     : r.start < window.begin || r.end > window.end ? "lies outside the run"
-                                                                 : nullptr;
+                                                                   : nullptr;
   if (!why)
     return llvm::Error::success();
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(), "a CUPTI record (stream %u, %llu to %llu ns) %s",
-      r.streamId, static_cast<unsigned long long>(r.start),
-      static_cast<unsigned long long>(r.end), why);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "a CUPTI record (stream %u, %llu to %llu ns) %s", r.streamId,
+                                 static_cast<unsigned long long>(r.start),
+                                 static_cast<unsigned long long>(r.end), why);
 }
 
-llvm::Error runtime::matchStreamRecords(
-    const std::vector<uint32_t> &streamIds,
-    const std::vector<std::vector<uint32_t>> &issued,
-    std::vector<DeviceRecord> records, const RecordWindow &window,
-    InstanceIntervals &out) {
+llvm::Error runtime::matchStreamRecords(const std::vector<uint32_t> &streamIds,
+                                        const std::vector<std::vector<uint32_t>> &issued,
+                                        std::vector<DeviceRecord> records,
+                                        const RecordWindow &window, InstanceIntervals &out) {
   llvm::DenseMap<uint32_t, size_t> streamIndex;
   for (size_t i = 0; i < streamIds.size(); ++i)
     streamIndex[streamIds[i]] = i;
@@ -112,8 +109,7 @@ llvm::Error runtime::matchStreamRecords(
 llvm::Error runtime::matchGraphRecords(const std::vector<uint64_t> &nodeIds,
                                        const std::vector<NodeClone> &clones,
                                        const std::vector<DeviceRecord> &records,
-                                       const RecordWindow &window,
-                                       InstanceIntervals &out) {
+                                       const RecordWindow &window, InstanceIntervals &out) {
   // Each template node's clone in the launched graph; a node no clone was
   // reported for is looked for under its own id.
   llvm::DenseMap<uint64_t, uint64_t> cloneOf;
@@ -153,17 +149,14 @@ void runtime::intervalsToMicros(const InstanceIntervals &iv, uint64_t origin,
   const size_t n = iv.start.size();
   start.resize(n);
   end.resize(n);
-  auto micros = [origin](uint64_t t) {
-    return double(int64_t(t - origin)) / 1000;
-  };
+  auto micros = [origin](uint64_t t) { return double(int64_t(t - origin)) / 1000; };
   for (size_t v = 0; v < n; ++v) {
     start[v] = micros(iv.start[v]);
     end[v] = micros(iv.end[v]);
   }
 }
 
-std::pair<uint64_t, uint64_t> runtime::hostStageFromEvents(uint64_t reached,
-                                                           uint64_t passed,
+std::pair<uint64_t, uint64_t> runtime::hostStageFromEvents(uint64_t reached, uint64_t passed,
                                                            uint64_t ranNs) {
   passed = std::max(passed, reached);
   uint64_t start = passed - std::min(ranNs, passed - reached);

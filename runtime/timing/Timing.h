@@ -44,8 +44,7 @@ struct CuptiStatus {
 /// The method a GPU run uses: CUPTI when it is usable (or asked for), timing
 /// events otherwise. Asking for CUPTI where it is not usable is an error that
 /// says why; `auto` falls back to events and leaves the reason in `note`.
-llvm::Expected<TimingMethod> chooseTiming(TimingRequest request,
-                                          const CuptiStatus &cupti,
+llvm::Expected<TimingMethod> chooseTiming(TimingRequest request, const CuptiStatus &cupti,
                                           std::string &note);
 
 /// One activity record of a kernel or a copy: the CUPTI stream it ran on,
@@ -82,8 +81,8 @@ llvm::Error checkRecord(const DeviceRecord &record, const RecordWindow &window);
 /// a record checkRecord refuses.
 llvm::Error matchStreamRecords(const std::vector<uint32_t> &streamIds,
                                const std::vector<std::vector<uint32_t>> &issued,
-                               std::vector<DeviceRecord> records,
-                               const RecordWindow &window, InstanceIntervals &out);
+                               std::vector<DeviceRecord> records, const RecordWindow &window,
+                               InstanceIntervals &out);
 
 /// CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, as CUPTI reports it while a graph
 /// is instantiated: the id of a node of the template graph and the id of

@@ -2,8 +2,8 @@
 //
 // Parse, check, lint, plan both lowerings, emit every format, and run the
 // device model on small schedules, with a profile and options (hardware
-// queues, stream cap, assignment method) drawn from the input. Any crash, sanitizer report, leak or
-// hang is a finding; diagnostics are the expected answer to bad input. The
+// queues, stream cap, assignment method) drawn from the input. Any crash, sanitizer report,
+// leak or hang is a finding; diagnostics are the expected answer to bad input. The
 // hand-written Scanner is compared with the generated lexer on every input,
 // and the parse with the DirectParser with the parse without it: a token, a
 // diagnostic or an AST node that differs is a finding too.
@@ -70,8 +70,8 @@ std::string parsed(llvm::SourceMgr &sm, unsigned id, bool directItems) {
   DiagnosticEngine diags(printingHandler(sm, os, "fuzz.pipe", false), 20);
   ParseOptions options;
   options.directItems = directItems;
-  ast::File file = parseFile(sm, id, "fuzz.pipe", diags,
-                             sm.getMemoryBuffer(id)->getBuffer(), options);
+  ast::File file =
+      parseFile(sm, id, "fuzz.pipe", diags, sm.getMemoryBuffer(id)->getBuffer(), options);
   ast::dump(file, sm, os);
   return os.str();
 }

@@ -29,8 +29,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
-#include <optional>
 #include <cstdint>
+#include <optional>
 
 using namespace pipec;
 

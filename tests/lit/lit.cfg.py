@@ -49,3 +49,5 @@ if traces and os.path.isdir(traces):
 config.substitutions.append(("%bench", os.path.join(config.pipec_src_root, "bench")))
 config.substitutions.append(("%pipec_build", config.pipec_tools_dir))
 config.substitutions.append(("%src_root", config.pipec_src_root))
+if shutil.which("clang-format-14"):
+    config.available_features.add("clang-format-14")

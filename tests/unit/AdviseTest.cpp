@@ -7,8 +7,8 @@
 // deliberate mutations (a ring on state, a dropped stream order) fail both.
 
 #include "FrontendHelpers.h"
-#include "RandomPrograms.h"
 #include "ProgramOrder.h"
+#include "RandomPrograms.h"
 #include "SlowHappensBefore.h"
 
 #include "compiler/format/Edit.h"
@@ -43,9 +43,7 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
   for (uint32_t k = 0; k < q.stages.size(); ++k)
     inAfter[q.stages[k].name] = k;
   const Instances &bi = before.instances, &ai = after.instances;
-  auto map = [&](uint32_t v) {
-    return ai.idOf(inAfter[bi.stage(v).name], bi.iterationOf(v));
-  };
+  auto map = [&](uint32_t v) { return ai.idOf(inAfter[bi.stage(v).name], bi.iterationOf(v)); };
   // Happens-before in `after`: closure of dependencies, stream order and
   // host order, by brute force.
   std::vector<std::vector<uint8_t>> reach = test::happensBefore(after);
@@ -60,7 +58,8 @@ std::string slowVerdict(const Schedule &before, const Schedule &after) {
     if (before.onHost(v))
       continue;
     int64_t &prev = lastOn[before.streamOf(v)];
-    if (prev >= 0 && (bi.stage(uint32_t(prev)).accesses.empty() || bi.stage(v).accesses.empty()) &&
+    if (prev >= 0 &&
+        (bi.stage(uint32_t(prev)).accesses.empty() || bi.stage(v).accesses.empty()) &&
         !reach[map(uint32_t(prev))][map(v)])
       return "stream order " + bi.name(uint32_t(prev)) + " -> " + bi.name(v);
     prev = v;
@@ -145,7 +144,8 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
                            front.program.pipelines[0].stages.back().name, trial % 2 == 1};
     const program::Pipeline &p = front.program.pipelines[0];
     Schedule compiled(p, profile, options.schedule);
-    auto advice = runtime::advise({&front.file, text}, compiled, profile, model, cost, options);
+    auto advice =
+        runtime::advise({&front.file, text}, compiled, profile, model, cost, options);
     REQUIRE(static_cast<bool>(advice));
     for (const runtime::Suggestion &s : advice->suggestions) {
       INFO(text << s.change);
@@ -154,10 +154,10 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
       if (s.graph)
         continue;
       ++suggestions;
-      kinds[s.change.rfind("move", 0) == 0          ? 0
-            : s.change.rfind("raise", 0) == 0       ? 1
-            : s.change.rfind("deepen", 0) == 0      ? 2
-                                                    : 3] += 1;
+      kinds[s.change.rfind("move", 0) == 0     ? 0
+            : s.change.rfind("raise", 0) == 0  ? 1
+            : s.change.rfind("deepen", 0) == 0 ? 2
+                                               : 3] += 1;
       // The file --apply writes checks clean, without a warning the
       // original had not.
       Applied applied(s.text);
@@ -197,12 +197,12 @@ TEST_CASE("advise: on several devices, each suggestion keeps every stage on its 
   for (int trial = 0; trial < 60; ++trial) {
     // First, one where B, held back on s1 behind A, gains from a stream of
     // its own: declared on g1, B's device (the first, g0, cannot touch b1).
-    std::string text = trial == 0 ? "version 4;\npipeline p {\n  device g0;\n  device g1;\n"
-                                    "  stream s0 on g0;\n  stream s1 on g1;\n"
-                                    "  buffer a1 1MB on g1;\n  buffer b1 1MB on g1;\n"
-                                    "  stage A on s1 kernel 500us writes(a1);\n"
-                                    "  stage B on s1 kernel 400us writes(b1);\n"
-                                    "  stage C on s0 kernel 10us;\n}\n"
+    std::string text = trial == 0  ? "version 4;\npipeline p {\n  device g0;\n  device g1;\n"
+                                     "  stream s0 on g0;\n  stream s1 on g1;\n"
+                                     "  buffer a1 1MB on g1;\n  buffer b1 1MB on g1;\n"
+                                     "  stage A on s1 kernel 500us writes(a1);\n"
+                                     "  stage B on s1 kernel 400us writes(b1);\n"
+                                     "  stage C on s0 kernel 10us;\n}\n"
                        : trial % 2 ? test::randomDeviceData(rng, /*declared=*/false)
                                    : test::randomProgram(rng, /*allowAuto=*/false,
                                                          /*conditional=*/false, 2 + rng() % 3);
@@ -218,7 +218,8 @@ TEST_CASE("advise: on several devices, each suggestion keeps every stage on its 
     options.minGainFraction = 0.002;
     const program::Pipeline &p = front.program.pipelines[0];
     Schedule compiled(p, profile, options.schedule);
-    auto advice = runtime::advise({&front.file, text}, compiled, profile, model, cost, options);
+    auto advice =
+        runtime::advise({&front.file, text}, compiled, profile, model, cost, options);
     REQUIRE(static_cast<bool>(advice));
     CHECK(!advice->graph.evaluated); // the answer compile gives
     if (trial == 0)

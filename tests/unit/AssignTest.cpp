@@ -32,8 +32,8 @@ std::string randomUnpinned(std::mt19937 &rng) {
       text += " host " + std::to_string(1 + rng() % 20) + "us";
       break;
     default:
-      text += " kernel " + std::to_string(1 + rng() % 200) + "us [blocks=" +
-              std::to_string(1 + rng() % 400) + "]";
+      text += " kernel " + std::to_string(1 + rng() % 200) +
+              "us [blocks=" + std::to_string(1 + rng() % 400) + "]";
     }
     std::string deps;
     for (uint32_t j = 0; j < i; ++j)
@@ -76,8 +76,8 @@ TEST_CASE("assign: the makespan method is never slower than a baseline") {
     auto ours = schedule(AssignMethod::Makespan, cap);
     double best = makespan(*ours, profile);
     INFO(text << "cap " << cap);
-    for (AssignMethod m : {AssignMethod::Matching, AssignMethod::RoundRobin,
-                           AssignMethod::Levels})
+    for (AssignMethod m :
+         {AssignMethod::Matching, AssignMethod::RoundRobin, AssignMethod::Levels})
       CHECK(best <= makespan(*schedule(m, cap), profile) + 1e-6);
     // The model's figure in the plan is the run's.
     CHECK(ours->streamPlan.modelMakespanUs == doctest::Approx(best));

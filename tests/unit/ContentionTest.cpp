@@ -36,8 +36,8 @@ namespace {
 
 struct Made {
   std::string pipe, trace;
-  std::vector<double> aloneUs;     ///< per stage, as written
-  std::vector<double> start, end;  ///< per stage, the model's run
+  std::vector<double> aloneUs;    ///< per stage, as written
+  std::vector<double> start, end; ///< per stage, the model's run
 };
 
 /// `dropCalls`: the share of launch calls left out of the trace (a sampled
@@ -58,15 +58,15 @@ Made make(std::mt19937 &rng, double dropCalls = 0, bool syncs = false) {
     m.aloneUs.push_back(us);
     stageOfKernel.push_back(uint32_t(blocks.size()));
     blocks.push_back(b);
-    text += llvm::formatv("  stage k{0} on s{1} kernel {2}us [blocks={3}, threads=256]",
-                          k, 7 + int(rng() % streams), us, b)
+    text += llvm::formatv("  stage k{0} on s{1} kernel {2}us [blocks={3}, threads=256]", k,
+                          7 + int(rng() % streams), us, b)
                 .str();
     if (k > 0 && rng() % 3 == 0)
       text += llvm::formatv(" depends_on(k{0})", rng() % k).str();
     text += ";\n";
     if (syncs && rng() % 4 == 0) {
-      text += llvm::formatv("  stage h{0} cpu {1}us depends_on(k{2});\n", k,
-                            20 + rng() % 200, rng() % (k + 1))
+      text += llvm::formatv("  stage h{0} cpu {1}us depends_on(k{2});\n", k, 20 + rng() % 200,
+                            rng() % (k + 1))
                   .str();
       blocks.push_back(0);
     }
@@ -102,24 +102,31 @@ Made make(std::mt19937 &rng, double dropCalls = 0, bool syncs = false) {
   size_t next = 0;
   for (const runtime::HostCall &c : run.host) {
     const llvm::StringRef what(c.what);
-    const char *name = what == "launch" ? "cudaLaunchKernel"
+    const char *name = what == "launch"   ? "cudaLaunchKernel"
                        : what == "record" ? "cudaEventRecord"
                        : what == "wait"   ? "cudaStreamWaitEvent"
                                           : nullptr;
     if (what == "sync") { // the host waited for a kernel's event
       ++corr;
-      events.push_back(llvm::json::Object{{"ph", "X"}, {"cat", "cuda_runtime"},
-                                          {"name", "cudaEventSynchronize"}, {"ts", c.start},
-                                          {"dur", c.end - c.start}, {"tid", 1},
-                                          {"args", llvm::json::Object{{"correlation", corr}}}});
+      events.push_back(
+          llvm::json::Object{{"ph", "X"},
+                             {"cat", "cuda_runtime"},
+                             {"name", "cudaEventSynchronize"},
+                             {"ts", c.start},
+                             {"dur", c.end - c.start},
+                             {"tid", 1},
+                             {"args", llvm::json::Object{{"correlation", corr}}}});
       events.push_back(llvm::json::Object{
-          {"ph", "X"}, {"cat", "cuda_sync"}, {"name", "Event Sync"}, {"ts", c.end - 1},
+          {"ph", "X"},
+          {"cat", "cuda_sync"},
+          {"name", "Event Sync"},
+          {"ts", c.end - 1},
           {"dur", 1},
-          {"args", llvm::json::Object{
-                       {"cuda_sync_kind", "Event Sync"},
-                       {"wait_on_stream", 7 + int64_t(s.instanceStream[c.instance])},
-                       {"wait_on_cuda_event_record_corr_id", recordOf[c.instance]},
-                       {"correlation", corr}}}});
+          {"args",
+           llvm::json::Object{{"cuda_sync_kind", "Event Sync"},
+                              {"wait_on_stream", 7 + int64_t(s.instanceStream[c.instance])},
+                              {"wait_on_cuda_event_record_corr_id", recordOf[c.instance]},
+                              {"correlation", corr}}}});
       continue;
     }
     if (!name)
@@ -128,37 +135,51 @@ Made make(std::mt19937 &rng, double dropCalls = 0, bool syncs = false) {
     const Op &op = *calls[next++];
     ++corr;
     if (what != "launch" || dropCalls <= 0 || double(rng() % 1000) >= 1000 * dropCalls)
-      events.push_back(llvm::json::Object{{"ph", "X"}, {"cat", "cuda_runtime"},
-                                          {"name", name}, {"ts", c.start},
-                                          {"dur", c.end - c.start}, {"tid", 1},
-                                          {"args", llvm::json::Object{{"correlation", corr}}}});
+      events.push_back(
+          llvm::json::Object{{"ph", "X"},
+                             {"cat", "cuda_runtime"},
+                             {"name", name},
+                             {"ts", c.start},
+                             {"dur", c.end - c.start},
+                             {"tid", 1},
+                             {"args", llvm::json::Object{{"correlation", corr}}}});
     if (what == "record")
       recordOf[op.instance] = corr;
     if (what == "wait")
       events.push_back(llvm::json::Object{
-          {"ph", "X"}, {"cat", "cuda_sync"}, {"name", "Stream Wait Event"}, {"ts", c.end},
+          {"ph", "X"},
+          {"cat", "cuda_sync"},
+          {"name", "Stream Wait Event"},
+          {"ts", c.end},
           {"dur", 0},
-          {"args", llvm::json::Object{
-                       {"cuda_sync_kind", "Stream Wait Event"},
-                       {"stream", 7 + int64_t(op.stream)},
-                       {"wait_on_stream", 7 + int64_t(s.instanceStream[op.instance])},
-                       {"wait_on_cuda_event_record_corr_id", recordOf[op.instance]},
-                       {"correlation", corr}}}});
+          {"args",
+           llvm::json::Object{{"cuda_sync_kind", "Stream Wait Event"},
+                              {"stream", 7 + int64_t(op.stream)},
+                              {"wait_on_stream", 7 + int64_t(s.instanceStream[op.instance])},
+                              {"wait_on_cuda_event_record_corr_id", recordOf[op.instance]},
+                              {"correlation", corr}}}});
     if (what != "launch")
       continue;
     const uint32_t v = c.instance;
     const program::Stage &stage = s.instances.stage(v);
     const int64_t stream = 7 + int64_t(stage.stream);
     events.push_back(llvm::json::Object{
-        {"ph", "X"}, {"cat", "kernel"}, {"name", stage.name}, {"ts", run.start[v]},
-        {"dur", run.end[v] - run.start[v]}, {"tid", stream},
-        {"args", llvm::json::Object{{"stream", stream}, {"correlation", corr}, {"device", 0},
+        {"ph", "X"},
+        {"cat", "kernel"},
+        {"name", stage.name},
+        {"ts", run.start[v]},
+        {"dur", run.end[v] - run.start[v]},
+        {"tid", stream},
+        {"args", llvm::json::Object{{"stream", stream},
+                                    {"correlation", corr},
+                                    {"device", 0},
                                     {"grid", llvm::json::Array{int64_t(blocks[v]), 1, 1}},
                                     {"block", llvm::json::Array{256, 1, 1}}}}});
   }
-  m.trace = llvm::formatv("{0}", llvm::json::Value(llvm::json::Object{
-                                     {"traceEvents", std::move(events)}}))
-                .str();
+  m.trace =
+      llvm::formatv("{0}",
+                    llvm::json::Value(llvm::json::Object{{"traceEvents", std::move(events)}}))
+          .str();
   return m;
 }
 
@@ -168,8 +189,8 @@ Made make(std::mt19937 &rng, double dropCalls = 0, bool syncs = false) {
 struct Replayed {
   importer::ImportedStep step;
   importer::Uncontended uncontended;
-  std::vector<std::string> names;   ///< per kernel compared
-  std::vector<double> endErrors;    ///< |run - recorded| end / the span
+  std::vector<std::string> names; ///< per kernel compared
+  std::vector<double> endErrors;  ///< |run - recorded| end / the span
 };
 
 Replayed importAndRun(const Made &m) {
@@ -245,9 +266,9 @@ TEST_CASE("import: kernels the model slowed beside others come back as their tim
     tally(r, ops, close, worst);
   }
   MESSAGE(close << " of " << ops << " ops within 1% of the span; " << recovered << " of "
-                 << kernels << " kernels' times alone recovered; " << contended
-                 << " contended; the worst " << worst * 100 << "% of a span");
-  CHECK(contended > 100);                 // the SMs were shared often enough to matter
+                << kernels << " kernels' times alone recovered; " << contended
+                << " contended; the worst " << worst * 100 << "% of a span");
+  CHECK(contended > 100);                     // the SMs were shared often enough to matter
   CHECK(double(close) >= 0.93 * double(ops)); // without the times alone: half
   CHECK(double(recovered) >= 0.85 * double(kernels));
 }
@@ -264,7 +285,7 @@ TEST_CASE("import: a sampled recording of kernels beside others (a third of the 
     tally(importAndRun(m), ops, close, worst);
   }
   MESSAGE(close << " of " << ops << " ops within 1% of the span; the worst " << worst * 100
-                 << "% of a span");
+                << "% of a span");
   CHECK(double(close) >= 0.9 * double(ops));
 }
 

@@ -5,8 +5,8 @@
 // pair of instances is unordered.
 
 #include "FrontendHelpers.h"
-#include "RandomPrograms.h"
 #include "ProgramOrder.h"
+#include "RandomPrograms.h"
 #include "SlowHappensBefore.h"
 
 #include "compiler/schedule/Races.h"
@@ -128,9 +128,9 @@ void racesAgainstSlowCheck(std::mt19937 &rng, int trials, bool conditional,
   size_t racy = 0, clean = 0, cpu = 0;
   for (int trial = 0; trial < trials; ++trial) {
     // Half of them with cpu stages: host program order orders too.
-    std::string text =
-        devices ? test::randomDeviceData(rng, /*declared=*/true)
-                : test::randomData(rng, /*declared=*/true, /*host=*/trial % 2 == 1, conditional);
+    std::string text = devices ? test::randomDeviceData(rng, /*declared=*/true)
+                               : test::randomData(rng, /*declared=*/true,
+                                                  /*host=*/trial % 2 == 1, conditional);
     FrontendRun front(text);
     if (front.errors)
       continue;
@@ -211,8 +211,8 @@ TEST_CASE("data: inferred dependencies leave no race when stages skip iterations
   PIPEC_SEEDED(rng, 45);
   size_t conditional = 0;
   for (int trial = 0; trial < 600; ++trial) {
-    std::string text =
-        test::randomData(rng, /*declared=*/false, /*host=*/trial % 2 == 1, /*conditional=*/true);
+    std::string text = test::randomData(rng, /*declared=*/false, /*host=*/trial % 2 == 1,
+                                        /*conditional=*/true);
     FrontendRun front(text);
     if (front.errors)
       continue;

@@ -25,8 +25,8 @@ struct Ran {
                bool priorities = true, DeviceProfile profile = DeviceProfile())
       : front(text), profile(profile) {
     REQUIRE(front.errors == 0);
-    schedule = std::make_unique<Schedule>(front.program.pipelines.at(0),
-                                          profile, ScheduleOptions());
+    schedule =
+        std::make_unique<Schedule>(front.program.pipelines.at(0), profile, ScheduleOptions());
     runtime::RunOptions options;
     options.priorities = priorities;
     auto backend = runtime::makeSimBackend(profile);
@@ -135,11 +135,10 @@ TEST_CASE("model: a kernel's time is the whole kernel's, its blocks in waves") {
 }
 
 TEST_CASE("model: priority lets an urgent kernel through sooner") {
-  const char *text =
-      "pipeline p { stream bg priority low; stream fg priority high;"
-      " stage Wide on bg kernel 400us [blocks=1056, threads=1024];"
-      " stage Wait on fg kernel 5us;"
-      " stage Urgent on fg kernel 10us [blocks=132] depends_on(Wait); }";
+  const char *text = "pipeline p { stream bg priority low; stream fg priority high;"
+                     " stage Wide on bg kernel 400us [blocks=1056, threads=1024];"
+                     " stage Wait on fg kernel 5us;"
+                     " stage Urgent on fg kernel 10us [blocks=132] depends_on(Wait); }";
   Ran with(text, Lowering::Streams, true);
   Ran without(text, Lowering::Streams, false);
   // Wide runs four waves of 100 us. With priorities Urgent takes the first
@@ -353,7 +352,8 @@ TEST_CASE("model: skipping ahead in a settled periodic replay gives the full run
   uint64_t skippedRuns = 0, runs = 0;
   for (int round = 0; round < 160; ++round) {
     CAPTURE(round);
-    std::string t = withIterations(test::randomWorkload(rng, round % 2 == 1), 40 + rng() % 120);
+    std::string t =
+        withIterations(test::randomWorkload(rng, round % 2 == 1), 40 + rng() % 120);
     CAPTURE(t);
     FrontendRun front(t);
     REQUIRE(front.errors == 0);
@@ -386,15 +386,14 @@ TEST_CASE("model: with costs that add up exactly, skipping ahead is exact to the
   dyadic.launchUs = 2.5;
   dyadic.streamGapUs = 0.5;
   dyadic.copyLatencyUs = 1;
-  for (const char *text :
-       {"pipeline p { iterations 2000; stream a; stream b; buffer x[2] 1MB;"
-        " stage A on a kernel 8us [blocks=528, threads=256] writes(x);"
-        " stage B on b kernel 4us [blocks=64] reads(x) depends_on(A);"
-        " stage C on a copy d2h 2us depends_on(B); }",
-        "pipeline p { iterations 600; stream a; stream b priority high;"
-        " stage A on a kernel 16us [blocks=2000, threads=128];"
-        " stage S cpu 4us depends_on(A);"
-        " stage B on b kernel 2us depends_on(S, A@prev(2)); }"}) {
+  for (const char *text : {"pipeline p { iterations 2000; stream a; stream b; buffer x[2] 1MB;"
+                           " stage A on a kernel 8us [blocks=528, threads=256] writes(x);"
+                           " stage B on b kernel 4us [blocks=64] reads(x) depends_on(A);"
+                           " stage C on a copy d2h 2us depends_on(B); }",
+                           "pipeline p { iterations 600; stream a; stream b priority high;"
+                           " stage A on a kernel 16us [blocks=2000, threads=128];"
+                           " stage S cpu 4us depends_on(A);"
+                           " stage B on b kernel 2us depends_on(S, A@prev(2)); }"}) {
     CAPTURE(text);
     FrontendRun front(text);
     REQUIRE(front.errors == 0);
@@ -452,8 +451,8 @@ pipeline p {
   CHECK(r.end("AR:b") == ends);
   CHECK(r.start("AR:a") < r.end("Late"));
   CHECK(r.start("AR:b") >= r.end("Late"));
-  const double duration = r.schedule->pipeline.stages[r.schedule->instances.stageOf(
-                                                          r.id("AR:a"))].durationUs;
+  const double duration =
+      r.schedule->pipeline.stages[r.schedule->instances.stageOf(r.id("AR:a"))].durationUs;
   CHECK(ends == doctest::Approx(r.start("AR:b") + duration));
   CHECK(r.start("After") >= ends);
 }
@@ -511,13 +510,11 @@ TEST_CASE("model: several devices, randomized: bounds hold, orderings kept, part
       CHECK(e >= 0);
     for (uint32_t v = 0; v < s.instances.size(); ++v) {
       const program::Stage &st = s.instances.stage(v);
-      if (!program::isCollective(st) || st.parts < 2 ||
-          s.instances.stageOf(v) != st.group)
+      if (!program::isCollective(st) || st.parts < 2 || s.instances.stageOf(v) != st.group)
         continue;
       ++meetings;
       for (uint32_t k = 1; k < st.parts; ++k)
-        CHECK(r->end[s.instances.idOf(st.group + k, s.instances.iterationOf(v))] ==
-              r->end[v]);
+        CHECK(r->end[s.instances.idOf(st.group + k, s.instances.iterationOf(v))] == r->end[v]);
     }
     sim::ModelOptions fast, slow;
     slow.lookEverywhere = true;

@@ -12,15 +12,14 @@ TEST_CASE("profile: every key written is read back (calibrate -> --profile)") {
   p.priorityLeast = 1;
   p.priorityGreatest = -3;
   double x = 1.25;
-  for (double *d : {&p.h2dGBps, &p.d2hGBps, &p.d2dGBps, &p.launchUs,
-                    &p.recordUs, &p.waitUs, &p.graphLaunchUs, &p.graphNodeUs,
-                    &p.uploadNodeUs, &p.instantiateNodeUs, &p.nodeUpdateUs,
-                    &p.streamGapUs, &p.graphGapUs, &p.waitLatencyUs,
+  for (double *d : {&p.h2dGBps, &p.d2hGBps, &p.d2dGBps, &p.launchUs, &p.recordUs, &p.waitUs,
+                    &p.graphLaunchUs, &p.graphNodeUs, &p.uploadNodeUs, &p.instantiateNodeUs,
+                    &p.nodeUpdateUs, &p.streamGapUs, &p.graphGapUs, &p.waitLatencyUs,
                     &p.hostFuncLatencyUs, &p.copyLatencyUs})
     *d = (x += 1.5);
   unsigned u = 31; // every count within its range (max_threads_per_sm >= 32)
-  for (unsigned *c : {&p.sms, &p.maxThreadsPerSM, &p.maxBlocksPerSM,
-                      &p.maxResidentKernels, &p.hardwareQueues})
+  for (unsigned *c : {&p.sms, &p.maxThreadsPerSM, &p.maxBlocksPerSM, &p.maxResidentKernels,
+                      &p.hardwareQueues})
     *c = (u += 3);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -48,10 +47,9 @@ TEST_CASE("profile: bad values are refused with the key named") {
     return llvm::toString(p.takeError());
   };
   CHECK(bad(R"({"sms": 1.5})") == "profile key 'sms' must be a whole number");
-  CHECK(bad(R"({"h2d_GBps": 0})").find("'h2d_GBps' must be a number") !=
+  CHECK(bad(R"({"h2d_GBps": 0})").find("'h2d_GBps' must be a number") != std::string::npos);
+  CHECK(bad(R"({"priority_least": -5, "priority_greatest": 0})").find("must be at most") !=
         std::string::npos);
-  CHECK(bad(R"({"priority_least": -5, "priority_greatest": 0})").find(
-            "must be at most") != std::string::npos);
   CHECK(bad("[1]") == "a profile must be a JSON object");
 }
 
@@ -70,7 +68,8 @@ TEST_CASE("profile: a collective's bytes for a time are the formula's inverse") 
       for (double extra : {1.0, 37.5, 310.0, 12000.0}) {
         const uint64_t bytes = p.collectiveBytes(op, fixed + extra, ranks);
         CHECK(bytes > 1);
-        CHECK(p.collectiveTimeUs(op, bytes, ranks) == doctest::Approx(fixed + extra).epsilon(1e-6));
+        CHECK(p.collectiveTimeUs(op, bytes, ranks) ==
+              doctest::Approx(fixed + extra).epsilon(1e-6));
       }
     }
 }

@@ -89,11 +89,13 @@ public:
   /// Breaks `tokens` once: a token dropped, doubled, or replaced by another.
   void mutate(std::vector<std::string> &tokens) {
     static const std::vector<std::string> any = {
-        "pipeline", "stream", "stage", "on", "depends_on", "priority",
-        "iterations", "buffer", "kernel", "copy", "host", "memset", "h2d",
-        "reads", "writes", "high", "sync", "declared", "x", "@prev", "4us",
-        "7", "2.5", "{", "}", "(", ")", "[", "]", ";", ",", "=", "-", "+", "*",
-        "/", "let", "us", "device", "p2p", "to", "allreduce", "broadcast"};
+        "pipeline", "stream", "stage", "on",       "depends_on", "priority", "iterations",
+        "buffer",   "kernel", "copy",  "host",     "memset",     "h2d",      "reads",
+        "writes",   "high",   "sync",  "declared", "x",          "@prev",    "4us",
+        "7",        "2.5",    "{",     "}",        "(",          ")",        "[",
+        "]",        ";",      ",",     "=",        "-",          "+",        "*",
+        "/",        "let",    "us",    "device",   "p2p",        "to",       "allreduce",
+        "broadcast"};
     size_t at = rng() % tokens.size();
     switch (rng() % 3) {
     case 0:
@@ -180,8 +182,7 @@ private:
     return out;
   }
 
-  template <typename Element>
-  void list(std::vector<std::string> &out, Element element) {
+  template <typename Element> void list(std::vector<std::string> &out, Element element) {
     for (unsigned k = 0, n = 1 + rng() % 3; k < n; ++k) {
       if (k)
         out.push_back(",");
@@ -191,16 +192,15 @@ private:
   std::string pick(std::initializer_list<const char *> words) {
     return *(words.begin() + rng() % words.size());
   }
-  static void append(std::vector<std::string> &out,
-                     std::initializer_list<std::string> more) {
+  static void append(std::vector<std::string> &out, std::initializer_list<std::string> more) {
     out.insert(out.end(), more);
   }
   std::string name() {
     // Words the `name` rule allows, keywords among them.
-    return pick({"a", "B_2", "kernel", "copy", "host", "memset", "h2d", "d2h",
-                 "d2d", "high", "normal", "low", "sync", "inferred",
-                 "declared", "reads", "writes", "p2p", "to", "allreduce",
-                 "allgather", "reducescatter", "broadcast"});
+    return pick({"a",    "B_2",       "kernel",    "copy",          "host",     "memset",
+                 "h2d",  "d2h",       "d2d",       "high",          "normal",   "low",
+                 "sync", "inferred",  "declared",  "reads",         "writes",   "p2p",
+                 "to",   "allreduce", "allgather", "reducescatter", "broadcast"});
   }
   std::string integer() {
     return pick({"0", "3", "18446744073709551615", "99999999999999999999"});
@@ -270,8 +270,11 @@ public:
       for (const ast::DeviceDecl &x : p.devices)
         put("device", x.name).put(x.range);
       for (const ast::StreamDecl &x : p.streams) {
-        put("stream", x.name).put(int(x.priority.kind)).put(x.priority.raw)
-            .put(x.priority.range).put(x.range);
+        put("stream", x.name)
+            .put(int(x.priority.kind))
+            .put(x.priority.raw)
+            .put(x.priority.range)
+            .put(x.range);
         if (x.device)
           put("on", *x.device);
       }
@@ -283,8 +286,12 @@ public:
           put(*x.slots);
       }
       for (const ast::StageDecl &x : p.stages) {
-        put("stage", x.name).put(int(x.kind)).put(x.kindRange)
-            .put(int(x.direction)).put(x.amount).put(x.range);
+        put("stage", x.name)
+            .put(int(x.kind))
+            .put(x.kindRange)
+            .put(int(x.direction))
+            .put(x.amount)
+            .put(x.range);
         if (x.stream)
           put("on", *x.stream);
         put(x.streamList).put(int(x.collective));
@@ -324,13 +331,25 @@ public:
   }
 
 private:
-  Spelling &put(const char *what) { out += std::string("\n") + what; return *this; }
+  Spelling &put(const char *what) {
+    out += std::string("\n") + what;
+    return *this;
+  }
   Spelling &put(const char *what, const ast::Name &n) {
     return put(what).put(n.text).put(n.range());
   }
-  Spelling &put(llvm::StringRef text) { out += " '" + text.str() + "'"; return *this; }
-  Spelling &put(uint64_t v) { out += ' ' + std::to_string(v); return *this; }
-  Spelling &put(int64_t v) { out += ' ' + std::to_string(v); return *this; }
+  Spelling &put(llvm::StringRef text) {
+    out += " '" + text.str() + "'";
+    return *this;
+  }
+  Spelling &put(uint64_t v) {
+    out += ' ' + std::to_string(v);
+    return *this;
+  }
+  Spelling &put(int64_t v) {
+    out += ' ' + std::to_string(v);
+    return *this;
+  }
   Spelling &put(int v) { return put(int64_t(v)); }
   Spelling &put(bool v) { return put(int64_t(v)); }
   Spelling &put(const ast::IntLit &v) {
@@ -343,15 +362,19 @@ private:
   }
   Spelling &put(const ast::Expr &e) {
     for (const ast::ExprNode &n : e.nodes)
-      put("node").put(int(n.kind)).put(uint64_t(n.lhs)).put(uint64_t(n.rhs))
-          .put(n.number).put(n.unit).put(n.range);
+      put("node")
+          .put(int(n.kind))
+          .put(uint64_t(n.lhs))
+          .put(uint64_t(n.rhs))
+          .put(n.number)
+          .put(n.unit)
+          .put(n.range);
     return *this;
   }
   Spelling &put(llvm::SMRange r) {
     if (!r.Start.isValid())
       return put("<none>");
-    return put(int64_t(r.Start.getPointer() - base))
-        .put(int64_t(r.End.getPointer() - base));
+    return put(int64_t(r.Start.getPointer() - base)).put(int64_t(r.End.getPointer() - base));
   }
 
   const char *base;
@@ -361,8 +384,8 @@ private:
 /// The whole AST of `text`, spelt out.
 std::string spelt(const std::string &text, bool directItems) {
   llvm::SourceMgr sm;
-  unsigned id = sm.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"), llvm::SMLoc());
+  unsigned id = sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"),
+                                      llvm::SMLoc());
   DiagnosticEngine diags([](const Diagnostic &) {}, 0);
   ParseOptions options;
   options.directItems = directItems;
@@ -421,8 +444,7 @@ TEST_CASE("direct parser: declines an item it cannot take whole, "
           "consuming nothing") {
   for (const char *text :
        {"pipeline p {\nstage a kernel 1us depends_on(b;\n}\n",
-        "pipeline p {\nstream s priority - high;\n}\n",
-        "pipeline p {\nbuffer b [2 1MB;\n}\n",
+        "pipeline p {\nstream s priority - high;\n}\n", "pipeline p {\nbuffer b [2 1MB;\n}\n",
         "pipeline p {\nstage a on kernel 1us;\n}\n"}) {
     INFO(text);
     auto [taken, atEnd] = directItems(text);

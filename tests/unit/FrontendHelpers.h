@@ -7,8 +7,8 @@
 #include "compiler/sema/Sema.h"
 
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <memory>
 #include <string>
@@ -27,11 +27,10 @@ struct FrontendRun {
   /// `consume`: analyze the AST as `pipec check` does, freeing it as it
   /// goes (the AST is then left without its stages).
   explicit FrontendRun(const std::string &text, unsigned errorLimit = 0,
-                       const DeviceProfile &profile = DeviceProfile(),
-                       bool consume = false) {
+                       const DeviceProfile &profile = DeviceProfile(), bool consume = false) {
     sm = std::make_unique<llvm::SourceMgr>();
-    unsigned id = sm->AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"), llvm::SMLoc());
+    unsigned id = sm->AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"),
+                                         llvm::SMLoc());
     DiagnosticEngine diags(
         [this](const Diagnostic &d) {
           unsigned line = 0, col = 0;
@@ -42,8 +41,8 @@ struct FrontendRun {
         errorLimit);
     file = parseFile(*sm, id, "t.pipe", diags);
     if (!diags.shouldStop())
-      program = consume ? analyze(std::move(file), profile, diags)
-                        : analyze(file, profile, diags);
+      program =
+          consume ? analyze(std::move(file), profile, diags) : analyze(file, profile, diags);
     errors = diags.errorCount();
   }
 
@@ -65,15 +64,14 @@ struct FrontendRun {
 /// "line:column message" lines, and the AST dump.
 inline std::string parseWith(const std::string &text, ParseOptions options) {
   llvm::SourceMgr sm;
-  unsigned id = sm.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"), llvm::SMLoc());
+  unsigned id = sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "t.pipe"),
+                                      llvm::SMLoc());
   std::string out;
   llvm::raw_string_ostream os(out);
   DiagnosticEngine diags(
       [&](const Diagnostic &d) {
-        auto [line, col] = d.range.Start.isValid()
-                               ? sm.getLineAndColumn(d.range.Start)
-                               : std::pair<unsigned, unsigned>{0, 0};
+        auto [line, col] = d.range.Start.isValid() ? sm.getLineAndColumn(d.range.Start)
+                                                   : std::pair<unsigned, unsigned>{0, 0};
         os << line << ':' << col << ' ' << d.message << '\n';
       },
       0);

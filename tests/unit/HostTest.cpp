@@ -316,8 +316,8 @@ TEST_CASE("host: a full launch queue blocks the host until a launch starts") {
   DeviceProfile p;
   p.launchQueueDepth = 2;
   p.launchUs = 1;
-  FrontendRun front("pipeline p { iterations 10; stream s; stage K on s kernel 100us; }",
-                    0, p);
+  FrontendRun front("pipeline p { iterations 10; stream s; stage K on s kernel 100us; }", 0,
+                    p);
   REQUIRE(front.errors == 0);
   Schedule s(front.program.pipelines.at(0), p, ScheduleOptions());
   auto r = runtime::makeSimBackend(p)->run(s, Lowering::Streams, runtime::RunOptions());
@@ -411,8 +411,8 @@ TEST_CASE("host: each device's host thread: exactly the waits, syncs and joins t
     joins += gotJoins.size();
     syncs += gotSyncs.size();
 
-    auto r = runtime::makeSimBackend(profile)->run(s, Lowering::Streams,
-                                                   runtime::RunOptions());
+    auto r =
+        runtime::makeSimBackend(profile)->run(s, Lowering::Streams, runtime::RunOptions());
     REQUIRE(static_cast<bool>(r));
     CHECK(r->violations == 0);
     for (const Bound &b : s.analysis.bounds)

@@ -152,11 +152,11 @@ TEST_CASE("import: bad input is an error, never a crash") {
 
 #include "llvm/Support/JSON.h"
 
-#include <map>
-#include <random>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <random>
 #include <set>
 
 namespace {
@@ -192,8 +192,11 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
   auto call = [&](const char *name, double dur) {
     double start = t + uniform(0, 30);
     ++corr;
-    events.push_back(llvm::json::Object{{"ph", "X"}, {"cat", "cuda_runtime"},
-                                        {"name", name}, {"ts", start}, {"dur", dur},
+    events.push_back(llvm::json::Object{{"ph", "X"},
+                                        {"cat", "cuda_runtime"},
+                                        {"name", name},
+                                        {"ts", start},
+                                        {"dur", dur},
                                         {"tid", 1},
                                         {"args", llvm::json::Object{{"correlation", corr}}}});
     t = start + dur;
@@ -202,9 +205,12 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
   auto syncEvent = [&](const char *kind, llvm::json::Object args) {
     args["cuda_sync_kind"] = kind;
     args["correlation"] = corr;
-    events.push_back(llvm::json::Object{
-        {"ph", "X"}, {"cat", "cuda_sync"}, {"name", kind}, {"ts", t}, {"dur", 0},
-        {"args", std::move(args)}});
+    events.push_back(llvm::json::Object{{"ph", "X"},
+                                        {"cat", "cuda_sync"},
+                                        {"name", kind},
+                                        {"ts", t},
+                                        {"dur", 0},
+                                        {"args", std::move(args)}});
   };
   bool longNext = false; // the next op runs long (something to queue behind)
   // An op on s, `idle` after it could have begun: what it is ordered after.
@@ -229,9 +235,15 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
   auto kernelEvent = [&](const std::string &name, int s, double start, double dur,
                          int64_t blocks) {
     events.push_back(llvm::json::Object{
-        {"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"ts", start}, {"dur", dur},
+        {"ph", "X"},
+        {"cat", "kernel"},
+        {"name", name},
+        {"ts", start},
+        {"dur", dur},
         {"tid", s},
-        {"args", llvm::json::Object{{"stream", s}, {"correlation", corr}, {"device", 0},
+        {"args", llvm::json::Object{{"stream", s},
+                                    {"correlation", corr},
+                                    {"device", 0},
                                     {"grid", llvm::json::Array{blocks, 1, 1}},
                                     {"block", llvm::json::Array{128, 1, 1}}}}});
   };
@@ -243,9 +255,13 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
     if (pageable) {
       llvm::json::Object args{
           {"stream", s}, {"correlation", corr}, {"device", 0}, {"bytes", 4}};
-      events.push_back(llvm::json::Object{
-          {"ph", "X"}, {"cat", "gpu_memcpy"}, {"name", "Memcpy DtoH (Device -> Pageable)"},
-          {"ts", start}, {"dur", dur}, {"tid", s}, {"args", std::move(args)}});
+      events.push_back(llvm::json::Object{{"ph", "X"},
+                                          {"cat", "gpu_memcpy"},
+                                          {"name", "Memcpy DtoH (Device -> Pageable)"},
+                                          {"ts", start},
+                                          {"dur", dur},
+                                          {"tid", s},
+                                          {"args", std::move(args)}});
       // The call returns once the copy is done: the host waited for it.
       auto &callEvent = *events[events.size() - 2].getAsObject();
       double ret = start + dur + uniform(1, 5);
@@ -457,10 +473,11 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
   }
   CHECK(orderings > 1000);
   CHECK(cpu > 100);
-  CHECK(idles > 10); // graph launches' unexplained idle is kept
+  CHECK(idles > 10);  // graph launches' unexplained idle is kept
   CHECK(queued > 20); // ops whose call is missing, each kept behind what it waited for
   CHECK(polls > 20);
-  CHECK(pollSyncs >= polls); // each run of polls a sync (the orderings check what it waited for)
+  CHECK(pollSyncs >=
+        polls); // each run of polls a sync (the orderings check what it waited for)
 }
 
 // ---- The fast event reader against llvm::json's DOM ------------------------
@@ -479,11 +496,11 @@ std::string describe(const Trace &t) {
   for (const DeviceInfo &d : t.devices)
     os << "dev " << d.id << " " << d.name << " " << d.sms << "\n";
   for (const GpuOp &op : t.ops)
-    os << "op " << int(op.kind) << " '" << t.names[op.name] << "' " << op.stream << " " << op.device
-       << " " << llvm::formatv("{0:e} {1:e}", op.ts, op.dur) << " " << op.correlation << " "
-       << op.blocks << " " << op.threads << " " << op.regs << " " << op.smem << " "
-       << op.bytes << " " << int(op.direction) << " " << op.launchTs << " " << op.launchDur
-       << " " << op.thread << " " << op.event << "\n";
+    os << "op " << int(op.kind) << " '" << t.names[op.name] << "' " << op.stream << " "
+       << op.device << " " << llvm::formatv("{0:e} {1:e}", op.ts, op.dur) << " "
+       << op.correlation << " " << op.blocks << " " << op.threads << " " << op.regs << " "
+       << op.smem << " " << op.bytes << " " << int(op.direction) << " " << op.launchTs << " "
+       << op.launchDur << " " << op.thread << " " << op.event << "\n";
   for (const SyncEvent &s : t.syncs)
     os << "sync " << int(s.kind) << " " << s.stream << " " << s.waitOnStream << " "
        << s.recordCorrelation << " " << s.correlation << " " << s.ts << "\n";
@@ -496,13 +513,39 @@ std::string describe(const Trace &t) {
 }
 
 std::string randomNumber(std::mt19937 &rng) {
-  static const char *edges[] = {"0", "-0", "1", "7", "2.5", "3.0", "1e3", "1E+2", "2e-1",
-                                "-4", "9223372036854775807", "-9223372036854775808",
-                                "18446744073709551615", "123456789012345678",
-                                "1234567890123456789", "1e400", "-1e400", "4.9e-324",
-                                "0.1", "1.7976931348623157e308", "01", "+1", "1.", ".5",
-                                "1.2.3", "--1", "1e", "2147483647", "2147483648", "1024",
-                                "1025", "64.0", "64.5"};
+  static const char *edges[] = {"0",
+                                "-0",
+                                "1",
+                                "7",
+                                "2.5",
+                                "3.0",
+                                "1e3",
+                                "1E+2",
+                                "2e-1",
+                                "-4",
+                                "9223372036854775807",
+                                "-9223372036854775808",
+                                "18446744073709551615",
+                                "123456789012345678",
+                                "1234567890123456789",
+                                "1e400",
+                                "-1e400",
+                                "4.9e-324",
+                                "0.1",
+                                "1.7976931348623157e308",
+                                "01",
+                                "+1",
+                                "1.",
+                                ".5",
+                                "1.2.3",
+                                "--1",
+                                "1e",
+                                "2147483647",
+                                "2147483648",
+                                "1024",
+                                "1025",
+                                "64.0",
+                                "64.5"};
   if (rng() % 2)
     return edges[rng() % (sizeof edges / sizeof *edges)];
   return std::to_string(int(rng() % 2000) - 100) +
@@ -510,13 +553,28 @@ std::string randomNumber(std::mt19937 &rng) {
 }
 
 std::string randomString(std::mt19937 &rng) {
-  static const char *names[] = {"cudaLaunchKernel", "cudaStreamSynchronize", "k",
-                                "ProfilerStep#3", "Memcpy HtoD (Pageable -> Device)",
-                                "Stream Wait Event", "Event Sync", "kernel", "gpu_memcpy",
-                                "cuda_runtime", "cuda_sync", "gpu_memset", "Kernel",
-                                "Runtime", "void f<\\\"a\\\">()", "caf\xc3\xa9",
-                                "tab\\there", "\\u00e9t\\u00e9", "ctl\x01", "bad\xff",
-                                "hipLaunchKernel", "cudaMemcpy"};
+  static const char *names[] = {"cudaLaunchKernel",
+                                "cudaStreamSynchronize",
+                                "k",
+                                "ProfilerStep#3",
+                                "Memcpy HtoD (Pageable -> Device)",
+                                "Stream Wait Event",
+                                "Event Sync",
+                                "kernel",
+                                "gpu_memcpy",
+                                "cuda_runtime",
+                                "cuda_sync",
+                                "gpu_memset",
+                                "Kernel",
+                                "Runtime",
+                                "void f<\\\"a\\\">()",
+                                "caf\xc3\xa9",
+                                "tab\\there",
+                                "\\u00e9t\\u00e9",
+                                "ctl\x01",
+                                "bad\xff",
+                                "hipLaunchKernel",
+                                "cudaMemcpy"};
   return std::string("\"") + names[rng() % (sizeof names / sizeof *names)] + "\"";
 }
 
@@ -553,17 +611,26 @@ std::string randomValue(std::mt19937 &rng, int depth) {
 
 std::string randomEvent(std::mt19937 &rng) {
   static const char *keys[] = {"cat", "name", "ts", "dur", "tid", "pid", "ph"};
-  static const char *argKeys[] = {"stream", "correlation", "correlation_id", "device",
-                                  "grid", "block", "registers per thread",
-                                  "shared memory", "dynamic shared memory", "bytes",
-                                  "cuda_sync_kind", "wait_on_stream",
+  static const char *argKeys[] = {"stream",
+                                  "correlation",
+                                  "correlation_id",
+                                  "device",
+                                  "grid",
+                                  "block",
+                                  "registers per thread",
+                                  "shared memory",
+                                  "dynamic shared memory",
+                                  "bytes",
+                                  "cuda_sync_kind",
+                                  "wait_on_stream",
                                   "wait_on_cuda_event_record_corr_id"};
   std::vector<std::string> fields;
   for (const char *k : keys)
     if (rng() % 6) {
-      std::string v = !std::strcmp(k, "cat") || !std::strcmp(k, "name") || !std::strcmp(k, "ph")
-                          ? (rng() % 8 ? randomString(rng) : randomValue(rng, 1))
-                          : (rng() % 8 ? randomNumber(rng) : randomValue(rng, 1));
+      std::string v =
+          !std::strcmp(k, "cat") || !std::strcmp(k, "name") || !std::strcmp(k, "ph")
+              ? (rng() % 8 ? randomString(rng) : randomValue(rng, 1))
+              : (rng() % 8 ? randomNumber(rng) : randomValue(rng, 1));
       fields.push_back("\"" + std::string(k) + "\":" + v);
     }
   if (rng() % 5) {
@@ -575,8 +642,8 @@ std::string randomEvent(std::mt19937 &rng) {
         std::string v = key == "grid" || key == "block"
                             ? (rng() % 6 ? randomArray(rng, 1) : randomValue(rng, 1))
                         : key == "cuda_sync_kind" ? randomString(rng)
-                        : rng() % 8             ? randomNumber(rng)
-                                                : randomValue(rng, 1);
+                        : rng() % 8               ? randomNumber(rng)
+                                                  : randomValue(rng, 1);
         args += (first ? "" : ",") + ("\"" + key + "\":" + v);
         first = false;
       }
@@ -604,7 +671,8 @@ TEST_CASE("import: the fast event reader reads what llvm::json reads, on random 
     for (unsigned i = 0; i < n; ++i)
       text += (i ? "," : "") + randomEvent(rng);
     // A kernel that always reads, so that most traces have a GPU op.
-    text += ",{\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":2,\"args\":{\"stream\":7}}]}";
+    text +=
+        ",{\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":2,\"args\":{\"stream\":7}}]}";
     auto fast = parseTrace(text);
     auto slow = parseTraceSlowly(text);
     CAPTURE(text);
@@ -685,11 +753,12 @@ TEST_CASE("import: a long step's file is laid out on two threads, with the first
 }
 
 TEST_CASE("import: NCCL kernels name their collective; nothing else does") {
-  using program::CollectiveOp;
   using importer::ncclCollective;
+  using program::CollectiveOp;
   CHECK(ncclCollective("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)") ==
         CollectiveOp::AllReduce);
-  CHECK(ncclCollective("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)") ==
+  CHECK(ncclCollective(
+            "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)") ==
         CollectiveOp::AllGather);
   CHECK(ncclCollective("void ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*)") ==
         CollectiveOp::ReduceScatter);
@@ -705,8 +774,10 @@ TEST_CASE("import: NCCL kernels name their collective; nothing else does") {
 TEST_CASE("communication: one list of kernel names, the analysis's and the import's") {
   using program::isCommunicationKernel;
   CHECK(isCommunicationKernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"));
-  CHECK(isCommunicationKernel("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)"));
-  CHECK(isCommunicationKernel("void ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)"));
+  CHECK(
+      isCommunicationKernel("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)"));
+  CHECK(
+      isCommunicationKernel("void ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)"));
   CHECK(isCommunicationKernel("void deep_ep::intranode::dispatch<8, 768>(int4*, float*)"));
   CHECK(isCommunicationKernel("void deep_ep::internode::combine<true>(int4*)"));
   CHECK(isCommunicationKernel("pplx::a2a_dispatch_kernel(...)"));

@@ -114,14 +114,33 @@ TEST_CASE("parser: freeing passed tokens changes nothing it reports") {
   // The parser frees tokens between items and inside error recovery; the
   // slow, obvious parse keeps them all. Random mixes of good items, broken
   // items and debris must give the same diagnostics and the same AST.
-  const std::vector<std::string> pieces = {
-      "stream s;", "stream t priority -1;",
-      "stage a on s kernel 10us;", "stage b kernel 5us depends_on a;",
-      "buffer x 1MB;", "stage c on t kernel 3us reads x;", "iterations 3;",
-      "(((((", ";", "stage", "kernel", "10 us", "depends_on", "@",
-      "/* c */", "// l\n", "\n", "stage d on s copy h2d 1MB;", "sync x;",
-      "stage e kernel ))) 4us;", "stream ;;;", "12", "x", "stage y on s kernel",
-      "stream u", "stage z on", "buffer"};
+  const std::vector<std::string> pieces = {"stream s;",
+                                           "stream t priority -1;",
+                                           "stage a on s kernel 10us;",
+                                           "stage b kernel 5us depends_on a;",
+                                           "buffer x 1MB;",
+                                           "stage c on t kernel 3us reads x;",
+                                           "iterations 3;",
+                                           "(((((",
+                                           ";",
+                                           "stage",
+                                           "kernel",
+                                           "10 us",
+                                           "depends_on",
+                                           "@",
+                                           "/* c */",
+                                           "// l\n",
+                                           "\n",
+                                           "stage d on s copy h2d 1MB;",
+                                           "sync x;",
+                                           "stage e kernel ))) 4us;",
+                                           "stream ;;;",
+                                           "12",
+                                           "x",
+                                           "stage y on s kernel",
+                                           "stream u",
+                                           "stage z on",
+                                           "buffer"};
   PIPEC_SEEDED(rng, 11);
   for (int round = 0; round < 1000; ++round) {
     std::string text = "pipeline p {\n";

@@ -27,9 +27,9 @@ inline std::vector<Touch> programOrder(const program::Pipeline &p) {
     for (uint32_t k = 0; k < p.stages.size(); ++k)
       for (bool write : {false, true})
         if (p.stages[k].runs.runsIn(it, p.iterations))
-        for (const program::Access &a : p.stages[k].accesses)
-          if (a.write == write)
-            out.push_back({it, k, a.buffer, a.slot(it, p.buffers[a.buffer].slots), write});
+          for (const program::Access &a : p.stages[k].accesses)
+            if (a.write == write)
+              out.push_back({it, k, a.buffer, a.slot(it, p.buffers[a.buffer].slots), write});
   return out;
 }
 

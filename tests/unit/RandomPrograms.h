@@ -27,7 +27,7 @@ inline std::string dependsOnClause(const std::vector<std::string> &deps) {
 /// and `issue=` dispatch on launches.
 /// What goes inside `[...]` for a stage that runs only in some iterations.
 inline const char *randomRunWords(std::mt19937 &rng) {
-  static const char *const kinds[] = {"first",   "last",       "every=2",      "every=3",
+  static const char *const kinds[] = {"first",   "last",        "every=2",      "every=3",
                                       "every=4", "first, last", "every=2, last"};
   return kinds[rng() % 7];
 }
@@ -48,38 +48,41 @@ inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false,
       if (conditional && rng() % 3 == 0)
         text += std::string(" [") + randomRunWords(rng) + "]";
     } else {
-    if (rng() % 4)
-      text += " on s" + std::to_string(rng() % streams);
-    switch (rng() % 6) {
-    case 5:
-      text += " memset " + std::to_string(1 + rng() % 4000) + "KB";
-      break;
-    case 0:
-      text += " copy " + std::string(rng() % 2 ? "h2d" : rng() % 2 ? "d2h" : "d2d") +
-              " " + std::to_string(1 + rng() % 4000) + "KB";
-      break;
-    case 1:
-      text += " host " + std::to_string(1 + rng() % 50) + "us";
-      break;
-    default: {
-      static const unsigned threads[] = {32, 128, 256, 1024};
-      text += " kernel " + std::to_string(1 + rng() % 300) + "us [blocks=" +
-              std::to_string(1 + rng() % 3000) +
-              ", threads=" + std::to_string(threads[rng() % 4]);
-      if (rng() % 3 == 0)
-        text += ", smem=" + std::to_string(rng() % 100) + "KiB";
-      if (rng() % 3 == 0)
-        text += ", regs=" + std::to_string(16 + rng() % 48);
-      if (hostThread && rng() % 3 == 0)
-        text += ", issue=" + std::to_string(rng() % 40) + "us";
-      if (conditional && rng() % 3 == 0)
-        text += std::string(", ") + randomRunWords(rng);
-      text += "]";
-      break;
-    }
-    }
-    if (conditional && text.back() != ']' && rng() % 3 == 0)
-      text += std::string(" [") + randomRunWords(rng) + "]";
+      if (rng() % 4)
+        text += " on s" + std::to_string(rng() % streams);
+      switch (rng() % 6) {
+      case 5:
+        text += " memset " + std::to_string(1 + rng() % 4000) + "KB";
+        break;
+      case 0:
+        text += " copy " +
+                std::string(rng() % 2   ? "h2d"
+                            : rng() % 2 ? "d2h"
+                                        : "d2d") +
+                " " + std::to_string(1 + rng() % 4000) + "KB";
+        break;
+      case 1:
+        text += " host " + std::to_string(1 + rng() % 50) + "us";
+        break;
+      default: {
+        static const unsigned threads[] = {32, 128, 256, 1024};
+        text += " kernel " + std::to_string(1 + rng() % 300) +
+                "us [blocks=" + std::to_string(1 + rng() % 3000) +
+                ", threads=" + std::to_string(threads[rng() % 4]);
+        if (rng() % 3 == 0)
+          text += ", smem=" + std::to_string(rng() % 100) + "KiB";
+        if (rng() % 3 == 0)
+          text += ", regs=" + std::to_string(16 + rng() % 48);
+        if (hostThread && rng() % 3 == 0)
+          text += ", issue=" + std::to_string(rng() % 40) + "us";
+        if (conditional && rng() % 3 == 0)
+          text += std::string(", ") + randomRunWords(rng);
+        text += "]";
+        break;
+      }
+      }
+      if (conditional && text.back() != ']' && rng() % 3 == 0)
+        text += std::string(" [") + randomRunWords(rng) + "]";
     }
     std::vector<std::string> deps;
     for (uint32_t j = 0; j < i; ++j)
@@ -121,8 +124,8 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
     t += "  buffer b" + std::to_string(b) + "[" + std::to_string(slots.back()) + "] 1MB;\n";
   }
   for (uint32_t b = 0; b < hostBuffers; ++b)
-    t += "  buffer h" + std::to_string(b) + "[" + std::to_string(conditional ? 1 : 1 + rng() % 3) +
-         "] 1MB host;\n";
+    t += "  buffer h" + std::to_string(b) + "[" +
+         std::to_string(conditional ? 1 : 1 + rng() % 3) + "] 1MB host;\n";
   auto some = [&](const char *prefix, uint32_t count) {
     std::set<std::string> out;
     for (uint32_t b = 0; b < count; ++b)
@@ -182,8 +185,8 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
       if (j < i && rng() % 4 == 0)
         deps += (deps.empty() ? "" : ", ") + ("X" + std::to_string(j));
       else if (iterations > 1 && rng() % 6 == 0)
-        deps += (deps.empty() ? "" : ", ") + ("X" + std::to_string(j) + "@prev(" +
-                                              std::to_string(1 + rng() % 2) + ")");
+        deps += (deps.empty() ? "" : ", ") +
+                ("X" + std::to_string(j) + "@prev(" + std::to_string(1 + rng() % 2) + ")");
     }
     if (!deps.empty())
       t += " depends_on(" + deps + ")";
@@ -197,7 +200,7 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
 /// with `conditional`, some stages run only in some iterations; with
 /// `devices` above 1, the streams are on that many devices, at random.
 inline std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditional = false,
-                          uint32_t devices = 1) {
+                                 uint32_t devices = 1) {
   uint32_t t = 1 + rng() % 9, streams = 1 + rng() % 4;
   uint32_t iterations = 1 + rng() % (conditional ? 7 : 3);
   std::vector<uint32_t> rank(t);
@@ -238,9 +241,8 @@ inline std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditi
               break;
             }
       text.erase(text.size() - (" on s" + std::to_string(stream)).size());
-      text += " on (" + list + ") " +
-              std::string(rng() % 2 ? "allreduce" : "allgather") + " " +
-              std::to_string(1 + rng() % 8) + "MB";
+      text += " on (" + list + ") " + std::string(rng() % 2 ? "allreduce" : "allgather") +
+              " " + std::to_string(1 + rng() % 8) + "MB";
     } else if (devices > 1 && stream >= 0 && rng() % 4 == 0) // a peer copy
       text += " copy p2p " + std::to_string(1 + rng() % 20) + "us to gpu" +
               std::to_string((deviceOf[stream] + 1 + rng() % (devices - 1)) % devices);
@@ -260,7 +262,6 @@ inline std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditi
   return text + "}\n";
 }
 
-
 /// Random data on 2 or 3 devices (version 4): a stream or two and a buffer
 /// or two (rings of 1 to 3 slots) per device; kernels touch their device's
 /// buffers, peer copies read theirs and write another device's, and
@@ -268,7 +269,8 @@ inline std::string randomProgram(std::mt19937 &rng, bool allowAuto, bool conditi
 inline std::string randomDeviceData(std::mt19937 &rng, bool declared) {
   const uint32_t devices = 2 + rng() % 2, stages = 2 + rng() % 7;
   const uint32_t iterations = 1 + rng() % 4;
-  std::string t = "version 4;\npipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
+  std::string t =
+      "version 4;\npipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
   if (declared)
     t += "  sync declared;\n";
   std::vector<std::vector<std::string>> streams(devices), buffers(devices);
@@ -281,8 +283,8 @@ inline std::string randomDeviceData(std::mt19937 &rng, bool declared) {
     }
     for (uint32_t k = 0, n = 1 + rng() % 2; k < n; ++k) {
       buffers[d].push_back("b" + std::to_string(d) + "_" + std::to_string(k));
-      t += "  buffer " + buffers[d].back() + "[" + std::to_string(1 + rng() % 3) + "] 1MB on " +
-           dev + ";\n";
+      t += "  buffer " + buffers[d].back() + "[" + std::to_string(1 + rng() % 3) +
+           "] 1MB on " + dev + ";\n";
     }
   }
   auto pick = [&](const std::vector<std::string> &from) { return from[rng() % from.size()]; };
@@ -349,8 +351,8 @@ inline std::string randomDeviceData(std::mt19937 &rng, bool declared) {
 inline std::string randomHostThreads(std::mt19937 &rng) {
   const uint32_t devices = 2 + rng() % 3, stages = 2 + rng() % 10;
   const uint32_t iterations = 1 + rng() % 3;
-  std::string t = "version 4;\npipeline r {\n  iterations " + std::to_string(iterations) +
-                  ";\n";
+  std::string t =
+      "version 4;\npipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
   std::vector<uint32_t> streamsOf(devices);
   for (uint32_t d = 0; d < devices; ++d) {
     t += "  device gpu" + std::to_string(d) + ";\n";

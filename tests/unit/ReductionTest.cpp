@@ -71,8 +71,7 @@ std::set<Edge> slowReduction(const Graph &g) {
   return test::slowReduction(g.chainOf.size(), h);
 }
 
-void checkAgainst(const Graph &g, const std::set<Edge> &expected,
-                  const Reduction &r) {
+void checkAgainst(const Graph &g, const std::set<Edge> &expected, const Reduction &r) {
   std::set<Edge> kept;
   for (uint32_t v = 0; v < r.kept.rows(); ++v)
     for (uint32_t u : r.kept.row(v))
@@ -97,16 +96,14 @@ TEST_CASE("reduction: randomized against the slow one, base moved often") {
     Graph g = randomGraph(rng);
     CAPTURE(round);
     std::set<Edge> expected = slowReduction(g);
-    checkAgainst(g, expected,
-                 transitiveReduction(g.declared, g.chainOf, g.chains,
-                                     g.window));
+    checkAgainst(g, expected, transitiveReduction(g.declared, g.chainOf, g.chains, g.window));
     // The smallest limit moves the base at every vertex past the first
     // window + 1; one a little larger, every few vertices.
     for (size_t extra : {2, 5}) {
       const auto limit = static_cast<uint16_t>(g.window + extra);
-      checkAgainst(g, expected,
-                   detail::transitiveReduction(g.declared, g.chainOf,
-                                               g.chains, g.window, limit));
+      checkAgainst(
+          g, expected,
+          detail::transitiveReduction(g.declared, g.chainOf, g.chains, g.window, limit));
     }
   }
 }
@@ -159,7 +156,6 @@ TEST_CASE("reduction: long graphs pass the 16-bit range, same answers") {
     addVertices(g, 70000 + rng() % 70000, 1, rng);
     CAPTURE(round);
     checkAgainst(g, slowWindowedReduction(g),
-                 transitiveReduction(g.declared, g.chainOf, g.chains,
-                                     g.window));
+                 transitiveReduction(g.declared, g.chainOf, g.chains, g.window));
   }
 }

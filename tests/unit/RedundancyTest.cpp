@@ -25,8 +25,8 @@ namespace {
 
 /// Each vertex depends on up to `maxDeps` earlier ones: within `window`
 /// before it, or (with probability `longEdges`) anywhere before it.
-CSR randomGraph(std::mt19937 &rng, uint32_t n, uint32_t window,
-                uint32_t maxDeps, double longEdges) {
+CSR randomGraph(std::mt19937 &rng, uint32_t n, uint32_t window, uint32_t maxDeps,
+                double longEdges) {
   std::uniform_real_distribution<double> coin(0, 1);
   CSR g;
   for (uint32_t v = 0; v < n; ++v) {
@@ -112,8 +112,7 @@ TEST_CASE("redundant dependencies match a backward search with long edges") {
   for (int round = 0; round < 200; ++round) {
     uint32_t n = 1 + rng() % 300;
     CAPTURE(round);
-    crossCheck(randomGraph(rng, n, 1 + rng() % 20, 1 + rng() % 6,
-                           (rng() % 4) * 0.25));
+    crossCheck(randomGraph(rng, n, 1 + rng() % 20, 1 + rng() % 6, (rng() % 4) * 0.25));
   }
   crossCheck(randomGraph(rng, 10000, 16, 3, 0.01));
   crossCheck(randomGraph(rng, 3000, 16, 5, 0.2));

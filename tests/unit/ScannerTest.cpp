@@ -30,9 +30,8 @@ public:
 /// promises that BAD_CHAR takes every character nothing else does.
 class NoErrors : public antlr4::BaseErrorListener {
 public:
-  void syntaxError(antlr4::Recognizer *, antlr4::Token *, size_t line,
-                   size_t column, const std::string &msg,
-                   std::exception_ptr) override {
+  void syntaxError(antlr4::Recognizer *, antlr4::Token *, size_t line, size_t column,
+                   const std::string &msg, std::exception_ptr) override {
     FAIL("generated lexer error at " << line << ":" << column << ": " << msg);
   }
 };
@@ -43,8 +42,8 @@ public:
 std::string describe(antlr4::Token &t, size_t start, size_t stop) {
   std::ostringstream os;
   os << "type " << t.getType() << " channel " << t.getChannel() << " ["
-     << static_cast<long long>(start) << ", " << static_cast<long long>(stop)
-     << "] line " << t.getLine() << " column " << t.getCharPositionInLine();
+     << static_cast<long long>(start) << ", " << static_cast<long long>(stop) << "] line "
+     << t.getLine() << " column " << t.getCharPositionInLine();
   if (t.getChannel() == antlr4::Token::DEFAULT_CHANNEL)
     os << " text '" << t.getText() << "'";
   return os.str();
@@ -96,12 +95,47 @@ void checkSame(const std::string &bytes) {
 
 TEST_CASE("scanner: the generated lexer's tokens on hand-picked edges") {
   for (const char *text :
-       {"", " ", "\n\n x", "pipeline", "pipelines", "stage_", "on on_ on1",
-        "depends_on depends_o depends_onx", "1", "12us", "1.5", "1.5us",
-        "1.", "1.x", "1..5", "1.5.3", "12_", "0x1F", ".5", "@", "@prev",
-        "@prev(2)", "@1", "@_", "/", "//", "// x\r\ny", "/*", "/*/", "/**/",
-        "/* a */ b", "/* a * / b", "*/", "a\fb\vc\td", "- -1", "=[],;{}()",
-        "\xc3\xa9t\xc3\xa9", "\xff\xfe", "\xf8\xd0\x93\xf8", "\xed\xb2\x80", "\xf0\x9f\x98\x80x",
+       {"",
+        " ",
+        "\n\n x",
+        "pipeline",
+        "pipelines",
+        "stage_",
+        "on on_ on1",
+        "depends_on depends_o depends_onx",
+        "1",
+        "12us",
+        "1.5",
+        "1.5us",
+        "1.",
+        "1.x",
+        "1..5",
+        "1.5.3",
+        "12_",
+        "0x1F",
+        ".5",
+        "@",
+        "@prev",
+        "@prev(2)",
+        "@1",
+        "@_",
+        "/",
+        "//",
+        "// x\r\ny",
+        "/*",
+        "/*/",
+        "/**/",
+        "/* a */ b",
+        "/* a * / b",
+        "*/",
+        "a\fb\vc\td",
+        "- -1",
+        "=[],;{}()",
+        "\xc3\xa9t\xc3\xa9",
+        "\xff\xfe",
+        "\xf8\xd0\x93\xf8",
+        "\xed\xb2\x80",
+        "\xf0\x9f\x98\x80x",
         "kernel\n  copy h2d d2h d2d host memset",
         "high normal low sync inferred declared reads writes buffer iterations"}) {
     checkSame(text);
@@ -112,15 +146,75 @@ TEST_CASE("scanner: the generated lexer's tokens on hand-picked edges") {
 
 TEST_CASE("scanner: the generated lexer's tokens on random text") {
   // Pieces chosen to meet at every boundary the lexer rules care about.
-  const std::vector<std::string> pieces = {
-      "pipeline", "stream", "stage", "on", "depends_on", "priority",
-      "iterations", "buffer", "kernel", "copy", "host", "memset", "h2d", "d2h",
-      "d2d", "high", "normal", "low", "sync", "inferred", "declared", "reads",
-      "writes", "stag", "depends", "_", "x", "A9", "0", "12", "7", ".", "..",
-      "us", "MiB", "e", "@", "@prev", "/", "*", "//", "/*", "*/", " ", "\t",
-      "\n", "\r\n", "\r", "\f", "\v", "{", "}", "(", ")", "[", "]", ";", ",",
-      "=", "-", "#", "\"", "\xc3\xa9", "\xe2\x80\x94", "\xff", "\x80", "\xc3",
-      "\xf0\x9f\x98\x80", std::string(1, '\0')};
+  const std::vector<std::string> pieces = {"pipeline",
+                                           "stream",
+                                           "stage",
+                                           "on",
+                                           "depends_on",
+                                           "priority",
+                                           "iterations",
+                                           "buffer",
+                                           "kernel",
+                                           "copy",
+                                           "host",
+                                           "memset",
+                                           "h2d",
+                                           "d2h",
+                                           "d2d",
+                                           "high",
+                                           "normal",
+                                           "low",
+                                           "sync",
+                                           "inferred",
+                                           "declared",
+                                           "reads",
+                                           "writes",
+                                           "stag",
+                                           "depends",
+                                           "_",
+                                           "x",
+                                           "A9",
+                                           "0",
+                                           "12",
+                                           "7",
+                                           ".",
+                                           "..",
+                                           "us",
+                                           "MiB",
+                                           "e",
+                                           "@",
+                                           "@prev",
+                                           "/",
+                                           "*",
+                                           "//",
+                                           "/*",
+                                           "*/",
+                                           " ",
+                                           "\t",
+                                           "\n",
+                                           "\r\n",
+                                           "\r",
+                                           "\f",
+                                           "\v",
+                                           "{",
+                                           "}",
+                                           "(",
+                                           ")",
+                                           "[",
+                                           "]",
+                                           ";",
+                                           ",",
+                                           "=",
+                                           "-",
+                                           "#",
+                                           "\"",
+                                           "\xc3\xa9",
+                                           "\xe2\x80\x94",
+                                           "\xff",
+                                           "\x80",
+                                           "\xc3",
+                                           "\xf0\x9f\x98\x80",
+                                           std::string(1, '\0')};
   PIPEC_SEEDED(rng, 20261203);
   for (int round = 0; round < 20000; ++round) {
     std::string text;

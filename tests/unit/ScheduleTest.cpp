@@ -13,11 +13,11 @@
 
 #include "Seed.h"
 
-#include <ostream>
-#include <sstream>
 #include <map>
+#include <ostream>
 #include <random>
 #include <set>
+#include <sstream>
 
 using namespace pipec;
 using pipec::test::FrontendRun;
@@ -25,9 +25,9 @@ using pipec::test::FrontendRun;
 namespace {
 
 using test::ancestors;
-using test::randomProgram;
 using test::Bits;
 using test::Edge;
+using test::randomProgram;
 using test::slowReduction;
 
 /// The graph of dependencies and stream order, by brute force.
@@ -172,8 +172,8 @@ size_t exhaustiveFewestWaits(const Schedule &s) {
   std::set<Edge> streamOrder;
   std::vector<Edge> cross;
   for (auto [u, v] : h)
-    (s.streamOf(u) == s.streamOf(v) ? streamOrder.insert({u, v}), void()
-                                    : cross.push_back({u, v}));
+    (s.streamOf(u) == s.streamOf(v) ? streamOrder.insert({u, v}),
+     void()                         : cross.push_back({u, v}));
   size_t best = cross.size();
   for (uint32_t mask = 0; mask < (1u << cross.size()); ++mask) {
     size_t size = __builtin_popcount(mask);
@@ -190,8 +190,7 @@ size_t exhaustiveFewestWaits(const Schedule &s) {
   return best;
 }
 
-Schedule compile(const FrontendRun &run,
-                 LoweringChoice lowering = LoweringChoice::Streams,
+Schedule compile(const FrontendRun &run, LoweringChoice lowering = LoweringChoice::Streams,
                  AssignMethod assign = AssignMethod::Makespan,
                  const AssignmentEvaluator *evaluator = nullptr) {
   ScheduleOptions options;
@@ -271,9 +270,7 @@ TEST_CASE("schedule: randomized over several devices, against the slow reduction
     Schedule s = compile(run);
     checkStreamLowering(s);
     const program::Pipeline &p = s.pipeline;
-    auto deviceOf = [&](uint32_t v) {
-      return s.streamPlan.streams[s.streamOf(v)].device;
-    };
+    auto deviceOf = [&](uint32_t v) { return s.streamPlan.streams[s.streamOf(v)].device; };
     for (const Op &op : s.ops) {
       if (op.kind != Op::Wait)
         continue;
@@ -286,8 +283,8 @@ TEST_CASE("schedule: randomized over several devices, against the slow reduction
         continue;
       bool partHere = false;
       for (uint32_t k = 0; k < st.parts; ++k)
-        partHere |= uint32_t(s.streamPlan.streams[p.stages[st.group + k].stream].device) ==
-                    waiter;
+        partHere |=
+            uint32_t(s.streamPlan.streams[p.stages[st.group + k].stream].device) == waiter;
       if (partHere)
         CHECK(deviceOf(op.instance) == waiter);
     }
@@ -342,7 +339,8 @@ TEST_CASE("schedule: the timeline of several devices, against a slow relaxation"
           group.clear();
           for (uint32_t w = 0; w < n; ++w)
             if (s.instances.iterationOf(w) == s.instances.iterationOf(v) &&
-                s.instances.stage(w).group == st.group && program::isCollective(s.instances.stage(w)))
+                s.instances.stage(w).group == st.group &&
+                program::isCollective(s.instances.stage(w)))
               group.push_back(w);
           coupled += group.size() == st.parts;
         }
@@ -631,8 +629,7 @@ TEST_CASE("schedule: a large schedule's analysis and graph verdict, made on two 
           "equal those made one after another") {
   // Past kParallelFrom instances the analysis runs beside the event plan
   // and the verdict's two lowerings beside each other: the same figures.
-  std::string text = "pipeline big {\n  iterations " +
-                     std::to_string(kParallelFrom / 3 + 3) +
+  std::string text = "pipeline big {\n  iterations " + std::to_string(kParallelFrom / 3 + 3) +
                      ";\n  stream a; stream b;\n  buffer h 1MB host;\n"
                      "  stage A on a kernel 3us [blocks=264];\n"
                      "  stage B on b kernel 2us depends_on(A);\n"

@@ -22,9 +22,9 @@ inline unsigned seed(unsigned own) {
 
 /// `std::mt19937 NAME` seeded with OWN (or PIPEC_TEST_SEED), and the seed in
 /// every failing check's context.
-#define PIPEC_SEEDED(NAME, OWN)                                                \
-  std::mt19937 NAME(::pipec::test::seed(OWN));                                 \
-  INFO("seed " << ::pipec::test::seed(OWN)                                     \
+#define PIPEC_SEEDED(NAME, OWN)                                                               \
+  std::mt19937 NAME(::pipec::test::seed(OWN));                                                \
+  INFO("seed " << ::pipec::test::seed(OWN)                                                    \
                << " (PIPEC_TEST_SEED=N runs every randomized test with N)")
 
 #endif // PIPEC_TESTS_SEED_H

@@ -77,7 +77,8 @@ TEST_CASE("sema: all errors of a file are reported in source order") {
   CHECK(run.all[0].message == "unknown stream 'nope'");
   CHECK(run.all[1].message == "unknown stage 'Z'");
   CHECK(run.all[2].message.find("expects a time") != std::string::npos);
-  CHECK(run.all[3].message == "stage 'B' depends on itself; write 'B@prev' to depend on its previous iteration");
+  CHECK(run.all[3].message ==
+        "stage 'B' depends on itself; write 'B@prev' to depend on its previous iteration");
   for (size_t i = 1; i < run.all.size(); ++i)
     CHECK(std::make_pair(run.all[i - 1].line, run.all[i - 1].column) <=
           std::make_pair(run.all[i].line, run.all[i].column));
@@ -138,8 +139,8 @@ std::string describe(const FrontendRun &run) {
       out += "  " + st.name + " on " + std::to_string(st.stream) + " " +
              std::to_string(st.durationUs) + "us blocks " + std::to_string(st.blocks);
       for (const program::Dependency &d : st.deps)
-        out += " <- " + std::to_string(d.stage) + "@" + std::to_string(d.distance) +
-               "/" + std::to_string(d.inferredFrom);
+        out += " <- " + std::to_string(d.stage) + "@" + std::to_string(d.distance) + "/" +
+               std::to_string(d.inferredFrom);
       for (const program::Access &a : st.accesses)
         out += (a.write ? " w" : " r") + std::to_string(a.buffer);
       out += "\n";
@@ -168,8 +169,8 @@ TEST_CASE("sema: analysing while freeing the AST decides exactly the same") {
     case 2: // buffers, for sync inferred
       text.insert(text.find('\n') + 1, "  buffer b0 1MiB;\n  buffer b1[2] 4KB;\n");
       text.insert(text.rfind('}'), "  stage W kernel 2us writes(b0, b1);\n"
-                                  "  stage R kernel 3us reads(b0) writes(b1);\n"
-                                  "  stage U kernel 1us reads(b2);\n");
+                                   "  stage R kernel 3us reads(b0) writes(b1);\n"
+                                   "  stage U kernel 1us reads(b2);\n");
       break;
     default:
       break;

@@ -3,8 +3,8 @@
 // The relation every lowering keeps, the slow, obvious way: the transitive
 // closure of declared and inferred dependencies, stream order, and host
 // program order (on each device's host thread, a cpu stage follows the one
-// before it, and everything that thread issues after it follows it). reach[u][v]: u happens before v. For the
-// small programs of randomized tests (quadratic memory, cubic time).
+// before it, and everything that thread issues after it follows it). reach[u][v]: u happens
+// before v. For the small programs of randomized tests (quadratic memory, cubic time).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_TESTS_SLOWHAPPENSBEFORE_H

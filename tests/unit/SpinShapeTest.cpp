@@ -58,8 +58,8 @@ TEST_CASE("spin: regs= is stood in for by shared memory, to the model's blocks p
       return p.blocksPerSM(threads, bytes, 0);
     };
     bool exact = false;
-    unsigned long long chosen = pipec_spin::spinSharedMemory(
-        target, smem, p.sharedMemoryPerBlock, occupancy, &exact);
+    unsigned long long chosen =
+        pipec_spin::spinSharedMemory(target, smem, p.sharedMemoryPerBlock, occupancy, &exact);
     INFO("threads ", threads, " smem ", smem, " regs ", regs, " target ", target);
     CHECK(chosen >= smem);
     CHECK(chosen <= std::max<unsigned long long>(smem, p.sharedMemoryPerBlock));

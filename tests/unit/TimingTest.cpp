@@ -2,8 +2,8 @@
 // which method a run uses, which activity record belongs to which stage
 // instance, and how raw timestamps become the model's parameters.
 
-#include "runtime/calibrate/CalibrationMath.h"
 #include "runtime/timing/Timing.h"
+#include "runtime/calibrate/CalibrationMath.h"
 
 #include <doctest/doctest.h>
 
@@ -33,8 +33,7 @@ TEST_CASE("timing: CUPTI when usable, events otherwise, with the reason") {
   CHECK(*chooseTiming(TimingRequest::Events, usable, note) == TimingMethod::Events);
   auto forced = chooseTiming(TimingRequest::Cupti, missing, note);
   REQUIRE(!forced);
-  CHECK(llvm::toString(forced.takeError()).find("CUPTI is not usable") !=
-        std::string::npos);
+  CHECK(llvm::toString(forced.takeError()).find("CUPTI is not usable") != std::string::npos);
   CHECK(std::string(spelling(TimingMethod::Cupti)) == "cupti");
   CHECK(std::string(spelling(TimingMethod::Events)) == "events");
   CHECK(std::string(spelling(TimingMethod::Model)) == "model");
@@ -51,8 +50,7 @@ TEST_CASE("timing: stream records belong to a stream's operations in issue order
   std::vector<uint32_t> ids = {7, 9};
   std::vector<std::vector<uint32_t>> issued = {{0, 2}, {1, 3}};
   std::vector<DeviceRecord> records = {
-      {9, 0, 300, 400}, {7, 0, 100, 150}, {5, 0, 0, 1000},
-      {7, 0, 160, 170}, {9, 0, 120, 290}};
+      {9, 0, 300, 400}, {7, 0, 100, 150}, {5, 0, 0, 1000}, {7, 0, 160, 170}, {9, 0, 120, 290}};
   InstanceIntervals out{std::vector<uint64_t>(5, 0), std::vector<uint64_t>(5, 0)};
   REQUIRE(succeeded(matchStreamRecords(ids, issued, records, {}, out)));
   CHECK(out.start == std::vector<uint64_t>{100, 120, 160, 300, 0});
@@ -114,13 +112,14 @@ TEST_CASE("timing: a record with no start, an end before its start, or outside t
   CHECK(!succeeded(matchGraphRecords({11}, {}, {{7, 11, 1500, 1400}}, window, out)));
   CHECK(succeeded(matchGraphRecords({11}, {}, {{7, 11, 1500, 1600}}, window, out)));
   // Another stream's junk is ignored, as before.
-  CHECK(succeeded(matchStreamRecords({7}, {{0}}, {{7, 0, 1100, 1200}, {8, 0, 0, 0}},
-                                     window, out)));
+  CHECK(succeeded(
+      matchStreamRecords({7}, {{0}}, {{7, 0, 1100, 1200}, {8, 0, 0, 0}}, window, out)));
 }
 
 TEST_CASE("timing: timestamps near 1.8e18 ns keep their nanoseconds") {
   const uint64_t origin = 1'800'000'000'000'000'123ull;
-  InstanceIntervals iv{{origin + 1, origin + 2'000'000'007}, {origin + 1'001, origin + 2'000'001'009}};
+  InstanceIntervals iv{{origin + 1, origin + 2'000'000'007},
+                       {origin + 1'001, origin + 2'000'001'009}};
   std::vector<double> start, end;
   intervalsToMicros(iv, origin, start, end);
   CHECK(start[0] == 0.001);
@@ -139,9 +138,11 @@ TEST_CASE("timing: timestamps near 1.8e18 ns keep their nanoseconds") {
 TEST_CASE("timing: a host stage between its stream's events is placed by how long it "
           "ran") {
   // Stream reached it at 1000, went past at 9000; it ran 5000 ns.
-  CHECK(hostStageFromEvents(1000, 9000, 5000) == std::make_pair<uint64_t, uint64_t>(4000, 9000));
+  CHECK(hostStageFromEvents(1000, 9000, 5000) ==
+        std::make_pair<uint64_t, uint64_t>(4000, 9000));
   // A host clock that ran longer than the events allow starts it at `reached`.
-  CHECK(hostStageFromEvents(1000, 9000, 20000) == std::make_pair<uint64_t, uint64_t>(1000, 9000));
+  CHECK(hostStageFromEvents(1000, 9000, 20000) ==
+        std::make_pair<uint64_t, uint64_t>(1000, 9000));
   CHECK(hostStageFromEvents(1000, 900, 50) == std::make_pair<uint64_t, uint64_t>(1000, 1000));
 }
 
@@ -162,16 +163,14 @@ TEST_CASE("calibration: gaps are measured between items of one round") {
 
 TEST_CASE("calibration: the clock offset comes from the tightest round trip") {
   // The device clock runs 1000 us ahead of the host's.
-  std::vector<ClockSample> samples = {
-      {10, 1013, 30},   // round trip 20: device read at host 13
-      {100, 1102, 104}, // round trip 4: the one to trust
-      {200, 1250, 260}};
+  std::vector<ClockSample> samples = {{10, 1013, 30}, // round trip 20: device read at host 13
+                                      {100, 1102, 104}, // round trip 4: the one to trust
+                                      {200, 1250, 260}};
   ClockOffset o = clockOffset(samples);
   CHECK(o.deviceMinusHost == doctest::Approx(1000));
   CHECK(o.uncertainty == doctest::Approx(2));
   // Graph launch called at host 500, first node starts at device 1520: 20 us.
-  CHECK(medianHostToDeviceUs({500, 600, 700}, {1520, 1619, 1722}, o) ==
-        doctest::Approx(20));
+  CHECK(medianHostToDeviceUs({500, 600, 700}, {1520, 1619, 1722}, o) == doctest::Approx(20));
   // A kernel ends at device 2000; its host function runs at host 1045.
   CHECK(medianDeviceToHostUs({2000}, {1045}, o) == doctest::Approx(45));
 }
@@ -192,7 +191,7 @@ TEST_CASE("calibration: copy latency and bandwidth from a line fit") {
   fit = fitCopies(samples);
   CHECK(fit.GBps == doctest::Approx(50).epsilon(0.01));
   CHECK(fitCopies({{1e6, 10}, {2e6, 30}}).latencyUs == 0); // intercept -10
-  CHECK(fitCopies({{1e6, 10}}).GBps == 0);                  // one size only
+  CHECK(fitCopies({{1e6, 10}}).GBps == 0);                 // one size only
 }
 
 TEST_CASE("calibration: device readings are microseconds after a base, exactly") {

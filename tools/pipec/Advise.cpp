@@ -29,8 +29,8 @@ cl::opt<double> minGainPercent(
 cl::opt<double> minGainUs("min-gain-us",
                           cl::desc("The least gain suggested or noted, in microseconds "
                                    "(default 1)"),
-                          cl::value_desc("us"), cl::init(kMinGainUs),
-                          cl::sub(adviseCommand()), cl::cat(category()));
+                          cl::value_desc("us"), cl::init(kMinGainUs), cl::sub(adviseCommand()),
+                          cl::cat(category()));
 
 } // namespace
 

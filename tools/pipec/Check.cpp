@@ -17,11 +17,11 @@ cl::list<std::string> checkInputs(cl::Positional, cl::OneOrMore,
                                   cl::desc("<file.pipe>... ('-' reads stdin)"),
                                   cl::sub(checkCommand()), cl::cat(category()));
 
-cl::opt<bool> splitInputFile(
-    "split-input-file",
-    cl::desc("Check each part of a file between '// -----' lines on its own "
-             "(for tests; line numbers stay those of the whole file)"),
-    cl::sub(checkCommand()), cl::cat(category()));
+cl::opt<bool>
+    splitInputFile("split-input-file",
+                   cl::desc("Check each part of a file between '// -----' lines on its own "
+                            "(for tests; line numbers stay those of the whole file)"),
+                   cl::sub(checkCommand()), cl::cat(category()));
 
 cl::opt<std::string> againstPath(
     "against",

@@ -25,26 +25,26 @@ cl::opt<std::string> compileInput(cl::Positional, cl::Required,
 enum class Emit { AST, Text, JSON, DOT, CUDA };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to emit (default: text)"),
-    cl::values(
-        clEnumValN(Emit::AST, "ast", "the syntax tree, with locations"),
-        clEnumValN(Emit::Text, "text", "the schedule and its analysis, to read"),
-        clEnumValN(Emit::JSON, "json", "the schedule as JSON (docs/scheduling.md)"),
-        clEnumValN(Emit::DOT, "dot", "the schedule as a Graphviz graph"),
-        clEnumValN(Emit::CUDA, "cuda",
-                   "a standalone CUDA C++ program that runs the schedule")),
+    cl::values(clEnumValN(Emit::AST, "ast", "the syntax tree, with locations"),
+               clEnumValN(Emit::Text, "text", "the schedule and its analysis, to read"),
+               clEnumValN(Emit::JSON, "json", "the schedule as JSON (docs/scheduling.md)"),
+               clEnumValN(Emit::DOT, "dot", "the schedule as a Graphviz graph"),
+               clEnumValN(Emit::CUDA, "cuda",
+                          "a standalone CUDA C++ program that runs the schedule")),
     cl::init(Emit::Text), cl::sub(compileCommand()), cl::cat(category()));
 
-cl::opt<LoweringChoice> lowering(
-    "lower", cl::desc("How to lower the schedule (default: streams)"),
-    cl::values(clEnumValN(LoweringChoice::Streams, "streams",
-                          "stream launches with event records and waits"),
-               clEnumValN(LoweringChoice::Graph, "graph", "one CUDA graph"),
-               clEnumValN(LoweringChoice::Auto, "auto",
-                          "a graph when the cost model says it pays")),
-    cl::init(LoweringChoice::Streams), cl::sub(compileCommand()), cl::cat(category()));
+cl::opt<LoweringChoice>
+    lowering("lower", cl::desc("How to lower the schedule (default: streams)"),
+             cl::values(clEnumValN(LoweringChoice::Streams, "streams",
+                                   "stream launches with event records and waits"),
+                        clEnumValN(LoweringChoice::Graph, "graph", "one CUDA graph"),
+                        clEnumValN(LoweringChoice::Auto, "auto",
+                                   "a graph when the cost model says it pays")),
+             cl::init(LoweringChoice::Streams), cl::sub(compileCommand()),
+             cl::cat(category()));
 
-void printStats(const std::vector<const Schedule *> &schedules, double parse,
-                double check, double emitSeconds) {
+void printStats(const std::vector<const Schedule *> &schedules, double parse, double check,
+                double emitSeconds) {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   raw_ostream &os = errs();
@@ -54,10 +54,9 @@ void printStats(const std::vector<const Schedule *> &schedules, double parse,
     os << formatv("pipec: '{0}': {1} instances, {2} declared edges, {3} "
                   "reduced edges, {4} waits; unroll {5:f4} s, streams {6:f4} "
                   "s, reduction {7:f4} s, events {8:f4} s, analysis {9:f4} s\n",
-                  s->pipeline.name, s->instances.size(),
-                  s->instances.deps().edges(), s->reduction.kept.edges(),
-                  s->waits, t.unroll, t.streams, t.reduction, t.events,
-                  t.analysis);
+                  s->pipeline.name, s->instances.size(), s->instances.deps().edges(),
+                  s->reduction.kept.edges(), s->waits, t.unroll, t.streams, t.reduction,
+                  t.events, t.analysis);
     const GraphAdvice &g = s->analysis.graphAdvice;
     if (g.streamsExtrapolated || g.graphExtrapolated)
       os << formatv("pipec: '{0}': the graph verdict's model skipped ahead {1} of {2} "

@@ -18,11 +18,12 @@ namespace {
 cl::list<std::string> fmtInputs(cl::Positional, cl::OneOrMore,
                                 cl::desc("<file.pipe>... ('-' reads stdin)"),
                                 cl::sub(fmtCommand()), cl::cat(category()));
-cl::opt<bool> fmtInPlace("i", cl::desc("Rewrite the files in place"),
-                         cl::sub(fmtCommand()), cl::cat(category()));
-cl::opt<bool> fmtCheck(
-    "check", cl::desc("Change nothing; exit 1 if a file is not in the canonical layout"),
-    cl::sub(fmtCommand()), cl::cat(category()));
+cl::opt<bool> fmtInPlace("i", cl::desc("Rewrite the files in place"), cl::sub(fmtCommand()),
+                         cl::cat(category()));
+cl::opt<bool>
+    fmtCheck("check",
+             cl::desc("Change nothing; exit 1 if a file is not in the canonical layout"),
+             cl::sub(fmtCommand()), cl::cat(category()));
 
 } // namespace
 
@@ -51,8 +52,7 @@ int tool::runFmt() {
       status = InputErrors;
       continue;
     }
-    DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
-                           errorLimit);
+    DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()), errorLimit);
     ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
     if (diags.hadError()) {
       status = InputErrors;
@@ -69,9 +69,9 @@ int tool::runFmt() {
       continue;
     }
     if (fmtInPlace) {
-      if (formatted != original &&
-          !emitTo(path, [&](raw_ostream &os) { os << formatted; },
-                  /*rewritesInput=*/true))
+      if (formatted != original && !emitTo(
+                                       path, [&](raw_ostream &os) { os << formatted; },
+                                       /*rewritesInput=*/true))
         status = WriteFailed;
       continue;
     }

@@ -22,12 +22,14 @@ cl::list<std::string> traceInputs(
     cl::desc("<trace.json or trace.json.gz> ('-' reads stdin); several: one per rank, "
              "imported as one program of several devices"),
     cl::sub(importCommand()), cl::cat(category()));
-cl::opt<long long> importStep(
-    "step", cl::desc("The ProfilerStep#N to import (default: the last with GPU ops)"),
-    cl::value_desc("N"), cl::sub(importCommand()), cl::cat(category()));
-cl::opt<bool> importReport(
-    "report", cl::desc("Print what the step says, and what pipec predicts for it"),
-    cl::sub(importCommand()), cl::cat(category()));
+cl::opt<long long>
+    importStep("step",
+               cl::desc("The ProfilerStep#N to import (default: the last with GPU ops)"),
+               cl::value_desc("N"), cl::sub(importCommand()), cl::cat(category()));
+cl::opt<bool>
+    importReport("report",
+                 cl::desc("Print what the step says, and what pipec predicts for it"),
+                 cl::sub(importCommand()), cl::cat(category()));
 cl::opt<std::string> profileOut(
     "profile-out",
     cl::desc("Write the device profile made from the trace's GPU (for run --profile)"),

@@ -127,10 +127,10 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   compiled.src.bufferId = compiled.src.sm.AddNewSourceBuffer(
       MemoryBuffer::getMemBuffer(*text, compiled.src.name), SMLoc());
   const bool checked =
-      reporting ? compileLoaded(profile, ScheduleOptions(), false, compiled) == Success &&
-                      compiled.schedules.size() == 1
-                : driver::checkSource(compiled.src, profile, diagnosticOptions(),
-                                      ScheduleOptions());
+      reporting
+          ? compileLoaded(profile, ScheduleOptions(), false, compiled) == Success &&
+                compiled.schedules.size() == 1
+          : driver::checkSource(compiled.src, profile, diagnosticOptions(), ScheduleOptions());
   if (!checked) {
     toolError("internal error: the program imported from the ranks' traces does not check "
               "(the diagnostics above); please report it with the traces");
@@ -206,10 +206,9 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   os << "the imported program on the device model, each rank a device with its own host "
         "thread (first op start to last op end):\n";
   for (size_t r = 0; r < rankCount; ++r) {
-    os << formatv("  rank{0,-4} recorded {1,9}  model {2,9} ({3})  busy {4}, bubble {5}",
-                  r, formatTime(recorded[r]), formatTime(model[r]),
-                  relative(model[r], recorded[r]),
-                  formatTime(run->devices[r].busyUs),
+    os << formatv("  rank{0,-4} recorded {1,9}  model {2,9} ({3})  busy {4}, bubble {5}", r,
+                  formatTime(recorded[r]), formatTime(model[r]),
+                  relative(model[r], recorded[r]), formatTime(run->devices[r].busyUs),
                   formatPercent(run->devices[r].bubbleFraction, 1));
     if (run->devices[r].commUs > 0)
       os << formatv(", communication {0}", formatTime(run->devices[r].commUs));
@@ -221,8 +220,9 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
                                   "rank's span (the traces share no clock)\n",
                 formatTime(recordedLongest), formatTime(model[rankCount]),
                 relative(model[rankCount], recordedLongest));
-  os << formatv("  run      lower bound {0,9}  model {1,9}  first stage start to last end, cpu "
-                "stages included: no run finishes sooner than the bound\n",
-                formatTime(schedule.analysis.lowerBoundUs), formatTime(run->makespanUs));
+  os << formatv(
+      "  run      lower bound {0,9}  model {1,9}  first stage start to last end, cpu "
+      "stages included: no run finishes sooner than the bound\n",
+      formatTime(schedule.analysis.lowerBoundUs), formatTime(run->makespanUs));
   return Success;
 }

@@ -19,30 +19,32 @@ using namespace pipec::tool;
 namespace {
 
 enum class BackendChoice { Auto, Sim, Cuda };
-cl::opt<BackendChoice> backendChoice(
-    "backend", cl::desc("Where to run (default: auto)"),
-    cl::values(clEnumValN(BackendChoice::Auto, "auto",
-                          "the GPU when one answers, else the device model"),
-               clEnumValN(BackendChoice::Sim, "sim", "the device model"),
-               clEnumValN(BackendChoice::Cuda, "cuda", "the GPU")),
-    cl::init(BackendChoice::Auto), cl::sub(runCommand()), cl::sub(adviseCommand()),
-    cl::cat(category()));
+cl::opt<BackendChoice>
+    backendChoice("backend", cl::desc("Where to run (default: auto)"),
+                  cl::values(clEnumValN(BackendChoice::Auto, "auto",
+                                        "the GPU when one answers, else the device model"),
+                             clEnumValN(BackendChoice::Sim, "sim", "the device model"),
+                             clEnumValN(BackendChoice::Cuda, "cuda", "the GPU")),
+                  cl::init(BackendChoice::Auto), cl::sub(runCommand()),
+                  cl::sub(adviseCommand()), cl::cat(category()));
 
 enum class RunLowering { Streams, Graph, Both };
-cl::opt<RunLowering> runLowering(
-    "lower", cl::desc("Which lowering to run (default: streams)"),
-    cl::values(clEnumValN(RunLowering::Streams, "streams", "stream launches"),
-               clEnumValN(RunLowering::Graph, "graph", "a CUDA graph"),
-               clEnumValN(RunLowering::Both, "both", "both, side by side")),
-    cl::init(RunLowering::Streams), cl::sub(runCommand()), cl::cat(category()));
+cl::opt<RunLowering>
+    runLowering("lower", cl::desc("Which lowering to run (default: streams)"),
+                cl::values(clEnumValN(RunLowering::Streams, "streams", "stream launches"),
+                           clEnumValN(RunLowering::Graph, "graph", "a CUDA graph"),
+                           clEnumValN(RunLowering::Both, "both", "both, side by side")),
+                cl::init(RunLowering::Streams), cl::sub(runCommand()), cl::cat(category()));
 
-cl::opt<std::string> tracePath(
-    "trace", cl::desc("Write a Chrome trace (Perfetto, chrome://tracing)"),
-    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
+cl::opt<std::string> tracePath("trace",
+                               cl::desc("Write a Chrome trace (Perfetto, chrome://tracing)"),
+                               cl::value_desc("path"), cl::sub(runCommand()),
+                               cl::cat(category()));
 
-cl::opt<std::string> htmlPath(
-    "html", cl::desc("Write a self-contained HTML report: the DAG, timelines, timings"),
-    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
+cl::opt<std::string>
+    htmlPath("html",
+             cl::desc("Write a self-contained HTML report: the DAG, timelines, timings"),
+             cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
 
 cl::opt<bool> showTimeline("timeline", cl::desc("Draw the streams' timeline in text"),
                            cl::sub(runCommand()), cl::cat(category()));
@@ -66,20 +68,21 @@ cl::opt<std::string> compareProfile(
     cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
 
 cl::opt<unsigned> timelineWidth(
-    "width", cl::desc("Columns of the text timeline, 20 to 1000 (default 72; implies --timeline)"),
+    "width",
+    cl::desc("Columns of the text timeline, 20 to 1000 (default 72; implies --timeline)"),
     cl::value_desc("N"), cl::init(72), cl::sub(runCommand()), cl::cat(category()));
 
-cl::opt<bool> ignorePriorities(
-    "ignore-priorities",
-    cl::desc("Run every stream at one priority, to see what priorities do"),
-    cl::sub(runCommand()), cl::cat(category()));
+cl::opt<bool>
+    ignorePriorities("ignore-priorities",
+                     cl::desc("Run every stream at one priority, to see what priorities do"),
+                     cl::sub(runCommand()), cl::cat(category()));
 
-cl::opt<std::string> timingMethod(
-    "timing",
-    cl::desc("On a GPU, how the timeline is measured: auto (CUPTI, else events), "
-             "cupti, events"),
-    cl::value_desc("method"), cl::init("auto"), cl::sub(runCommand()),
-    cl::cat(category()));
+cl::opt<std::string>
+    timingMethod("timing",
+                 cl::desc("On a GPU, how the timeline is measured: auto (CUPTI, else events), "
+                          "cupti, events"),
+                 cl::value_desc("method"), cl::init("auto"), cl::sub(runCommand()),
+                 cl::cat(category()));
 
 } // namespace
 
@@ -204,35 +207,34 @@ int tool::runRun() {
   auto runEach = [&](const driver::Compiled &compiled, runtime::Backend &on,
                      const DeviceProfile &device,
                      std::vector<runtime::LoweringRun> &runs) -> bool {
-  for (const Schedule *s : compiled.views) {
-    Expected<std::vector<runtime::LoweringRun>> r =
-        on.runAll(*s, lowerings, runOptions);
-    if (!r) {
-      toolError("run failed: " + toString(r.takeError()));
-      return false;
-    }
-    if (stats)
-      for (const runtime::LoweringRun &one : *r)
-        errs() << formatv("pipec: '{0}' ({1}): {2} instances, {3} simulated "
-                          "events in {4:f3} s, {5:f0} events per second\n",
-                          s->pipeline.name, spelling(one.lowering),
-                          s->instances.size(), one.simulatedEvents, one.runSeconds,
-                          one.runSeconds > 0 ? one.simulatedEvents / one.runSeconds
-                                             : 0.0);
-    for (runtime::LoweringRun &one : *r) {
-      // Why the stream lowering takes longer than its bound, on the model
-      // (nine more runs of it: not for the largest programs).
-      if (one.lowering == Lowering::Streams && s->instances.size() <= runtime::kMaxGapInstances)
-        one.gap = runtime::explainGap(*s, device);
-      if (objective->kind != runtime::Objective::Makespan) {
-        one.objectiveWords = objective->words();
-        one.objectiveUs =
-            runtime::objectiveValue(*objective, *s, one.start, one.end, one.makespanUs);
+    for (const Schedule *s : compiled.views) {
+      Expected<std::vector<runtime::LoweringRun>> r = on.runAll(*s, lowerings, runOptions);
+      if (!r) {
+        toolError("run failed: " + toString(r.takeError()));
+        return false;
       }
-      runs.push_back(std::move(one));
+      if (stats)
+        for (const runtime::LoweringRun &one : *r)
+          errs() << formatv("pipec: '{0}' ({1}): {2} instances, {3} simulated "
+                            "events in {4:f3} s, {5:f0} events per second\n",
+                            s->pipeline.name, spelling(one.lowering), s->instances.size(),
+                            one.simulatedEvents, one.runSeconds,
+                            one.runSeconds > 0 ? one.simulatedEvents / one.runSeconds : 0.0);
+      for (runtime::LoweringRun &one : *r) {
+        // Why the stream lowering takes longer than its bound, on the model
+        // (nine more runs of it: not for the largest programs).
+        if (one.lowering == Lowering::Streams &&
+            s->instances.size() <= runtime::kMaxGapInstances)
+          one.gap = runtime::explainGap(*s, device);
+        if (objective->kind != runtime::Objective::Makespan) {
+          one.objectiveWords = objective->words();
+          one.objectiveUs =
+              runtime::objectiveValue(*objective, *s, one.start, one.end, one.makespanUs);
+        }
+        runs.push_back(std::move(one));
+      }
     }
-  }
-  return true;
+    return true;
   };
   std::vector<runtime::LoweringRun> runs;
   if (!runEach(c, *backend, profile, runs))
@@ -244,8 +246,9 @@ int tool::runRun() {
     if (!compareProfile.empty() && !loadProfileFrom(compareProfile, profileB))
       return UsageError;
     driver::Compiled cb;
-    if (int status = compileFile(compareWith.empty() ? StringRef(runInput) : StringRef(compareWith),
-                                 profileB, options, false, cb))
+    if (int status =
+            compileFile(compareWith.empty() ? StringRef(runInput) : StringRef(compareWith),
+                        profileB, options, false, cb))
       return status;
     if (!objectiveApplies(*objective, cb))
       return UsageError;
@@ -265,9 +268,8 @@ int tool::runRun() {
     };
     const std::string nameA =
         named(runInput, compareProfile.empty() ? StringRef() : StringRef(profilePath));
-    const std::string nameB =
-        named(compareWith.empty() ? StringRef(runInput) : StringRef(compareWith),
-              compareProfile);
+    const std::string nameB = named(
+        compareWith.empty() ? StringRef(runInput) : StringRef(compareWith), compareProfile);
     if (!emitTo(outputPath, [&](raw_ostream &os) {
           runtime::printComparison(runs, runsB, *backend, onB, nameA, nameB, os);
         }))

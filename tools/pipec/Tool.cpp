@@ -24,10 +24,10 @@ cl::OptionCategory &tool::category() {
   return c;
 }
 
-#define PIPEC_SUBCOMMAND(function, name, description)                          \
-  cl::SubCommand &tool::function() {                                           \
-    static cl::SubCommand command(name, description);                          \
-    return command;                                                            \
+#define PIPEC_SUBCOMMAND(function, name, description)                                         \
+  cl::SubCommand &tool::function() {                                                          \
+    static cl::SubCommand command(name, description);                                         \
+    return command;                                                                           \
   }
 PIPEC_SUBCOMMAND(checkCommand, "check", "Check .pipe files and report every error")
 PIPEC_SUBCOMMAND(compileCommand, "compile", "Compile a .pipe file and emit its schedule")
@@ -48,62 +48,66 @@ PIPEC_SUBCOMMAND(calibrateCommand, "calibrate",
                  "profile")
 #undef PIPEC_SUBCOMMAND
 
-cl::opt<unsigned> tool::errorLimit(
-    "error-limit", cl::desc("Stop after this many errors (0: no limit; default 20)"),
-    cl::init(20), cl::sub(*cl::AllSubCommands), cl::cat(category()));
+cl::opt<unsigned>
+    tool::errorLimit("error-limit",
+                     cl::desc("Stop after this many errors (0: no limit; default 20)"),
+                     cl::init(20), cl::sub(*cl::AllSubCommands), cl::cat(category()));
 
-cl::opt<std::string> tool::profilePath(
-    "profile", cl::desc("Device profile (JSON) instead of the built-in one"),
-    cl::value_desc("file"), cl::sub(checkCommand()), cl::sub(compileCommand()),
-    cl::sub(runCommand()), cl::sub(adviseCommand()), cl::sub(importCommand()),
-    cl::sub(profileCommand()), cl::cat(category()));
+cl::opt<std::string>
+    tool::profilePath("profile", cl::desc("Device profile (JSON) instead of the built-in one"),
+                      cl::value_desc("file"), cl::sub(checkCommand()),
+                      cl::sub(compileCommand()), cl::sub(runCommand()),
+                      cl::sub(adviseCommand()), cl::sub(importCommand()),
+                      cl::sub(profileCommand()), cl::cat(category()));
 
-cl::opt<std::string> tool::outputPath(
-    "o", cl::desc("Write the output to <path>"), cl::value_desc("path"), cl::init("-"),
-    cl::sub(compileCommand()), cl::sub(runCommand()), cl::sub(calibrateCommand()),
-    cl::sub(adviseCommand()), cl::sub(importCommand()), cl::cat(category()));
+cl::opt<std::string> tool::outputPath("o", cl::desc("Write the output to <path>"),
+                                      cl::value_desc("path"), cl::init("-"),
+                                      cl::sub(compileCommand()), cl::sub(runCommand()),
+                                      cl::sub(calibrateCommand()), cl::sub(adviseCommand()),
+                                      cl::sub(importCommand()), cl::cat(category()));
 
-cl::opt<std::string> tool::pipelineName(
-    "pipeline", cl::desc("Only the pipeline of this name"), cl::value_desc("name"),
-    cl::sub(compileCommand()), cl::sub(runCommand()), cl::sub(adviseCommand()),
-    cl::cat(category()));
+cl::opt<std::string> tool::pipelineName("pipeline", cl::desc("Only the pipeline of this name"),
+                                        cl::value_desc("name"), cl::sub(compileCommand()),
+                                        cl::sub(runCommand()), cl::sub(adviseCommand()),
+                                        cl::cat(category()));
 
-cl::opt<unsigned> tool::maxStreams(
-    "max-streams",
-    cl::desc("Most streams a pipeline may use, counting those stages without "
-             "'on' are given (default 8)"),
-    cl::init(8), cl::sub(compileCommand()), cl::sub(runCommand()),
-    cl::sub(adviseCommand()), cl::cat(category()));
+cl::opt<unsigned>
+    tool::maxStreams("max-streams",
+                     cl::desc("Most streams a pipeline may use, counting those stages without "
+                              "'on' are given (default 8)"),
+                     cl::init(8), cl::sub(compileCommand()), cl::sub(runCommand()),
+                     cl::sub(adviseCommand()), cl::cat(category()));
 
 cl::opt<AssignMethod> tool::assignMethod(
     "assign", cl::desc("How stages without 'on' get streams:"),
-    cl::values(
-        clEnumValN(AssignMethod::Makespan, "makespan",
-                   "the fastest on the device model, then fewest syncs (default)"),
-        clEnumValN(AssignMethod::Matching, "matching",
-                   "Nimble: fewest syncs that add no ordering"),
-        clEnumValN(AssignMethod::RoundRobin, "round-robin",
-                   "stage i (issue order) on stream i mod the streams"),
-        clEnumValN(AssignMethod::Levels, "levels",
-                   "Taskflow: dependency level mod the streams")),
+    cl::values(clEnumValN(AssignMethod::Makespan, "makespan",
+                          "the fastest on the device model, then fewest syncs (default)"),
+               clEnumValN(AssignMethod::Matching, "matching",
+                          "Nimble: fewest syncs that add no ordering"),
+               clEnumValN(AssignMethod::RoundRobin, "round-robin",
+                          "stage i (issue order) on stream i mod the streams"),
+               clEnumValN(AssignMethod::Levels, "levels",
+                          "Taskflow: dependency level mod the streams")),
     cl::init(AssignMethod::Makespan), cl::sub(compileCommand()), cl::sub(runCommand()),
     cl::sub(adviseCommand()), cl::cat(category()));
 
-cl::opt<unsigned> tool::replays(
-    "replays",
-    cl::desc("compile: replays the cost model of --lower=auto assumes; run: "
-             "replays to time (default 100)"),
-    cl::init(100), cl::sub(compileCommand()), cl::sub(runCommand()),
-    cl::sub(adviseCommand()), cl::sub(importCommand()), cl::cat(category()));
+cl::opt<unsigned>
+    tool::replays("replays",
+                  cl::desc("compile: replays the cost model of --lower=auto assumes; run: "
+                           "replays to time (default 100)"),
+                  cl::init(100), cl::sub(compileCommand()), cl::sub(runCommand()),
+                  cl::sub(adviseCommand()), cl::sub(importCommand()), cl::cat(category()));
 
-cl::opt<bool> tool::stats(
-    "stats", cl::desc("Print the time of each phase and the peak memory to stderr"),
-    cl::sub(compileCommand()), cl::sub(runCommand()), cl::cat(category()));
+cl::opt<bool>
+    tool::stats("stats",
+                cl::desc("Print the time of each phase and the peak memory to stderr"),
+                cl::sub(compileCommand()), cl::sub(runCommand()), cl::cat(category()));
 
-cl::opt<bool> tool::jsonOutput(
-    "json", cl::desc("Write the run result (run) or the advice (advise) as JSON"),
-    cl::sub(runCommand()), cl::sub(adviseCommand()), cl::sub(importCommand()),
-    cl::cat(category()));
+cl::opt<bool>
+    tool::jsonOutput("json",
+                     cl::desc("Write the run result (run) or the advice (advise) as JSON"),
+                     cl::sub(runCommand()), cl::sub(adviseCommand()), cl::sub(importCommand()),
+                     cl::cat(category()));
 
 cl::opt<std::string> tool::objectiveText(
     "objective",
@@ -128,8 +132,7 @@ cl::opt<cl::boolOrDefault> *llvmUseColor = nullptr;
 } // namespace
 
 void tool::registerColorOption() {
-  StringMap<cl::Option *> &registered =
-      cl::getRegisteredOptions(*cl::TopLevelSubCommand);
+  StringMap<cl::Option *> &registered = cl::getRegisteredOptions(*cl::TopLevelSubCommand);
   auto it = registered.find("color");
   if (it != registered.end()) {
     llvmUseColor = static_cast<cl::opt<cl::boolOrDefault> *>(it->second);
@@ -169,9 +172,7 @@ void tool::toolError(const Twine &msg) {
   WithColor::error(errs(), "pipec", !useColor()) << msg << '\n';
 }
 
-driver::DiagnosticOptions tool::diagnosticOptions() {
-  return {errorLimit, useColor()};
-}
+driver::DiagnosticOptions tool::diagnosticOptions() { return {errorLimit, useColor()}; }
 
 // ---- Standard output ----------------------------------------------------------
 
@@ -282,7 +283,7 @@ int tool::compileLoaded(const DeviceProfile &profile, const ScheduleOptions &opt
     toolError(usage);
   if (out.diags)
     out.diags->finish();
-  return outcome == driver::Outcome::Success       ? Success
+  return outcome == driver::Outcome::Success      ? Success
          : outcome == driver::Outcome::UsageError ? UsageError
                                                   : InputErrors;
 }

@@ -91,8 +91,7 @@ int prepare(DeviceProfile &profile);
 /// device model's cost models for the graph verdict and the assignment.
 /// Returns Success or the status to exit with.
 int compileFile(llvm::StringRef path, const DeviceProfile &profile,
-                const ScheduleOptions &options, bool stopAfterParse,
-                driver::Compiled &out);
+                const ScheduleOptions &options, bool stopAfterParse, driver::Compiled &out);
 
 /// The same for a source already in `out.src` (text made in memory).
 int compileLoaded(const DeviceProfile &profile, const ScheduleOptions &options,

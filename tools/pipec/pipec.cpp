@@ -30,8 +30,7 @@ constexpr const char *kVersion = "0.1.0";
 
 // Catches `pipec frobnicate` to say it is no command.
 cl::list<std::string> strayArgs(cl::Positional, cl::ZeroOrMore, cl::Hidden,
-                                cl::desc("<arguments>"),
-                                cl::sub(*cl::TopLevelSubCommand));
+                                cl::desc("<arguments>"), cl::sub(*cl::TopLevelSubCommand));
 
 int dispatch(int argc, char **argv);
 
@@ -49,8 +48,7 @@ int main(int argc, char **argv) {
 namespace {
 
 int dispatch(int argc, char **argv) {
-  cl::SetVersionPrinter(
-      [](raw_ostream &os) { os << "pipec " << kVersion << '\n'; });
+  cl::SetVersionPrinter([](raw_ostream &os) { os << "pipec " << kVersion << '\n'; });
   registerColorOption();
   cl::HideUnrelatedOptions(category(), *cl::TopLevelSubCommand);
   cl::HideUnrelatedOptions(category(), checkCommand());
@@ -100,8 +98,7 @@ int dispatch(int argc, char **argv) {
   if (profileCommand())
     return runProfile();
   if (!strayArgs.empty())
-    toolError("unknown command '" + printable(strayArgs.front()) +
-              "'; see 'pipec --help'");
+    toolError("unknown command '" + printable(strayArgs.front()) + "'; see 'pipec --help'");
   else
     toolError("no command given; see 'pipec --help'");
   return UsageError;
