@@ -97,8 +97,8 @@ bool driver::checkSource(Source &src, const DeviceProfile &profile,
       if (pinned) {
         std::vector<uint32_t> streamOfStage;
         for (const program::Stage &st : p.stages)
-          streamOfStage.push_back(
-              st.kind == StageKind::Cpu ? kHostStream : static_cast<uint32_t>(st.stream));
+          streamOfStage.push_back(onHostThread(st.kind) ? kHostStream
+                                                        : static_cast<uint32_t>(st.stream));
         reportRaces(instances,
                     findRaces(instances, streamOfStage, p.streams, diags.errorsLeft()), diags);
         continue;

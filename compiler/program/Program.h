@@ -164,9 +164,7 @@ inline llvm::StringRef declaredName(const Stage &s) {
 
 /// A stage that runs on a stream but was declared without `on`: the
 /// compiler gives it one. A `cpu` stage runs on the host thread, on none.
-inline bool unpinned(const Stage &s) {
-  return s.stream == kNoStream && s.kind != StageKind::Cpu;
-}
+inline bool unpinned(const Stage &s) { return s.stream == kNoStream && !onHostThread(s.kind); }
 
 struct Pipeline {
   std::string name;

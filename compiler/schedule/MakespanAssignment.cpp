@@ -153,8 +153,8 @@ private:
     uint32_t a = autoIndex[pos];
     if (a != kNone)
       return D + c.autoStream[a];
-    return stageAt(pos).kind == StageKind::Cpu ? D + K
-                                               : static_cast<uint32_t>(stageAt(pos).stream);
+    return onHostThread(stageAt(pos).kind) ? D + K
+                                           : static_cast<uint32_t>(stageAt(pos).stream);
   }
 
   static bool better(const Candidate &a, const Candidate &b) {
@@ -211,7 +211,7 @@ private:
     uint32_t opened = 0;
     for (uint32_t v = 0; v < n; ++v) {
       const program::Stage &st = stageAt(v);
-      if (st.kind == StageKind::Cpu) {
+      if (onHostThread(st.kind)) {
         // The host thread itself: it waits for what the stage depends on,
         // works, and only then issues what follows.
         double start = issue;
@@ -427,7 +427,7 @@ private:
     plan.streams = q.streams;
     plan.streamOfStage.assign(n, 0);
     for (uint32_t k = 0; k < q.stages.size(); ++k)
-      plan.streamOfStage[k] = q.stages[k].kind == StageKind::Cpu
+      plan.streamOfStage[k] = onHostThread(q.stages[k].kind)
                                   ? kHostStream
                                   : static_cast<uint32_t>(q.stages[k].stream);
     plan.autoStages = static_cast<uint32_t>(autoPos.size());

@@ -206,7 +206,7 @@ void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,
     auto deviceOf = [&](const program::Stage &st) {
       return st.stream < 0 ? 0u : p.streams[st.stream].device;
     };
-    const bool oneStream = a.kind != StageKind::Cpu && b.kind != StageKind::Cpu &&
+    const bool oneStream = !onHostThread(a.kind) && !onHostThread(b.kind) &&
                            !(program::isCollective(a) && a.parts > 1) &&
                            !(program::isCollective(b) && b.parts > 1) &&
                            deviceOf(a) == deviceOf(b);

@@ -88,7 +88,7 @@ Schedule::Schedule(const program::Pipeline &pipeline, const DeviceProfile &profi
   const uint32_t streams = static_cast<uint32_t>(streamPlan.streams.size());
   instanceStream.resize(n);
   for (const program::Stage &st : pipeline.stages)
-    hostStages |= st.kind == StageKind::Cpu;
+    hostStages |= onHostThread(st.kind);
   for (uint32_t v = 0; v < n; ++v) {
     uint32_t stream = streamPlan.streamOfStage[instances.stageOf(v)];
     instanceStream[v] =

@@ -781,7 +781,7 @@ void Sema::spreadCollectives(Pipeline &out) {
   constexpr uint32_t kHost = UINT32_MAX;
   auto deviceOf = [&](uint32_t v) {
     const Stage &st = out.stages[v];
-    if (st.kind == StageKind::Cpu && !out.devices.empty())
+    if (onHostThread(st.kind) && !out.devices.empty())
       return st.hostDevice;
     return st.stream == kNoStream ? kHost : out.streams[st.stream].device;
   };
@@ -834,7 +834,7 @@ void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out, const ast::Pi
                      Stage &into) {
   bool p2p = into.kind == StageKind::Copy && into.direction == CopyDirection::P2P;
   if (p2p) {
-    needsVersion(4, s.kindRange, "'copy p2p'");
+    needsVersion(versionOf(CopyDirection::P2P), s.kindRange, "'copy p2p'");
     into.peerDevice = kNoPeer;
   }
   if (!s.peer)
@@ -917,7 +917,7 @@ void Sema::checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &i
 
 void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
   bool isKernel = into.kind == StageKind::Kernel;
-  bool isCpu = into.kind == StageKind::Cpu;
+  bool isCpu = onHostThread(into.kind);
   llvm::StringMap<const ast::Attr *> seen;
   for (const ast::Attr &a : s.attrs) {
     llvm::StringRef name = a.name.text;
@@ -1286,11 +1286,9 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                       Stage &into) {
   into.name = s.name.text;
   into.range = s.name.range();
-  if (s.kind == StageKind::Cpu)
-    needsVersion(3, s.kindRange, "cpu stages");
+  needsVersion(versionOf(s.kind), s.kindRange, nounOf(s.kind));
   const bool collective = s.kind == StageKind::Collective;
   if (collective) {
-    needsVersion(4, s.kindRange, "collectives");
     if (!s.stream)
       diags.error(s.kindRange,
                   formatv("collective '{0}' needs a stream on each device it spans, as "
@@ -1304,7 +1302,7 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
   }
   if (!s.accesses.empty())
     needsVersion(2, s.accesses.front().range, "reads and writes");
-  if (s.stream && s.kind == StageKind::Cpu) {
+  if (s.stream && onHostThread(s.kind)) {
     checkHostThread(s, out, streams, p, into);
   } else if (s.stream) {
     auto it = streams.find(s.stream->text);

@@ -196,7 +196,7 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
     // A stage without `on` is pipec's to place: the assignment's own search
     // already moved the stages stream order held back (and each such move
     // here would pay that search again).
-    if (stage.kind == StageKind::Cpu || program::unpinned(stage) ||
+    if (onHostThread(stage.kind) || program::unpinned(stage) ||
         !tried.insert(stage.name).second || tried.size() > 8)
       continue;
     // (Within its device: another device's stream would move the work
@@ -234,7 +234,7 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
     // collective keeps its streams.
     const bool several = p.devices.size() > 1;
     for (const program::Stage &st : p.stages) {
-      if (st.kind == StageKind::Cpu || program::isCollective(st))
+      if (onHostThread(st.kind) || program::isCollective(st))
         continue;
       std::string kind = st.kind == StageKind::Copy   ? spelling(st.direction)
                          : st.kind == StageKind::Host ? "host"
@@ -262,7 +262,7 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
   if (p.devices.size() <= 1) {
     Candidate c{"let pipec assign every stage's stream (drop the 'on' clauses)", {}, "assign"};
     for (const program::Stage &st : p.stages)
-      if (st.kind != StageKind::Cpu && !streamName(st).empty())
+      if (!onHostThread(st.kind) && !streamName(st).empty())
         c.edits.push_back(Edit::setStream(st.name, ""));
     if (!c.edits.empty())
       out.push_back(std::move(c));
