@@ -14,6 +14,9 @@ config.test_exec_root = os.path.join(config.pipec_obj_root, "tests", "lit")
 path = os.pathsep.join([config.pipec_tools_dir, config.llvm_tools_dir,
                         config.environment.get("PATH", os.environ["PATH"])])
 config.environment["PATH"] = path
+# scripts/update-figures asks FileCheck for the whole input it saw.
+if "FILECHECK_OPTS" in os.environ:
+    config.environment["FILECHECK_OPTS"] = os.environ["FILECHECK_OPTS"]
 import sys
 config.substitutions.append(("%python", sys.executable))
 import shutil
