@@ -121,13 +121,15 @@ Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest
   out.parseSeconds = secondsSince(clock);
   if (diags.hadError())
     return Outcome::InputErrors;
-  if (request.stopAfterParse)
+  if (request.stopAfter == Phase::Parse)
     return Outcome::Success;
 
-  // The AST is not needed past here (--emit=ast stops after parsing).
+  // Unless asked to keep it, the AST is not needed past here: sema frees
+  // each item as it is done with it.
   SemaOptions sema;
   sema.automaticStreams = automaticStreamsBound(request.schedule, profile);
-  out.program = analyze(std::move(out.file), profile, diags, sema);
+  out.program = request.keepSyntax ? analyze(out.file, profile, diags, sema)
+                                   : analyze(std::move(out.file), profile, diags, sema);
   std::vector<std::unique_ptr<StageGraph>> graphs;
   for (const program::Pipeline &p : out.program.pipelines) {
     graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
@@ -146,6 +148,8 @@ Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest
         return Outcome::UsageError;
       }
   out.checkSeconds = secondsSince(clock);
+  if (request.stopAfter == Phase::Check)
+    return Outcome::Success;
 
   std::vector<size_t> chosen;
   for (size_t i = 0; i < out.program.pipelines.size(); ++i)

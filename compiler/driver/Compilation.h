@@ -69,10 +69,16 @@ bool checkSource(Source &src, const DeviceProfile &profile,
                  const DiagnosticOptions &diagnostics, const ScheduleOptions &assign,
                  std::optional<llvm::StringRef> part = std::nullopt);
 
-/// How far compile, run and advise go.
+/// The phases of a compile, in order.
+enum class Phase { Parse, Check, Schedule };
+
+/// How far compile, run and advise go, and what they keep.
 struct CompileRequest {
-  bool stopAfterParse = false; ///< --emit=ast
-  std::string pipeline;        ///< --pipeline: only this one ("" all)
+  Phase stopAfter = Phase::Schedule; ///< Parse: --emit=ast
+  /// Keep the AST past checking (advise edits the file through it): sema
+  /// then reads it instead of taking it apart as it goes.
+  bool keepSyntax = false;
+  std::string pipeline; ///< --pipeline: only this one ("" all)
   /// --max-streams as given (0: not given): a value below a pipeline's
   /// declared streams is a usage error.
   unsigned maxStreamsGiven = 0;

@@ -64,14 +64,13 @@ int tool::runAdvise() {
   options.schedule.assignEvaluator = &assignCost;
   options.schedule.assign = assignMethod;
   driver::Compiled c;
-  if (int status = compileFile(runInput, profile, options.schedule, false, c))
+  if (int status =
+          compileFile(runInput, profile, options.schedule, {driver::Phase::Schedule, true}, c))
     return status;
   if (!objectiveApplies(*objective, c))
     return UsageError;
-  // The syntax again (compile consumed it), for the edits.
-  DiagnosticEngine quiet([](const Diagnostic &) {}, 0);
-  ast::File file = parseFile(c.src.sm, c.src.bufferId, c.src.name, quiet);
-  runtime::AdviseSource source{&file, c.src.text()};
+  // The syntax, kept by the compile, for the edits.
+  runtime::AdviseSource source{&c.file, c.src.text()};
 
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
   if (!backend)

@@ -35,9 +35,9 @@ cl::opt<std::string> againstPath(
 int checkAgainst(StringRef path, const DeviceProfile &profile) {
   driver::Compiled changed, original;
   ScheduleOptions options;
-  if (int status = compileFile(againstPath, profile, options, false, original))
+  if (int status = compileFile(againstPath, profile, options, {}, original))
     return status;
-  if (int status = compileFile(path, profile, options, false, changed))
+  if (int status = compileFile(path, profile, options, {}, changed))
     return status;
   int status = Success;
   for (const Schedule *s : changed.views) {

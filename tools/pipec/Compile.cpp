@@ -84,7 +84,9 @@ int tool::runCompile() {
   options.maxStreams = maxStreams;
   options.replays = replays;
   driver::Compiled c;
-  if (int status = compileFile(compileInput, profile, options, emit == Emit::AST, c))
+  if (int status =
+          compileFile(compileInput, profile, options,
+                      {emit == Emit::AST ? driver::Phase::Parse : driver::Phase::Schedule}, c))
     return status;
   if (emit == Emit::AST)
     return emitTo(outputPath, [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })

@@ -128,7 +128,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
       MemoryBuffer::getMemBuffer(*text, compiled.src.name), SMLoc());
   const bool checked =
       reporting
-          ? compileLoaded(profile, ScheduleOptions(), false, compiled) == Success &&
+          ? compileLoaded(profile, ScheduleOptions(), {}, compiled) == Success &&
                 compiled.schedules.size() == 1
           : driver::checkSource(compiled.src, profile, diagnosticOptions(), ScheduleOptions());
   if (!checked) {

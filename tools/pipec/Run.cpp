@@ -177,7 +177,7 @@ int tool::runRun() {
   options.maxStreams = maxStreams;
   options.replays = replays;
   driver::Compiled c;
-  if (int status = compileFile(runInput, profile, options, false, c))
+  if (int status = compileFile(runInput, profile, options, {}, c))
     return status;
 
   if (!objectiveApplies(*objective, c))
@@ -248,7 +248,7 @@ int tool::runRun() {
     driver::Compiled cb;
     if (int status =
             compileFile(compareWith.empty() ? StringRef(runInput) : StringRef(compareWith),
-                        profileB, options, false, cb))
+                        profileB, options, {}, cb))
       return status;
     if (!objectiveApplies(*objective, cb))
       return UsageError;

@@ -251,23 +251,24 @@ int tool::prepare(DeviceProfile &profile) {
 }
 
 int tool::compileFile(StringRef path, const DeviceProfile &profile,
-                      const ScheduleOptions &options, bool stopAfterParse,
+                      const ScheduleOptions &options, CompileGoal goal,
                       driver::Compiled &out) {
   if (Error e = driver::loadSource(path, out.src)) {
     toolError(toString(std::move(e)));
     return InputErrors;
   }
-  return compileLoaded(profile, options, stopAfterParse, out);
+  return compileLoaded(profile, options, goal, out);
 }
 
 int tool::compileLoaded(const DeviceProfile &profile, const ScheduleOptions &options,
-                        bool stopAfterParse, driver::Compiled &out) {
+                        CompileGoal goal, driver::Compiled &out) {
   // The graph verdict and the makespan assignment ask the device model, for
   // every command.
   runtime::SimGraphCost cost(profile);
   runtime::SimAssignmentCost assignCost(profile);
   driver::CompileRequest request;
-  request.stopAfterParse = stopAfterParse;
+  request.stopAfter = goal.stopAfter;
+  request.keepSyntax = goal.keepSyntax;
   request.pipeline = pipelineName;
   request.maxStreamsGiven = maxStreams.getNumOccurrences() ? unsigned(maxStreams) : 0;
   request.schedule = options;

@@ -90,12 +90,18 @@ int prepare(DeviceProfile &profile);
 /// Loads `path` into `out.src` and compiles it (compileSource), with the
 /// device model's cost models for the graph verdict and the assignment.
 /// Returns Success or the status to exit with.
+/// What a command asks of the compile besides the command line's options:
+/// how far it goes, whether the AST is kept.
+struct CompileGoal {
+  driver::Phase stopAfter = driver::Phase::Schedule;
+  bool keepSyntax = false;
+};
 int compileFile(llvm::StringRef path, const DeviceProfile &profile,
-                const ScheduleOptions &options, bool stopAfterParse, driver::Compiled &out);
+                const ScheduleOptions &options, CompileGoal goal, driver::Compiled &out);
 
 /// The same for a source already in `out.src` (text made in memory).
 int compileLoaded(const DeviceProfile &profile, const ScheduleOptions &options,
-                  bool stopAfterParse, driver::Compiled &out);
+                  CompileGoal goal, driver::Compiled &out);
 
 /// Writes `write`'s output to `path`; on failure says why. `rewritesInput`:
 /// fmt -i, whose output is meant to replace its input.
