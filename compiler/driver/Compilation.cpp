@@ -43,6 +43,12 @@ llvm::Error driver::loadSource(llvm::StringRef path, Source &src) {
   return llvm::Error::success();
 }
 
+void driver::loadText(llvm::StringRef name, llvm::StringRef text, Source &src) {
+  src.name = src.path = name.str();
+  src.bufferId = src.sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
+                                           llvm::SMLoc());
+}
+
 std::vector<llvm::StringRef> driver::splitParts(llvm::StringRef text) {
   std::vector<llvm::StringRef> parts;
   size_t start = 0, pos = 0;
@@ -114,7 +120,9 @@ Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest
                               std::string &usage) {
   auto clock = std::chrono::steady_clock::now();
   out.diags = std::make_unique<DiagnosticEngine>(
-      printingHandler(out.src.sm, llvm::errs(), out.src.name, diagnostics.colors),
+      diagnostics.handler
+          ? diagnostics.handler
+          : printingHandler(out.src.sm, llvm::errs(), out.src.name, diagnostics.colors),
       diagnostics.errorLimit);
   DiagnosticEngine &diags = *out.diags;
   out.file = parseFile(out.src.sm, out.src.bufferId, out.src.name, diags);

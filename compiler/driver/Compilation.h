@@ -47,11 +47,16 @@ struct Source {
 
 /// Reads `path` ('-' is standard input), up to kMaxFileBytes.
 llvm::Error loadSource(llvm::StringRef path, Source &src);
+/// A source made in memory (an import's file, an edited one), named `name`.
+void loadText(llvm::StringRef name, llvm::StringRef text, Source &src);
 
 /// How diagnostics are printed.
 struct DiagnosticOptions {
   unsigned errorLimit = 20;
   bool colors = false;
+  /// Set: each diagnostic goes here instead of being printed (advise
+  /// checks the files it writes quietly).
+  DiagnosticEngine::Handler handler;
 };
 
 /// The parts of `text` between lines that are exactly `// -----`, as

@@ -2,12 +2,11 @@
 
 #include "runtime/advise/Advisor.h"
 
+#include "compiler/driver/Compilation.h"
 #include "compiler/emit/Emitters.h"
 #include "compiler/format/Edit.h"
-#include "compiler/parse/Parser.h"
 #include "compiler/program/TimeFormat.h"
 #include "compiler/schedule/Meaning.h"
-#include "compiler/sema/Sema.h"
 #include "runtime/report/Reports.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -67,11 +66,9 @@ std::string priorityText(const program::Stream &s) {
 
 /// The file with some edits applied, checked and compiled as compile does.
 struct Variant {
-  std::unique_ptr<llvm::SourceMgr> sm = std::make_unique<llvm::SourceMgr>();
   std::string text;
-  program::Program program;
-  const program::Pipeline *pipeline = nullptr;
-  std::unique_ptr<Schedule> schedule;
+  driver::Compiled compiled; ///< the changed file, compiled as compile would
+  const Schedule *schedule = nullptr;
 };
 
 class Advisor {
@@ -132,31 +129,32 @@ llvm::Expected<std::unique_ptr<Variant>> Advisor::build(const std::vector<Edit> 
   if (!text)
     return text.takeError();
   v->text = std::move(*text);
-  unsigned id = v->sm->AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(v->text, "suggestion.pipe"), llvm::SMLoc());
+  // Compiled as `pipec compile` would (the same phases, lints and races),
+  // its diagnostics kept, not printed; the graph question is asked of the
+  // baseline only.
+  driver::loadText("suggestion.pipe", v->text, v->compiled.src);
+  driver::CompileRequest request;
+  request.pipeline = p.name;
+  request.schedule = options.schedule;
+  request.schedule.graphCost = nullptr;
   std::string errors;
-  DiagnosticEngine diags(
-      [&](const Diagnostic &d) {
-        if (d.severity == Severity::Error && errors.empty())
-          errors = d.message;
-      },
-      0);
-  ast::File file = parseFile(*v->sm, id, "suggestion.pipe", diags);
-  SemaOptions sema;
-  sema.automaticStreams = automaticStreamsBound(options.schedule, profile);
-  if (!diags.hadError())
-    v->program = analyze(std::move(file), profile, diags, sema);
-  if (diags.hadError())
+  driver::DiagnosticOptions quiet;
+  quiet.errorLimit = 0;
+  quiet.handler = [&](const Diagnostic &d) {
+    if (d.severity == Severity::Error && errors.empty())
+      errors = d.message;
+  };
+  std::string usage;
+  switch (driver::compileSource(profile, request, quiet, v->compiled, usage)) {
+  case driver::Outcome::Success:
+    break;
+  case driver::Outcome::InputErrors:
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the changed file does not check: " + errors);
-  for (const program::Pipeline &q : v->program.pipelines)
-    if (q.name == p.name)
-      v->pipeline = &q;
-  if (!v->pipeline)
+  case driver::Outcome::UsageError:
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "the pipeline is gone");
-  ScheduleOptions schedule = options.schedule;
-  schedule.graphCost = nullptr; // the graph question is asked of the baseline
-  v->schedule = std::make_unique<Schedule>(*v->pipeline, profile, schedule);
+  }
+  v->schedule = v->compiled.views.front();
   return v;
 }
 

@@ -121,11 +121,9 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   // needs only the check.
   const bool reporting = report || jsonOutput;
   driver::Compiled compiled;
-  compiled.src.name = compiled.src.path =
-      outputPath != "-" ? outputPath.getValue()
-                        : "<import of " + std::to_string(rankCount) + " ranks>";
-  compiled.src.bufferId = compiled.src.sm.AddNewSourceBuffer(
-      MemoryBuffer::getMemBuffer(*text, compiled.src.name), SMLoc());
+  driver::loadText(outputPath != "-" ? outputPath.getValue()
+                                     : "<import of " + std::to_string(rankCount) + " ranks>",
+                   *text, compiled.src);
   const bool checked =
       reporting
           ? compileLoaded(profile, ScheduleOptions(), {}, compiled) == Success &&

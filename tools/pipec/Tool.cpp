@@ -172,7 +172,12 @@ void tool::toolError(const Twine &msg) {
   WithColor::error(errs(), "pipec", !useColor()) << msg << '\n';
 }
 
-driver::DiagnosticOptions tool::diagnosticOptions() { return {errorLimit, useColor()}; }
+driver::DiagnosticOptions tool::diagnosticOptions() {
+  driver::DiagnosticOptions options;
+  options.errorLimit = errorLimit;
+  options.colors = useColor();
+  return options;
+}
 
 // ---- Standard output ----------------------------------------------------------
 
