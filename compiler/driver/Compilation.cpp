@@ -77,55 +77,40 @@ void driver::lint(const program::Pipeline &p, const StageGraph &graph,
 bool driver::checkSource(Source &src, const DeviceProfile &profile,
                          const DiagnosticOptions &diagnostics, const ScheduleOptions &assign,
                          std::optional<llvm::StringRef> part) {
-  DiagnosticEngine diags(
-      printingHandler(src.sm, llvm::errs(), src.name, diagnostics.colors, src.lines),
-      diagnostics.errorLimit);
-  ast::File file = part ? parseFile(src.sm, src.bufferId, src.name, diags, *part)
-                        : parseFile(src.sm, src.bufferId, src.name, diags);
-  if (diags.shouldStop())
-    return false;
-  if (diags.hadError()) {
-    diags.finish();
-    return false;
-  }
-  SemaOptions sema;
-  sema.automaticStreams = automaticStreamsBound(assign, profile);
-  program::Program program = analyze(std::move(file), profile, diags, sema);
-  for (const program::Pipeline &p : program.pipelines)
-    lint(p, StageGraph(p, issueOrder(p)), profile, diags);
-  // sync declared: the races need the unrolled stages on their streams
-  // (a stage without `on` gets the stream compile gives it), not a schedule.
-  for (const program::Pipeline &p : program.pipelines)
-    if (p.syncDeclared && !diags.hadError() && !diags.shouldStop()) {
-      Instances instances(p);
-      bool pinned = std::all_of(p.stages.begin(), p.stages.end(),
-                                [](const auto &st) { return !program::unpinned(st); });
-      if (pinned) {
-        std::vector<uint32_t> streamOfStage;
-        for (const program::Stage &st : p.stages)
-          streamOfStage.push_back(onHostThread(st.kind) ? kHostStream
-                                                        : static_cast<uint32_t>(st.stream));
-        reportRaces(instances,
-                    findRaces(instances, streamOfStage, p.streams, diags.errorsLeft()), diags);
-        continue;
-      }
-      reportRaces(Schedule(p, profile, assign), diags);
-    }
+  DiagnosticEngine diags(diagnostics.handler ? diagnostics.handler
+                                             : printingHandler(src.sm, llvm::errs(), src.name,
+                                                               diagnostics.colors, src.lines),
+                         diagnostics.errorLimit);
+  CompileRequest request;
+  request.stopAfter = Phase::Check;
+  request.schedule = assign;
+  request.part = part;
+  Compiled out;
+  std::string usage;
+  const Outcome outcome = compileIn(src, diags, profile, request, out, usage);
   diags.finish();
-  return !diags.hadError();
+  return outcome == Outcome::Success;
 }
 
 Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest &request,
                               const DiagnosticOptions &diagnostics, Compiled &out,
                               std::string &usage) {
-  auto clock = std::chrono::steady_clock::now();
   out.diags = std::make_unique<DiagnosticEngine>(
       diagnostics.handler
           ? diagnostics.handler
           : printingHandler(out.src.sm, llvm::errs(), out.src.name, diagnostics.colors),
       diagnostics.errorLimit);
-  DiagnosticEngine &diags = *out.diags;
-  out.file = parseFile(out.src.sm, out.src.bufferId, out.src.name, diags);
+  return compileIn(out.src, *out.diags, profile, request, out, usage);
+}
+
+/// The phases, in order, up to the one asked for: parse (the whole buffer
+/// or a part), check (sema and the lints; `check` stops here, with the
+/// races of `sync declared` pipelines), schedule.
+Outcome driver::compileIn(Source &src, DiagnosticEngine &diags, const DeviceProfile &profile,
+                          const CompileRequest &request, Compiled &out, std::string &usage) {
+  auto clock = std::chrono::steady_clock::now();
+  out.file = request.part ? parseFile(src.sm, src.bufferId, src.name, diags, *request.part)
+                          : parseFile(src.sm, src.bufferId, src.name, diags);
   out.parseSeconds = secondsSince(clock);
   if (diags.hadError())
     return Outcome::InputErrors;
@@ -156,8 +141,28 @@ Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest
         return Outcome::UsageError;
       }
   out.checkSeconds = secondsSince(clock);
-  if (request.stopAfter == Phase::Check)
-    return Outcome::Success;
+  if (request.stopAfter == Phase::Check) {
+    // sync declared: the races need the unrolled stages on their streams (a
+    // stage without `on` gets the stream compile gives it), not a schedule.
+    for (const program::Pipeline &p : out.program.pipelines)
+      if (p.syncDeclared && !diags.hadError() && !diags.shouldStop()) {
+        Instances instances(p);
+        bool pinned = std::all_of(p.stages.begin(), p.stages.end(),
+                                  [](const auto &st) { return !program::unpinned(st); });
+        if (pinned) {
+          std::vector<uint32_t> streamOfStage;
+          for (const program::Stage &st : p.stages)
+            streamOfStage.push_back(onHostThread(st.kind) ? kHostStream
+                                                          : static_cast<uint32_t>(st.stream));
+          reportRaces(instances,
+                      findRaces(instances, streamOfStage, p.streams, diags.errorsLeft()),
+                      diags);
+          continue;
+        }
+        reportRaces(Schedule(p, profile, request.schedule), diags);
+      }
+    return diags.hadError() ? Outcome::InputErrors : Outcome::Success;
+  }
 
   std::vector<size_t> chosen;
   for (size_t i = 0; i < out.program.pipelines.size(); ++i)
@@ -167,7 +172,7 @@ Outcome driver::compileSource(const DeviceProfile &profile, const CompileRequest
     std::string names;
     for (const program::Pipeline &p : out.program.pipelines)
       names += (names.empty() ? "'" : ", '") + p.name + "'";
-    usage = "no pipeline named '" + printable(request.pipeline) + "' in '" + out.src.name +
+    usage = "no pipeline named '" + printable(request.pipeline) + "' in '" + src.name +
             "'; it has " + names;
     return Outcome::UsageError;
   }

@@ -83,6 +83,8 @@ struct CompileRequest {
   /// Keep the AST past checking (advise edits the file through it): sema
   /// then reads it instead of taking it apart as it goes.
   bool keepSyntax = false;
+  /// Only this part of the buffer (check --split-input-file).
+  std::optional<llvm::StringRef> part;
   std::string pipeline; ///< --pipeline: only this one ("" all)
   /// --max-streams as given (0: not given): a value below a pipeline's
   /// declared streams is a usage error.
@@ -108,6 +110,12 @@ enum class Outcome { Success, InputErrors, UsageError };
 /// back in `usage`.
 Outcome compileSource(const DeviceProfile &profile, const CompileRequest &request,
                       const DiagnosticOptions &diagnostics, Compiled &out, std::string &usage);
+
+/// The one compile both go through: `src`'s phases up to
+/// `request.stopAfter`, diagnostics to `diags`, results into `out` (whose
+/// own `src` it does not read).
+Outcome compileIn(Source &src, DiagnosticEngine &diags, const DeviceProfile &profile,
+                  const CompileRequest &request, Compiled &out, std::string &usage);
 
 } // namespace pipec::driver
 
