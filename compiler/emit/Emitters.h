@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 namespace llvm {
 class raw_ostream;
@@ -34,8 +35,14 @@ void emitJSON(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source
 /// Graphviz: one graph; each pipeline a cluster of stream clusters.
 void emitDot(llvm::ArrayRef<const Schedule *> schedules, llvm::raw_ostream &os);
 
+/// Why emitCuda cannot write these schedules, if it cannot: a pipeline of
+/// several devices, or with collectives (NCCL calls on streams), lowered to
+/// a graph. The tool asks before it writes anything.
+llvm::Error cudaCannotEmit(llvm::ArrayRef<const Schedule *> schedules);
+
 /// A standalone CUDA C++ program that performs and times every schedule
-/// (`nvcc` alone builds it). `profile` gives copies given as a time their bytes.
+/// (`nvcc` alone builds it); cudaCannotEmit must have said nothing.
+/// `profile` gives copies given as a time their bytes.
 void emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
               const DeviceProfile &profile, llvm::raw_ostream &os);
 

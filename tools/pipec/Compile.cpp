@@ -92,26 +92,11 @@ int tool::runCompile() {
     return emitTo(outputPath, [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })
                ? Success
                : WriteFailed;
-  // Several devices are driven from one process, lowered to streams.
   if (emit == Emit::CUDA)
-    for (const Schedule *s : c.views)
-      if (s->pipeline.deviceCount() > 1 && s->lowering == Lowering::Graph) {
-        toolError(formatv("pipeline '{0}' declares {1} devices; --emit=cuda lowers such "
-                          "pipelines to streams (--lower=streams or auto)",
-                          s->pipeline.name, s->pipeline.deviceCount())
-                      .str());
-        return UsageError;
-      }
-  // NCCL's calls are made on streams (a graph would capture them).
-  if (emit == Emit::CUDA)
-    for (const Schedule *s : c.views)
-      if (program::hasCollectives(s->pipeline) && s->lowering == Lowering::Graph) {
-        toolError(formatv("pipeline '{0}' has collectives; --emit=cuda writes them as NCCL "
-                          "calls on streams (--lower=streams)",
-                          s->pipeline.name)
-                      .str());
-        return UsageError;
-      }
+    if (Error e = cudaCannotEmit(c.views)) {
+      toolError(toString(std::move(e)));
+      return UsageError;
+    }
 
   auto clock = std::chrono::steady_clock::now();
   bool written = emitTo(outputPath, [&](raw_ostream &os) {
