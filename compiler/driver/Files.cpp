@@ -2,6 +2,7 @@
 
 #include "compiler/driver/Files.h"
 
+#include "compiler/support/Fail.h"
 #include "compiler/support/Printable.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -18,10 +19,6 @@ using namespace pipec;
 using namespace pipec::driver;
 
 namespace {
-
-llvm::Error refuse(const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
-}
 
 /// `path` made absolute against the working directory, `.` and `..` taken
 /// out lexically (after links are resolved, that is what names the file).
@@ -73,7 +70,7 @@ llvm::Expected<std::string> driver::resolveOutputPath(llvm::StringRef path) {
     char buffer[PATH_MAX];
     ssize_t n = ::readlink(at.c_str(), buffer, sizeof buffer - 1);
     if (n < 0)
-      return refuse("cannot write '" + printable(path) + "': " + std::strerror(errno));
+      return fail("cannot write '" + printable(path) + "': " + std::strerror(errno));
     llvm::StringRef target(buffer, size_t(n));
     if (llvm::sys::path::is_absolute(target)) {
       at = target.str();
@@ -83,7 +80,7 @@ llvm::Expected<std::string> driver::resolveOutputPath(llvm::StringRef path) {
       at = std::string(joined.str());
     }
   }
-  return refuse("cannot write '" + printable(path) + "': too many levels of symbolic links");
+  return fail("cannot write '" + printable(path) + "': too many levels of symbolic links");
 }
 
 bool driver::sameFile(llvm::StringRef a, llvm::StringRef b) {
@@ -118,8 +115,8 @@ llvm::Error CommandFiles::check() const {
     if (out.path == "-") {
       for (size_t j = 0; j < i; ++j)
         if (outputs[j].path == "-")
-          return refuse(out.what + " and " + outputs[j].what +
-                        " both write to standard output; give one of them a file");
+          return fail(out.what + " and " + outputs[j].what +
+                      " both write to standard output; give one of them a file");
       continue;
     }
     llvm::Expected<std::string> target = resolveOutputPath(out.path);
@@ -128,14 +125,14 @@ llvm::Error CommandFiles::check() const {
     for (const Entry &in : inputs) {
       bool same = in.path == "-" ? standardInputIs(*target) : sameFile(in.path, *target);
       if (same)
-        return refuse("'" + printable(out.path) + "' (" + out.what + ") is also " +
-                      (in.path == "-" ? std::string("standard input") : in.what) +
-                      "; pipec does not write an output over an input");
+        return fail("'" + printable(out.path) + "' (" + out.what + ") is also " +
+                    (in.path == "-" ? std::string("standard input") : in.what) +
+                    "; pipec does not write an output over an input");
     }
     for (size_t j = 0; j < i; ++j)
       if (outputs[j].path != "-" && sameFile(outputs[j].path, *target))
-        return refuse("'" + printable(out.path) + "' is given to both " + outputs[j].what +
-                      " and " + out.what + "; each output needs a file of its own");
+        return fail("'" + printable(out.path) + "' is given to both " + outputs[j].what +
+                    " and " + out.what + "; each output needs a file of its own");
   }
   return llvm::Error::success();
 }

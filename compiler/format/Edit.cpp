@@ -3,6 +3,7 @@
 #include "compiler/format/Edit.h"
 
 #include "compiler/format/Formatter.h"
+#include "compiler/support/Fail.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -12,10 +13,6 @@
 using namespace pipec;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
-}
 
 ast::Priority priorityOf(llvm::StringRef text) {
   ast::Priority p;

@@ -1,6 +1,7 @@
 //===- JsonStream.cpp -----------------------------------------------------===//
 
 #include "runtime/import/JsonStream.h"
+#include "compiler/support/Fail.h"
 
 #include <zlib.h>
 
@@ -14,10 +15,6 @@ using namespace pipec;
 using namespace pipec::importer;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
-}
 
 /// zlib's message less the "<fd:3>: " it puts first for a descriptor.
 std::string withoutName(llvm::StringRef message) {

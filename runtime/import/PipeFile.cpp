@@ -4,6 +4,7 @@
 
 #include "compiler/sema/Units.h"
 #include "compiler/support/Chunks.h"
+#include "compiler/support/Fail.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -16,10 +17,6 @@ using namespace pipec::importer;
 using llvm::formatv;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
-}
 
 /// A time as the file writes it, microseconds to the nanosecond without
 /// trailing zeros ("40us", "2.5us"), and the value the front end reads back

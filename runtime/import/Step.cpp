@@ -3,6 +3,7 @@
 #include "runtime/import/Step.h"
 
 #include "compiler/schedule/Redundancy.h"
+#include "compiler/support/Fail.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -19,10 +20,6 @@ using namespace pipec::importer;
 using llvm::formatv;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
-}
 
 /// `text` as a stage name: letters, digits and '_', at most 40 of them,
 /// `prefix` before it when it would not start with a letter, `suffix` after

@@ -2,6 +2,7 @@
 
 #include "runtime/import/Trace.h"
 
+#include "compiler/support/Fail.h"
 #include "compiler/support/Printable.h"
 #include "runtime/import/FlatJson.h"
 #include "runtime/import/JsonStream.h"
@@ -32,10 +33,6 @@ using namespace pipec;
 using namespace pipec::importer;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), why.str());
-}
 
 /// The largest event or device entry parsed: an event of a real trace is a
 /// few hundred bytes, and one of a gigabyte (a gzip bomb's name) would be
