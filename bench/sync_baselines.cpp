@@ -16,7 +16,7 @@
 #include "compiler/parse/Parser.h"
 #include "compiler/schedule/Schedule.h"
 #include "compiler/sema/Sema.h"
-#include "runtime/sim/DeviceModel.h"
+#include "model/DeviceModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -93,7 +93,7 @@ struct LoweringRun {
   /// device's timer, a graph check that could not be made, ...).
   std::vector<std::string> notes;
   /// The stream lowering: makespan - lower bound, cause by cause, measured
-  /// on the device model (run fills it; runtime/advise/Gap.cpp).
+  /// on the device model (run fills it; model/Gap.cpp).
   std::vector<GapPart> gap;
   /// --objective when it is not the makespan: its words and value.
   std::string objectiveWords;

@@ -28,7 +28,7 @@ struct StreamOrderDelay {
 };
 
 /// Does a CUDA graph pay? One answer, from the device model simulating both
-/// lowerings (runtime/cost/GraphCost), that compile, run and advise print.
+/// lowerings (model/GraphCost), that compile, run and advise print.
 /// The smallest gain worth a change, a suggestion, a note or a switch of
 /// lowering: 2% of what it is measured against, and 1 us.
 constexpr double kMinGainFraction = 0.02;

@@ -29,7 +29,7 @@ const char *spelling(Lowering lowering);
 struct Schedule;
 
 /// Answers "does a CUDA graph pay?" for a schedule planned as streams. The
-/// device model implements it (runtime/cost/GraphCost.h): the compiler asks,
+/// device model implements it (model/GraphCost.h): the compiler asks,
 /// so that compile, run and advise give one answer.
 class GraphCostModel {
 public:

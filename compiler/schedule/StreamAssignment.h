@@ -74,7 +74,7 @@ bool parseAssignMethod(llvm::StringRef text, AssignMethod &out);
 
 /// Runs a program whose every stage has a stream and says how long it took:
 /// the makespan and each instance's start and end (instances in issue
-/// order). The device model implements it (runtime/cost/AssignmentCost.h),
+/// order). The device model implements it (model/AssignmentCost.h),
 /// so that the compiler can choose an assignment by what it costs.
 class AssignmentEvaluator {
 public:

@@ -26,8 +26,9 @@
 #include "compiler/ast/AST.h"
 #include "compiler/program/Program.h"
 #include "compiler/schedule/Schedule.h"
+#include "model/Gap.h"
+#include "model/Objective.h"
 #include "runtime/Backend.h"
-#include "runtime/advise/Objective.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -99,15 +100,6 @@ llvm::Expected<PipelineAdvice> advise(const AdviseSource &source, const Schedule
 /// its replay time when `objective` is the makespan).
 llvm::Expected<double> measure(const Schedule &schedule, Backend &backend, unsigned replays,
                                Lowering lowering, const Objective &objective);
-
-/// The most instances whose gap run explains (each cause is a run of the
-/// model; above this, run leaves it to advise).
-constexpr size_t kMaxGapInstances = 100'000;
-
-/// The gap between a run of `schedule` on the device model and its lower
-/// bound, cause by cause: each the model's makespan saved by taking that
-/// cost away, after the ones before it; the last part is what remains.
-std::vector<GapPart> explainGap(const Schedule &schedule, const DeviceProfile &profile);
 
 /// The advice in words; suggestions are numbered from `first` (--apply=N
 /// takes that number, across the pipelines of a file).

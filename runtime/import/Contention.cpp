@@ -3,8 +3,8 @@
 #include "runtime/import/Contention.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "model/DeviceModel.h"
 #include "runtime/import/PipeFile.h"
-#include "runtime/sim/DeviceModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

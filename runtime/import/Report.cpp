@@ -5,9 +5,9 @@
 #include "compiler/emit/Emitters.h"
 #include "compiler/program/Communication.h"
 #include "compiler/program/TimeFormat.h"
+#include "model/DeviceModel.h"
+#include "model/GraphCost.h"
 #include "runtime/Backend.h"
-#include "runtime/cost/GraphCost.h"
-#include "runtime/sim/DeviceModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"

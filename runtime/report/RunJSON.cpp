@@ -3,7 +3,7 @@
 #include "runtime/report/Reports.h"
 
 #include "compiler/emit/Emitters.h"
-#include "runtime/cost/GraphCost.h"
+#include "model/GraphCost.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"

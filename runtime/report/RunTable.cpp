@@ -4,7 +4,7 @@
 
 #include "compiler/emit/Emitters.h"
 #include "compiler/program/TimeFormat.h"
-#include "runtime/cost/GraphCost.h"
+#include "model/GraphCost.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"

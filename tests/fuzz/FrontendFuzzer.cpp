@@ -19,8 +19,8 @@
 #include "compiler/schedule/Schedule.h"
 #include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
+#include "model/AssignmentCost.h"
 #include "runtime/Backend.h"
-#include "runtime/cost/AssignmentCost.h"
 
 #include "PipeLexer.h"
 

@@ -14,9 +14,9 @@
 #include "compiler/format/Edit.h"
 #include "compiler/schedule/Meaning.h"
 #include "compiler/schedule/Schedule.h"
+#include "model/AssignmentCost.h"
+#include "model/GraphCost.h"
 #include "runtime/advise/Advisor.h"
-#include "runtime/cost/AssignmentCost.h"
-#include "runtime/cost/GraphCost.h"
 
 #include "llvm/ADT/StringMap.h"
 

@@ -4,8 +4,8 @@
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
 
-#include "runtime/cost/AssignmentCost.h"
-#include "runtime/sim/DeviceModel.h"
+#include "model/AssignmentCost.h"
+#include "model/DeviceModel.h"
 
 #include <doctest/doctest.h>
 

@@ -6,9 +6,9 @@
 #include "RandomPrograms.h"
 
 #include "compiler/program/TimeFormat.h"
+#include "model/GraphCost.h"
 #include "runtime/Backend.h"
 #include "runtime/advise/Advisor.h"
-#include "runtime/cost/GraphCost.h"
 
 #include <doctest/doctest.h>
 

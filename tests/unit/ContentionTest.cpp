@@ -12,11 +12,11 @@
 #include "FrontendHelpers.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "model/DeviceModel.h"
 #include "runtime/import/Contention.h"
 #include "runtime/import/PipeFile.h"
 #include "runtime/import/Step.h"
 #include "runtime/import/Trace.h"
-#include "runtime/sim/DeviceModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"

@@ -3,9 +3,9 @@
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
 
+#include "model/DeviceModel.h"
 #include "runtime/Backend.h"
 #include "runtime/report/Reports.h"
-#include "runtime/sim/DeviceModel.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -7,8 +7,8 @@
 #include "SlowReduction.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "model/DeviceModel.h"
 #include "runtime/Backend.h"
-#include "runtime/sim/DeviceModel.h"
 
 #include <doctest/doctest.h>
 

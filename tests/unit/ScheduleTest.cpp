@@ -6,8 +6,8 @@
 #include "SlowReduction.h"
 
 #include "compiler/schedule/Schedule.h"
+#include "model/GraphCost.h"
 #include "runtime/Backend.h"
-#include "runtime/cost/GraphCost.h"
 
 #include <doctest/doctest.h>
 

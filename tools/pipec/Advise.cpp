@@ -3,9 +3,8 @@
 #include "Run.h"
 
 #include "compiler/parse/Parser.h"
+#include "model/Model.h"
 #include "runtime/advise/Advisor.h"
-#include "runtime/cost/AssignmentCost.h"
-#include "runtime/cost/GraphCost.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -51,8 +50,7 @@ int tool::runAdvise() {
   if (!objective)
     return UsageError;
   // The same schedule compile emits: its options, its cost models.
-  runtime::SimGraphCost cost(profile);
-  runtime::SimAssignmentCost assignCost(profile);
+  const model::Model model(profile);
   runtime::AdviseOptions options;
   options.replays = replays;
   options.objective = *objective;
@@ -60,12 +58,11 @@ int tool::runAdvise() {
   options.minGainUs = minGainUs;
   options.schedule.maxStreams = maxStreams;
   options.schedule.replays = replays;
-  options.schedule.graphCost = &cost;
-  options.schedule.assignEvaluator = &assignCost;
+  model.answerFor(options.schedule);
   options.schedule.assign = assignMethod;
   driver::Compiled c;
   if (int status =
-          compileFile(runInput, profile, options.schedule, {driver::Phase::Schedule, true}, c))
+          compileFile(runInput, model, options.schedule, {driver::Phase::Schedule, true}, c))
     return status;
   if (!objectiveApplies(*objective, c))
     return UsageError;
@@ -78,7 +75,7 @@ int tool::runAdvise() {
   std::vector<runtime::PipelineAdvice> advice;
   for (const Schedule *s : c.views) {
     Expected<runtime::PipelineAdvice> a =
-        runtime::advise(source, *s, profile, *backend, cost, options);
+        runtime::advise(source, *s, profile, *backend, model.graphCost(), options);
     if (!a) {
       toolError("advise failed: " + toString(a.takeError()));
       return RunFailed;

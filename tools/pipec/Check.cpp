@@ -3,7 +3,7 @@
 #include "Tool.h"
 
 #include "compiler/schedule/Meaning.h"
-#include "runtime/cost/AssignmentCost.h"
+#include "model/Model.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -32,12 +32,12 @@ cl::opt<std::string> againstPath(
 
 /// check --against: each pipeline of `path` against its namesake in
 /// `original`, both compiled as compile would.
-int checkAgainst(StringRef path, const DeviceProfile &profile) {
+int checkAgainst(StringRef path, const model::Model &model) {
   driver::Compiled changed, original;
   ScheduleOptions options;
-  if (int status = compileFile(againstPath, profile, options, {}, original))
+  if (int status = compileFile(againstPath, model, options, {}, original))
     return status;
-  if (int status = compileFile(path, profile, options, {}, changed))
+  if (int status = compileFile(path, model, options, {}, changed))
     return status;
   int status = Success;
   for (const Schedule *s : changed.views) {
@@ -67,9 +67,9 @@ int tool::runCheck() {
     return UsageError;
   // sync declared: a stage without `on` is checked on the stream compile
   // would give it.
-  runtime::SimAssignmentCost assignCost(profile);
+  const model::Model model(profile);
   ScheduleOptions assign;
-  assign.assignEvaluator = &assignCost;
+  assign.assignEvaluator = &model.assignmentCost();
   if (!againstPath.empty()) {
     if (checkInputs.size() != 1 || splitInputFile) {
       toolError("--against takes one file to check (without --split-input-file)");
@@ -80,7 +80,7 @@ int tool::runCheck() {
     registerProfileInput();
     if (!checkFiles())
       return UsageError;
-    return checkAgainst(checkInputs.front(), profile);
+    return checkAgainst(checkInputs.front(), model);
   }
   int status = Success;
   for (const std::string &path : checkInputs) {

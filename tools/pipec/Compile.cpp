@@ -79,13 +79,14 @@ int tool::runCompile() {
   DeviceProfile profile;
   if (int status = prepare(profile))
     return status;
+  const model::Model model(profile);
   ScheduleOptions options;
   options.lowering = lowering;
   options.maxStreams = maxStreams;
   options.replays = replays;
   driver::Compiled c;
   if (int status =
-          compileFile(compileInput, profile, options,
+          compileFile(compileInput, model, options,
                       {emit == Emit::AST ? driver::Phase::Parse : driver::Phase::Schedule}, c))
     return status;
   if (emit == Emit::AST)

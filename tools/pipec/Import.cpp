@@ -2,7 +2,7 @@
 
 #include "Tool.h"
 
-#include "runtime/cost/GraphCost.h"
+#include "model/Model.h"
 #include "runtime/import/Contention.h"
 #include "runtime/import/PipeFile.h"
 #include "runtime/import/Report.h"
@@ -128,9 +128,9 @@ int tool::runImport() {
     toolError(toString(program.takeError()));
     return InputErrors;
   }
-  runtime::SimGraphCost cost(profile);
+  const model::Model model(profile);
   ScheduleOptions options;
-  options.graphCost = &cost;
+  options.graphCost = &model.graphCost();
   options.replays = replays;
   Schedule schedule(program->pipelines.front(), profile, options);
   importer::StepReport report = importer::reportStep(*imported, schedule, profile, replays);

@@ -126,7 +126,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
                    *text, compiled.src);
   const bool checked =
       reporting
-          ? compileLoaded(profile, ScheduleOptions(), {}, compiled) == Success &&
+          ? compileLoaded(model::Model(profile), ScheduleOptions(), {}, compiled) == Success &&
                 compiled.schedules.size() == 1
           : driver::checkSource(compiled.src, profile, diagnosticOptions(), ScheduleOptions());
   if (!checked) {

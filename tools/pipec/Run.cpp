@@ -3,7 +3,7 @@
 #include "Run.h"
 
 #include "compiler/support/Printable.h"
-#include "runtime/advise/Advisor.h"
+#include "model/Model.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/report/Reports.h"
 #include "runtime/timing/Timing.h"
@@ -168,6 +168,7 @@ int tool::runRun() {
   DeviceProfile profile;
   if (int status = prepare(profile))
     return status;
+  const model::Model model(profile);
   std::optional<runtime::Objective> objective = objectiveOption();
   if (!objective)
     return UsageError;
@@ -177,7 +178,7 @@ int tool::runRun() {
   options.maxStreams = maxStreams;
   options.replays = replays;
   driver::Compiled c;
-  if (int status = compileFile(runInput, profile, options, {}, c))
+  if (int status = compileFile(runInput, model, options, {}, c))
     return status;
 
   if (!objectiveApplies(*objective, c))
@@ -205,7 +206,7 @@ int tool::runRun() {
     lowerings.push_back(Lowering::Graph);
   // Every lowering of every pipeline of `compiled`, on `on`.
   auto runEach = [&](const driver::Compiled &compiled, runtime::Backend &on,
-                     const DeviceProfile &device,
+                     const model::Model &device,
                      std::vector<runtime::LoweringRun> &runs) -> bool {
     for (const Schedule *s : compiled.views) {
       Expected<std::vector<runtime::LoweringRun>> r = on.runAll(*s, lowerings, runOptions);
@@ -225,7 +226,7 @@ int tool::runRun() {
         // (nine more runs of it: not for the largest programs).
         if (one.lowering == Lowering::Streams &&
             s->instances.size() <= runtime::kMaxGapInstances)
-          one.gap = runtime::explainGap(*s, device);
+          one.gap = device.explainGap(*s);
         if (objective->kind != runtime::Objective::Makespan) {
           one.objectiveWords = objective->words();
           one.objectiveUs =
@@ -237,7 +238,7 @@ int tool::runRun() {
     return true;
   };
   std::vector<runtime::LoweringRun> runs;
-  if (!runEach(c, *backend, profile, runs))
+  if (!runEach(c, *backend, model, runs))
     return RunFailed;
   if (comparing) {
     // B: the other file, or this one, on the other profile or this one's
@@ -245,10 +246,11 @@ int tool::runRun() {
     DeviceProfile profileB = profile;
     if (!compareProfile.empty() && !loadProfileFrom(compareProfile, profileB))
       return UsageError;
+    const model::Model modelB(profileB);
     driver::Compiled cb;
     if (int status =
             compileFile(compareWith.empty() ? StringRef(runInput) : StringRef(compareWith),
-                        profileB, options, {}, cb))
+                        modelB, options, {}, cb))
       return status;
     if (!objectiveApplies(*objective, cb))
       return UsageError;
@@ -258,7 +260,7 @@ int tool::runRun() {
       return RunFailed;
     runtime::Backend &onB = backendB ? *backendB : *backend;
     std::vector<runtime::LoweringRun> runsB;
-    if (!runEach(cb, onB, profileB, runsB))
+    if (!runEach(cb, onB, modelB, runsB))
       return RunFailed;
     auto named = [&](StringRef file, StringRef profileFile) {
       std::string words = printable(file);

@@ -4,8 +4,8 @@
 
 #include "Tool.h"
 
+#include "model/Objective.h"
 #include "runtime/Backend.h"
-#include "runtime/advise/Objective.h"
 
 #include <memory>
 #include <optional>

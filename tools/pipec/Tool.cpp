@@ -5,8 +5,7 @@
 #include "compiler/driver/OutputFile.h"
 #include "compiler/support/Printable.h"
 #include "compiler/support/ReadFile.h"
-#include "runtime/cost/AssignmentCost.h"
-#include "runtime/cost/GraphCost.h"
+#include "model/Model.h"
 
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -255,32 +254,28 @@ int tool::prepare(DeviceProfile &profile) {
   return loadProfile(profile) ? Success : UsageError;
 }
 
-int tool::compileFile(StringRef path, const DeviceProfile &profile,
+int tool::compileFile(StringRef path, const model::Model &model,
                       const ScheduleOptions &options, CompileGoal goal,
                       driver::Compiled &out) {
   if (Error e = driver::loadSource(path, out.src)) {
     toolError(toString(std::move(e)));
     return InputErrors;
   }
-  return compileLoaded(profile, options, goal, out);
+  return compileLoaded(model, options, goal, out);
 }
 
-int tool::compileLoaded(const DeviceProfile &profile, const ScheduleOptions &options,
+int tool::compileLoaded(const model::Model &model, const ScheduleOptions &options,
                         CompileGoal goal, driver::Compiled &out) {
   // The graph verdict and the makespan assignment ask the device model, for
   // every command.
-  runtime::SimGraphCost cost(profile);
-  runtime::SimAssignmentCost assignCost(profile);
+  const DeviceProfile &profile = model.profile();
   driver::CompileRequest request;
   request.stopAfter = goal.stopAfter;
   request.keepSyntax = goal.keepSyntax;
   request.pipeline = pipelineName;
   request.maxStreamsGiven = maxStreams.getNumOccurrences() ? unsigned(maxStreams) : 0;
   request.schedule = options;
-  if (!request.schedule.graphCost)
-    request.schedule.graphCost = &cost;
-  if (!request.schedule.assignEvaluator)
-    request.schedule.assignEvaluator = &assignCost;
+  model.answerFor(request.schedule);
   request.schedule.assign = assignMethod;
   std::string usage;
   driver::Outcome outcome =

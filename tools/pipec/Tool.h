@@ -15,6 +15,7 @@
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/schedule/Schedule.h"
 #include "compiler/schedule/StreamAssignment.h"
+#include "model/Model.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -96,12 +97,12 @@ struct CompileGoal {
   driver::Phase stopAfter = driver::Phase::Schedule;
   bool keepSyntax = false;
 };
-int compileFile(llvm::StringRef path, const DeviceProfile &profile,
+int compileFile(llvm::StringRef path, const model::Model &model,
                 const ScheduleOptions &options, CompileGoal goal, driver::Compiled &out);
 
 /// The same for a source already in `out.src` (text made in memory).
-int compileLoaded(const DeviceProfile &profile, const ScheduleOptions &options,
-                  CompileGoal goal, driver::Compiled &out);
+int compileLoaded(const model::Model &model, const ScheduleOptions &options, CompileGoal goal,
+                  driver::Compiled &out);
 
 /// Writes `write`'s output to `path`; on failure says why. `rewritesInput`:
 /// fmt -i, whose output is meant to replace its input.

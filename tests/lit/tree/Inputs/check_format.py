@@ -1,4 +1,4 @@
-"""Names each C++ file under ROOT's compiler/, runtime/, tools/, tests/ and
+"""Names each C++ file under ROOT's compiler/, model/, runtime/, tools/, tests/ and
 bench/ that clang-format 14 would lay out otherwise; exit 1 if there is one.
 
     check_format.py ROOT
@@ -9,7 +9,7 @@ import sys
 
 root = os.path.abspath(sys.argv[1])
 files = []
-for top in ("compiler", "runtime", "tools", "tests", "bench"):
+for top in ("compiler", "model", "runtime", "tools", "tests", "bench"):
     for dirpath, dirs, names in os.walk(os.path.join(root, top)):
         dirs[:] = sorted(d for d in dirs if d not in ("Inputs", "Output"))
         files += [os.path.join(dirpath, n) for n in sorted(names)

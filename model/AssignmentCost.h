@@ -5,8 +5,8 @@
 // fewest waits) and one replay of its stream lowering simulated.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PIPEC_RUNTIME_COST_ASSIGNMENTCOST_H
-#define PIPEC_RUNTIME_COST_ASSIGNMENTCOST_H
+#ifndef PIPEC_MODEL_ASSIGNMENTCOST_H
+#define PIPEC_MODEL_ASSIGNMENTCOST_H
 
 #include "compiler/schedule/Schedule.h"
 
@@ -24,4 +24,4 @@ private:
 
 } // namespace pipec::runtime
 
-#endif // PIPEC_RUNTIME_COST_ASSIGNMENTCOST_H
+#endif // PIPEC_MODEL_ASSIGNMENTCOST_H

@@ -1,7 +1,7 @@
 //===- DeviceModel.cpp ----------------------------------------------------===//
 
-#include "runtime/sim/DeviceModel.h"
-#include "runtime/sim/Periodic.h"
+#include "model/DeviceModel.h"
+#include "model/Periodic.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "model/DeviceModel.h"
 #include "runtime/Backend.h"
-#include "runtime/sim/DeviceModel.h"
 
 using namespace pipec;
 using namespace pipec::runtime;

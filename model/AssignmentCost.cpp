@@ -1,8 +1,8 @@
 //===- AssignmentCost.cpp -------------------------------------------------===//
 
-#include "runtime/cost/AssignmentCost.h"
+#include "model/AssignmentCost.h"
 
-#include "runtime/sim/DeviceModel.h"
+#include "model/DeviceModel.h"
 
 #include <algorithm>
 #include <limits>

@@ -10,8 +10,8 @@
 // (DeviceModel.cpp) compares the states and extrapolates.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PIPEC_RUNTIME_SIM_PERIODIC_H
-#define PIPEC_RUNTIME_SIM_PERIODIC_H
+#ifndef PIPEC_MODEL_PERIODIC_H
+#define PIPEC_MODEL_PERIODIC_H
 
 #include "compiler/schedule/Schedule.h"
 
@@ -57,4 +57,4 @@ Periodicity findGraphPeriodicity(const Schedule &s, const CSR &successors,
 
 } // namespace pipec::sim
 
-#endif // PIPEC_RUNTIME_SIM_PERIODIC_H
+#endif // PIPEC_MODEL_PERIODIC_H

@@ -7,8 +7,8 @@
 // given), run --lower=both and advise all take this number from here.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PIPEC_RUNTIME_COST_GRAPHCOST_H
-#define PIPEC_RUNTIME_COST_GRAPHCOST_H
+#ifndef PIPEC_MODEL_GRAPHCOST_H
+#define PIPEC_MODEL_GRAPHCOST_H
 
 #include "compiler/schedule/Schedule.h"
 #include "runtime/Backend.h"
@@ -33,4 +33,4 @@ private:
 
 } // namespace pipec::runtime
 
-#endif // PIPEC_RUNTIME_COST_GRAPHCOST_H
+#endif // PIPEC_MODEL_GRAPHCOST_H

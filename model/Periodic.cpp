@@ -1,6 +1,6 @@
 //===- Periodic.cpp -------------------------------------------------------===//
 
-#include "runtime/sim/Periodic.h"
+#include "model/Periodic.h"
 
 #include <algorithm>
 #include <limits>

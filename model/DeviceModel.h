@@ -19,8 +19,8 @@
 // Ties are broken by a sequence number: the same input gives the same times.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PIPEC_RUNTIME_SIM_DEVICEMODEL_H
-#define PIPEC_RUNTIME_SIM_DEVICEMODEL_H
+#ifndef PIPEC_MODEL_DEVICEMODEL_H
+#define PIPEC_MODEL_DEVICEMODEL_H
 
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/schedule/Schedule.h"
@@ -79,4 +79,4 @@ ReplayTrace simulate(const Schedule &schedule, Lowering lowering, const DevicePr
 
 } // namespace pipec::sim
 
-#endif // PIPEC_RUNTIME_SIM_DEVICEMODEL_H
+#endif // PIPEC_MODEL_DEVICEMODEL_H

@@ -6,9 +6,9 @@
 // so the parts sum to the gap, the last being what no cost explains
 // (orderings and overlap the bound does not see).
 
-#include "runtime/advise/Advisor.h"
+#include "model/Gap.h"
 
-#include "runtime/sim/DeviceModel.h"
+#include "model/DeviceModel.h"
 
 #include <algorithm>
 #include <cmath>

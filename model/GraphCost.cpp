@@ -1,6 +1,6 @@
 //===- GraphCost.cpp - "Does a CUDA graph pay?", answered once ------------===//
 
-#include "runtime/cost/GraphCost.h"
+#include "model/GraphCost.h"
 
 #include <algorithm>
 #include <cmath>

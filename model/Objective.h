@@ -7,8 +7,8 @@
 // over iterations. advise optimises it, and run prints it when asked.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PIPEC_RUNTIME_ADVISE_OBJECTIVE_H
-#define PIPEC_RUNTIME_ADVISE_OBJECTIVE_H
+#ifndef PIPEC_MODEL_OBJECTIVE_H
+#define PIPEC_MODEL_OBJECTIVE_H
 
 #include "compiler/schedule/Schedule.h"
 
@@ -50,4 +50,4 @@ double objectiveValue(const Objective &objective, const Schedule &schedule,
 
 } // namespace pipec::runtime
 
-#endif // PIPEC_RUNTIME_ADVISE_OBJECTIVE_H
+#endif // PIPEC_MODEL_OBJECTIVE_H

@@ -1,6 +1,6 @@
 //===- Objective.cpp ------------------------------------------------------===//
 
-#include "runtime/advise/Objective.h"
+#include "model/Objective.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,0 +1,24 @@
+//===- Gap.h - Why a run takes longer than its lower bound ----------------===//
+#ifndef PIPEC_MODEL_GAP_H
+#define PIPEC_MODEL_GAP_H
+
+#include "compiler/program/DeviceProfile.h"
+#include "compiler/schedule/Schedule.h"
+#include "runtime/Backend.h"
+
+#include <vector>
+
+namespace pipec::runtime {
+
+/// The most instances whose gap run explains (each cause is a run of the
+/// model; above this, run leaves it to advise).
+constexpr size_t kMaxGapInstances = 100'000;
+
+/// The gap between a run of `schedule` on the device model and its lower
+/// bound, cause by cause: each the model's makespan saved by taking that
+/// cost away, after the ones before it; the last part is what remains.
+std::vector<GapPart> explainGap(const Schedule &schedule, const DeviceProfile &profile);
+
+} // namespace pipec::runtime
+
+#endif // PIPEC_MODEL_GAP_H

@@ -1,0 +1,66 @@
+//===- Model.h - Every "what will it do, what would a change do", one place ===//
+//
+// The device and host model of one profile, built once per invocation: the
+// run (a Backend), the graph verdict and the assignment's makespan that
+// compile's choices ask, and the gap between a run and its bound. Commands
+// take their answers from here, so that one question has one answer in
+// every command. The pieces behind it:
+//
+//   DeviceModel   the event loop that simulates one replay
+//   Periodic      skipping ahead in a settled periodic replay
+//   SimBackend    the model behind the Backend interface
+//   GraphCost     "does a graph pay?", from two runs
+//   AssignmentCost  a candidate stream assignment's makespan
+//   Gap           the gap cause by cause, each a mode of the model
+//   Objective     what advise and run --objective minimise
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPEC_MODEL_MODEL_H
+#define PIPEC_MODEL_MODEL_H
+
+#include "model/AssignmentCost.h"
+#include "model/Gap.h"
+#include "model/GraphCost.h"
+
+#include <memory>
+
+namespace pipec::model {
+
+class Model {
+public:
+  explicit Model(const DeviceProfile &profile)
+      : device(profile), graph(profile), assignment(profile) {}
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  const DeviceProfile &profile() const { return device; }
+
+  /// A run of a schedule on the model.
+  std::unique_ptr<runtime::Backend> backend() const { return runtime::makeSimBackend(device); }
+
+  /// `options` asking this model its questions: the graph verdict and the
+  /// makespan of a stream assignment (where the caller set none).
+  void answerFor(ScheduleOptions &options) const {
+    if (!options.graphCost)
+      options.graphCost = &graph;
+    if (!options.assignEvaluator)
+      options.assignEvaluator = &assignment;
+  }
+  const GraphCostModel &graphCost() const { return graph; }
+  const AssignmentEvaluator &assignmentCost() const { return assignment; }
+
+  /// The gap between the model's run of `schedule` and its bound, cause by
+  /// cause.
+  std::vector<runtime::GapPart> explainGap(const Schedule &schedule) const {
+    return runtime::explainGap(schedule, device);
+  }
+
+private:
+  DeviceProfile device;
+  runtime::SimGraphCost graph;
+  runtime::SimAssignmentCost assignment;
+};
+
+} // namespace pipec::model
+
+#endif // PIPEC_MODEL_MODEL_H
