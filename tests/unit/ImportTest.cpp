@@ -273,9 +273,18 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
     }
   };
   const int actions = 2 + int(rng() % 30);
+  bool polled = false; // the last action was a run of polls
   for (int i = 0; i < actions; ++i) {
     int s = int(rng() % streams);
     const unsigned action = rng() % 15;
+    // Two runs of polls back to back, no call between them, are one run
+    // (the host spun until the later op was done): the next is a launch.
+    const bool pollsAgain = polled && action == 9;
+    polled = false;
+    if (pollsAgain) {
+      launch(s, false);
+      continue;
+    }
     switch (action) {
     case 0: { // record on a, wait on s
       int a = int(rng() % streams);
@@ -361,6 +370,7 @@ Recording record(std::mt19937 &rng, bool syncEvents) {
       call("cudaEventQuery", 1); // the one that finds it done
       syncedOps.push_back(lastOp[s]);
       ++r.polls;
+      polled = true;
       break;
     }
     case 8: { // a launch whose call the trace lacks (a sampled trace),
@@ -425,9 +435,13 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
     auto text = writePipe(*step, "random", profile);
     REQUIRE(static_cast<bool>(text));
     INFO(*text);
+    size_t pollSyncsHere = 0;
     for (size_t at = text->find("stage sync_poll"); at != std::string::npos;
          at = text->find("stage sync_poll", at + 1))
-      ++pollSyncs;
+      ++pollSyncsHere;
+    // Each run of polls a sync (the orderings check what it waited for).
+    CHECK(pollSyncsHere >= rec.polls);
+    pollSyncs += pollSyncsHere;
     test::FrontendRun front(*text);
     REQUIRE(front.errors == 0);
     CHECK(front.all.empty()); // not even a warning
