@@ -12,6 +12,8 @@ echo "## Against Graphviz tred and networkx"; echo
 bash "$here/peers.sh" "$build/pipec"; echo
 echo "## Synchronisation against baselines"; echo
 bash "$here/sync-baselines.sh" "$build"; echo
+echo "## What a run's what-ifs cost"; echo
+python3 "$here/whatif-cost.py" "$build/pipec"; echo
 echo "## Simulator speed"; echo
 bash "$here/sim-speed.sh" "$build/pipec"
 echo; echo "## Adversarial inputs (docs/robustness.md)"; echo
