@@ -56,6 +56,10 @@ public:
   Model(const Schedule &s, Lowering lowering, const DeviceProfile &profile,
         const ModelOptions &options)
       : s(s), lowering(lowering), p(profile), options(options), n(s.instances.size()),
+        hw(std::max(1u, options.queuePerStream
+                            ? std::max<unsigned>(profile.hardwareQueues,
+                                                 unsigned(s.streamPlan.streams.size()))
+                            : profile.hardwareQueues)),
         capacity(profile.smCapacity()), gpus(s.pipeline.deviceCount()) {
     for (Gpu &gpu : gpus)
       gpu.freeSM.assign(profile.sms, capacity);
@@ -190,7 +194,6 @@ private:
 
   /// Each device maps its streams round-robin onto its own hardware queues.
   uint32_t queueOf(uint32_t stream) const {
-    const uint32_t hw = std::max(1u, p.hardwareQueues);
     return gpus.size() == 1 ? stream % hw : deviceOfStream[stream] * hw + stream % hw;
   }
   /// The device instance v runs on: its stream's.
@@ -565,7 +568,7 @@ private:
   // --- Stream lowering -------------------------------------------------------
   void startStreams() {
     const size_t streams = s.streamPlan.streams.size();
-    queues.assign(size_t(std::max(1u, p.hardwareQueues)) * gpus.size(), {});
+    queues.assign(size_t(hw) * gpus.size(), {});
     queueWake.assign(queues.size(), -1);
     queueDirty.assign(queues.size(), 0);
     stuckOn.assign(queues.size(), kNone);
@@ -1570,6 +1573,7 @@ private:
   const DeviceProfile &p;
   ModelOptions options;
   const size_t n;
+  const uint32_t hw; ///< hardware queues per device (the profile's, or a queue per stream)
   ReplayTrace out;
 
   /// A priority queue whose items the extrapolation can read and shift.

@@ -50,6 +50,9 @@ struct ModelOptions {
   /// false: no starts are kept (ReplayTrace::start stays empty), for a
   /// caller that needs only when things end.
   bool starts = true;
+  /// A what-if (the gap's): no two streams share a hardware queue, whatever
+  /// the profile's hardware_queues.
+  bool queuePerStream = false;
 };
 
 /// One replay, from the host's first call at time 0.

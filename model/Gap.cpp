@@ -20,10 +20,10 @@ using namespace pipec::runtime;
 
 namespace {
 
-double makespanOf(const Schedule &s, const DeviceProfile &profile, bool dispatch) {
-  sim::ModelOptions options;
+double makespanOf(const Schedule &s, const DeviceProfile &profile,
+                  const sim::ModelOptions &modes) {
+  sim::ModelOptions options = modes;
   options.recordHost = false;
-  options.dispatch = dispatch;
   sim::ReplayTrace t = sim::simulate(s, Lowering::Streams, profile, options);
   if (t.start.empty())
     return 0;
@@ -36,36 +36,34 @@ double makespanOf(const Schedule &s, const DeviceProfile &profile, bool dispatch
 std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile &profile) {
   struct Cause {
     const char *words;
-    std::function<void(DeviceProfile &, bool &)> takeAway;
+    std::function<void(DeviceProfile &, sim::ModelOptions &)> takeAway;
   };
   const Cause causes[] = {
       {"launch and dispatch on the host (issue=, launch, record and wait calls)",
-       [](DeviceProfile &p, bool &dispatch) {
+       [](DeviceProfile &p, sim::ModelOptions &modes) {
          p.launchUs = p.recordUs = p.waitUs = 0;
-         dispatch = false;
+         modes.dispatch = false;
        }},
       {"the host blocked (sync wake-ups, a full launch queue)",
-       [](DeviceProfile &p, bool &) {
+       [](DeviceProfile &p, sim::ModelOptions &) {
          p.syncLatencyUs = 0;
          p.launchQueueDepth = std::numeric_limits<unsigned>::max();
        }},
-      {"cross-stream waits resolving", [](DeviceProfile &p, bool &) { p.waitLatencyUs = 0; }},
-      {"host-function latency", [](DeviceProfile &p, bool &) { p.hostFuncLatencyUs = 0; }},
+      {"cross-stream waits resolving",
+       [](DeviceProfile &p, sim::ModelOptions &) { p.waitLatencyUs = 0; }},
+      {"host-function latency",
+       [](DeviceProfile &p, sim::ModelOptions &) { p.hostFuncLatencyUs = 0; }},
       {"copy engines starting transfers",
-       [](DeviceProfile &p, bool &) { p.copyLatencyUs = 0; }},
+       [](DeviceProfile &p, sim::ModelOptions &) { p.copyLatencyUs = 0; }},
       {"gaps between back-to-back stages of a stream",
-       [](DeviceProfile &p, bool &) { p.streamGapUs = 0; }},
-      // A queue per stream: no two share one. More would map each stream to
-      // the same queue and cost the model a queue object apiece.
+       [](DeviceProfile &p, sim::ModelOptions &) { p.streamGapUs = 0; }},
+      // A mode of the model: a queue per stream, no two sharing one.
       {"streams sharing hardware queues",
-       [&s](DeviceProfile &p, bool &) {
-         p.hardwareQueues = std::max<unsigned>(
-             p.hardwareQueues, static_cast<unsigned>(s.streamPlan.streams.size()));
-       }},
+       [](DeviceProfile &, sim::ModelOptions &modes) { modes.queuePerStream = true; }},
       // 32 times the SMs (at most 65,536): room for every kernel of most
       // programs at once, at a bounded cost to simulate.
       {"kernels sharing the SMs",
-       [](DeviceProfile &p, bool &) {
+       [](DeviceProfile &p, sim::ModelOptions &) {
          p.sms = std::min(p.sms * 32u, 1u << 16);
          p.maxResidentKernels = 1u << 20;
        }},
@@ -75,14 +73,14 @@ std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile 
   // parts must sum to the gap.
   std::vector<GapPart> out;
   DeviceProfile p = profile;
-  bool dispatch = true;
+  sim::ModelOptions modes;
   const double bound = s.analysis.lowerBoundUs;
-  double previous = std::max(bound, makespanOf(s, p, dispatch));
+  double previous = std::max(bound, makespanOf(s, p, modes));
   // To the picosecond: a cause that changes nothing is 0, not 1e-14.
   auto exact = [](double us) { return std::round(us * 1e6) / 1e6; };
   for (const Cause &c : causes) {
-    c.takeAway(p, dispatch);
-    double now = std::max(bound, makespanOf(s, p, dispatch));
+    c.takeAway(p, modes);
+    double now = std::max(bound, makespanOf(s, p, modes));
     out.push_back({c.words, exact(previous - now)});
     previous = now;
   }
