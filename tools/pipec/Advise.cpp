@@ -34,9 +34,9 @@ cl::opt<double> minGainUs("min-gain-us",
 } // namespace
 
 int tool::runAdvise() {
-  commandFiles().input(runInput, "the input");
+  commandFiles().input(invocation().runInput, "the input");
   registerProfileInput();
-  commandFiles().output(outputPath, "-o");
+  commandFiles().output(invocation().outputPath, "-o");
   if (!checkFiles())
     return UsageError;
   DeviceProfile profile;
@@ -52,17 +52,17 @@ int tool::runAdvise() {
   // The same schedule compile emits: its options, its cost models.
   const model::Model model(profile);
   runtime::AdviseOptions options;
-  options.replays = replays;
+  options.replays = invocation().replays;
   options.objective = *objective;
   options.minGainFraction = minGainPercent / 100;
   options.minGainUs = minGainUs;
-  options.schedule.maxStreams = maxStreams;
-  options.schedule.replays = replays;
+  options.schedule.maxStreams = invocation().maxStreams;
+  options.schedule.replays = invocation().replays;
   model.answerFor(options.schedule);
-  options.schedule.assign = assignMethod;
+  options.schedule.assign = invocation().assignMethod;
   driver::Compiled c;
-  if (int status =
-          compileFile(runInput, model, options.schedule, {driver::Phase::Schedule, true}, c))
+  if (int status = compileFile(invocation().runInput, model, options.schedule,
+                               {driver::Phase::Schedule, true}, c))
     return status;
   if (!objectiveApplies(*objective, c))
     return UsageError;
@@ -97,8 +97,9 @@ int tool::runAdvise() {
                           unsigned(applyNumber)));
         return UsageError;
       }
-      return emitTo(outputPath, [&](raw_ostream &out) { out << s.text; }) ? Success
-                                                                          : WriteFailed;
+      return emitTo(invocation().outputPath, [&](raw_ostream &out) { out << s.text; })
+                 ? Success
+                 : WriteFailed;
     }
     size_t total = 0;
     for (const runtime::PipelineAdvice &a : advice)
@@ -107,9 +108,9 @@ int tool::runAdvise() {
                       total == 1 ? "is" : "are", total));
     return UsageError;
   }
-  return emitTo(outputPath,
+  return emitTo(invocation().outputPath,
                 [&](raw_ostream &out) {
-                  if (jsonOutput) {
+                  if (invocation().jsonOutput) {
                     runtime::writeAdviceJSON(advice, out);
                     return;
                   }

@@ -73,7 +73,7 @@ void printStats(const std::vector<const Schedule *> &schedules, double parse, do
 int tool::runCompile() {
   commandFiles().input(compileInput, "the input");
   registerProfileInput();
-  commandFiles().output(outputPath, "-o");
+  commandFiles().output(invocation().outputPath, "-o");
   if (!checkFiles())
     return UsageError;
   DeviceProfile profile;
@@ -82,15 +82,16 @@ int tool::runCompile() {
   const model::Model model(profile);
   ScheduleOptions options;
   options.lowering = lowering;
-  options.maxStreams = maxStreams;
-  options.replays = replays;
+  options.maxStreams = invocation().maxStreams;
+  options.replays = invocation().replays;
   driver::Compiled c;
   if (int status =
           compileFile(compileInput, model, options,
                       {emit == Emit::AST ? driver::Phase::Parse : driver::Phase::Schedule}, c))
     return status;
   if (emit == Emit::AST)
-    return emitTo(outputPath, [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })
+    return emitTo(invocation().outputPath,
+                  [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })
                ? Success
                : WriteFailed;
   if (emit == Emit::CUDA)
@@ -100,7 +101,7 @@ int tool::runCompile() {
     }
 
   auto clock = std::chrono::steady_clock::now();
-  bool written = emitTo(outputPath, [&](raw_ostream &os) {
+  bool written = emitTo(invocation().outputPath, [&](raw_ostream &os) {
     switch (emit) {
     case Emit::JSON:
       emitJSON(c.views, c.src.path, os);
@@ -122,7 +123,7 @@ int tool::runCompile() {
   });
   if (!written)
     return WriteFailed;
-  if (stats)
+  if (invocation().stats)
     printStats(c.views, c.parseSeconds, c.checkSeconds, secondsSince(clock));
   return Success;
 }

@@ -52,7 +52,8 @@ int tool::runFmt() {
       status = InputErrors;
       continue;
     }
-    DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()), errorLimit);
+    DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, useColor()),
+                           invocation().errorLimit);
     ast::File file = parseFile(src.sm, src.bufferId, src.name, diags);
     if (diags.hadError()) {
       status = InputErrors;

@@ -43,7 +43,7 @@ int tool::runImport() {
   for (const std::string &trace : traceInputs)
     commandFiles().input(trace, traceInputs.size() > 1 ? "a trace" : "the trace");
   registerProfileInput();
-  commandFiles().output(outputPath, "-o");
+  commandFiles().output(invocation().outputPath, "-o");
   if (!profileOut.empty())
     commandFiles().output(profileOut, "--profile-out");
   if (!checkFiles())
@@ -66,7 +66,7 @@ int tool::runImport() {
     toolError(toString(imported.takeError()));
     return InputErrors;
   }
-  const bool reporting = importReport || jsonOutput;
+  const bool reporting = importReport || invocation().jsonOutput;
   // What the import could not know is said once, whatever is written.
   auto sayNotes = [&] {
     for (const std::string &note : imported->notes)
@@ -75,13 +75,14 @@ int tool::runImport() {
   if (!imported->foreignPlatform.empty()) {
     // pipec models CUDA devices: of another platform's trace, only what it
     // recorded (and no file: its program would be a CUDA device's).
-    if (!reporting || outputPath != "-") {
+    if (!reporting || invocation().outputPath != "-") {
       toolError(formatv("'{0}' is a {1} trace: pipec models CUDA devices only, and writes "
                         "no .pipe file for it{2}; 'pipec import --report' without -o gives "
                         "what it recorded",
                         traceInput, imported->foreignPlatform,
-                        outputPath != "-" ? formatv(" ('-o {0}')", outputPath).str()
-                                          : std::string()));
+                        invocation().outputPath != "-"
+                            ? formatv(" ('-o {0}')", invocation().outputPath).str()
+                            : std::string()));
       return InputErrors;
     }
     sayNotes();
@@ -93,14 +94,14 @@ int tool::runImport() {
     }
     Schedule schedule(program->pipelines.front(), cuda, ScheduleOptions());
     importer::StepReport report = importer::reportRecorded(*imported, schedule);
-    if (jsonOutput)
+    if (invocation().jsonOutput)
       importer::writeStepReportJSON(report, *imported, cuda, outs());
     else
       importer::printStepReport(report, *imported, cuda, outs());
     return Success;
   }
   DeviceProfile profile = importer::profileFor(imported->device);
-  if (!profilePath.empty() && !loadProfile(profile))
+  if (!invocation().profilePath.empty() && !loadProfile(profile))
     return UsageError;
   // Each kernel's time alone, on the profile the file is written for.
   importer::uncontend(*imported, profile);
@@ -115,8 +116,8 @@ int tool::runImport() {
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
-  if ((!reporting || outputPath != "-") &&
-      !emitTo(outputPath, [&](raw_ostream &os) { file->write(os); }))
+  if ((!reporting || invocation().outputPath != "-") &&
+      !emitTo(invocation().outputPath, [&](raw_ostream &os) { file->write(os); }))
     return WriteFailed;
   if (!reporting)
     return Success;
@@ -131,10 +132,11 @@ int tool::runImport() {
   const model::Model model(profile);
   ScheduleOptions options;
   options.graphCost = &model.graphCost();
-  options.replays = replays;
+  options.replays = invocation().replays;
   Schedule schedule(program->pipelines.front(), profile, options);
-  importer::StepReport report = importer::reportStep(*imported, schedule, profile, replays);
-  if (jsonOutput)
+  importer::StepReport report =
+      importer::reportStep(*imported, schedule, profile, invocation().replays);
+  if (invocation().jsonOutput)
     importer::writeStepReportJSON(report, *imported, profile, outs());
   else
     importer::printStepReport(report, *imported, profile, outs());

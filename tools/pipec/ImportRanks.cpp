@@ -94,7 +94,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
     ranks.push_back({traces[r], std::move(*imported)});
   }
   DeviceProfile profile = importer::profileFor(ranks[0].step.device);
-  if (!profilePath.empty() && !loadProfile(profile))
+  if (!invocation().profilePath.empty() && !loadProfile(profile))
     return UsageError;
   importer::RanksSummary summary;
   Expected<std::string> text = importer::writeRanks(ranks, profile, summary);
@@ -119,10 +119,11 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   // the line it will have there).
   // The report schedules it (compile checks it first); the file alone
   // needs only the check.
-  const bool reporting = report || jsonOutput;
+  const bool reporting = report || invocation().jsonOutput;
   driver::Compiled compiled;
-  driver::loadText(outputPath != "-" ? outputPath.getValue()
-                                     : "<import of " + std::to_string(rankCount) + " ranks>",
+  driver::loadText(invocation().outputPath != "-"
+                       ? invocation().outputPath
+                       : "<import of " + std::to_string(rankCount) + " ranks>",
                    *text, compiled.src);
   const bool checked =
       reporting
@@ -138,15 +139,15 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
-  if ((!reporting || outputPath != "-") &&
-      !emitTo(outputPath, [&](raw_ostream &os) { os << *text; }))
+  if ((!reporting || invocation().outputPath != "-") &&
+      !emitTo(invocation().outputPath, [&](raw_ostream &os) { os << *text; }))
     return WriteFailed;
   if (!reporting)
     return Success;
 
   const Schedule &schedule = *compiled.schedules.front();
   runtime::RunOptions options;
-  options.replays = replays;
+  options.replays = invocation().replays;
   Expected<runtime::LoweringRun> run =
       runtime::makeSimBackend(profile)->run(schedule, Lowering::Streams, options);
   if (!run) {
@@ -161,7 +162,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
     return formatv("{0}{1:f1}%", r < 0 ? "" : "+", r).str();
   };
 
-  if (jsonOutput) {
+  if (invocation().jsonOutput) {
     json::OStream j(outs(), 0);
     j.object([&] {
       j.attribute("format", "pipec-import-ranks-report");

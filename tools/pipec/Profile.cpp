@@ -20,7 +20,7 @@ cl::opt<bool> profileDefault("default", cl::desc("The built-in profile"),
 /// pipec profile: --default prints the built-in profile; --profile=FILE
 /// prints FILE's, checked (every key known, every value in its range).
 int tool::runProfile() {
-  if (profileDefault == !profilePath.empty()) {
+  if (profileDefault == !invocation().profilePath.empty()) {
     toolError("give one of --default and --profile=FILE");
     return UsageError;
   }
@@ -32,7 +32,7 @@ int tool::runProfile() {
 }
 
 int tool::runCalibrate() {
-  commandFiles().output(outputPath, "-o");
+  commandFiles().output(invocation().outputPath, "-o");
   if (!checkFiles())
     return UsageError;
   DeviceProfile defaults;
@@ -41,7 +41,8 @@ int tool::runCalibrate() {
     toolError(toString(measured.takeError()));
     return RunFailed;
   }
-  return emitTo(outputPath, [&](raw_ostream &os) { writeDeviceProfile(*measured, os); })
+  return emitTo(invocation().outputPath,
+                [&](raw_ostream &os) { writeDeviceProfile(*measured, os); })
              ? Success
              : WriteFailed;
 }

@@ -103,7 +103,7 @@ std::unique_ptr<runtime::Backend> tool::chooseBackend(const DeviceProfile &profi
 }
 
 std::optional<runtime::Objective> tool::objectiveOption() {
-  Expected<runtime::Objective> objective = runtime::parseObjective(objectiveText);
+  Expected<runtime::Objective> objective = runtime::parseObjective(invocation().objectiveText);
   if (!objective) {
     toolError(toString(objective.takeError()));
     return std::nullopt;
@@ -147,14 +147,15 @@ int tool::runRun() {
     return UsageError;
   }
   const bool comparing = !compareWith.empty() || !compareProfile.empty();
-  if (comparing && (jsonOutput || timeline || !tracePath.empty() || !htmlPath.empty())) {
+  if (comparing &&
+      (invocation().jsonOutput || timeline || !tracePath.empty() || !htmlPath.empty())) {
     toolError("--compare prints a table of the two runs: leave out --json, --timeline, "
               "--trace and --html (run each on its own for those)");
     return UsageError;
   }
-  commandFiles().input(runInput, "the input");
+  commandFiles().input(invocation().runInput, "the input");
   registerProfileInput();
-  commandFiles().output(outputPath, "-o");
+  commandFiles().output(invocation().outputPath, "-o");
   if (!tracePath.empty())
     commandFiles().output(tracePath, "--trace");
   if (!htmlPath.empty())
@@ -175,10 +176,10 @@ int tool::runRun() {
   // The stream lowering's host calls are what capture records, so the
   // schedule is always planned as streams; each lowering then runs from it.
   ScheduleOptions options;
-  options.maxStreams = maxStreams;
-  options.replays = replays;
+  options.maxStreams = invocation().maxStreams;
+  options.replays = invocation().replays;
   driver::Compiled c;
-  if (int status = compileFile(runInput, model, options, {}, c))
+  if (int status = compileFile(invocation().runInput, model, options, {}, c))
     return status;
 
   if (!objectiveApplies(*objective, c))
@@ -196,7 +197,7 @@ int tool::runRun() {
   std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
   if (!backend)
     return RunFailed;
-  runOptions.replays = replays;
+  runOptions.replays = invocation().replays;
   runOptions.priorities = !ignorePriorities;
   runOptions.recordHost = !tracePath.empty() || !htmlPath.empty();
   std::vector<Lowering> lowerings;
@@ -214,7 +215,7 @@ int tool::runRun() {
         toolError("run failed: " + toString(r.takeError()));
         return false;
       }
-      if (stats)
+      if (invocation().stats)
         for (const runtime::LoweringRun &one : *r)
           errs() << formatv("pipec: '{0}' ({1}): {2} instances, {3} simulated "
                             "events in {4:f3} s, {5:f0} events per second\n",
@@ -248,9 +249,9 @@ int tool::runRun() {
       return UsageError;
     const model::Model modelB(profileB);
     driver::Compiled cb;
-    if (int status =
-            compileFile(compareWith.empty() ? StringRef(runInput) : StringRef(compareWith),
-                        modelB, options, {}, cb))
+    if (int status = compileFile(compareWith.empty() ? StringRef(invocation().runInput)
+                                                     : StringRef(compareWith),
+                                 modelB, options, {}, cb))
       return status;
     if (!objectiveApplies(*objective, cb))
       return UsageError;
@@ -269,10 +270,12 @@ int tool::runRun() {
       return words;
     };
     const std::string nameA =
-        named(runInput, compareProfile.empty() ? StringRef() : StringRef(profilePath));
-    const std::string nameB = named(
-        compareWith.empty() ? StringRef(runInput) : StringRef(compareWith), compareProfile);
-    if (!emitTo(outputPath, [&](raw_ostream &os) {
+        named(invocation().runInput,
+              compareProfile.empty() ? StringRef() : StringRef(invocation().profilePath));
+    const std::string nameB =
+        named(compareWith.empty() ? StringRef(invocation().runInput) : StringRef(compareWith),
+              compareProfile);
+    if (!emitTo(invocation().outputPath, [&](raw_ostream &os) {
           runtime::printComparison(runs, runsB, *backend, onB, nameA, nameB, os);
         }))
       return WriteFailed;
@@ -290,8 +293,8 @@ int tool::runRun() {
         runtime::writeHtml(runs, *backend, c.src.path, os);
       }))
     return WriteFailed;
-  bool written = emitTo(outputPath, [&](raw_ostream &os) {
-    if (jsonOutput) {
+  bool written = emitTo(invocation().outputPath, [&](raw_ostream &os) {
+    if (invocation().jsonOutput) {
       runtime::writeRunJSON(runs, *backend, os);
       return;
     }

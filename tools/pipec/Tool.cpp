@@ -47,37 +47,39 @@ PIPEC_SUBCOMMAND(calibrateCommand, "calibrate",
                  "profile")
 #undef PIPEC_SUBCOMMAND
 
+namespace {
+
 cl::opt<unsigned>
-    tool::errorLimit("error-limit",
+    errorLimitOption("error-limit",
                      cl::desc("Stop after this many errors (0: no limit; default 20)"),
                      cl::init(20), cl::sub(*cl::AllSubCommands), cl::cat(category()));
 
 cl::opt<std::string>
-    tool::profilePath("profile", cl::desc("Device profile (JSON) instead of the built-in one"),
+    profilePathOption("profile", cl::desc("Device profile (JSON) instead of the built-in one"),
                       cl::value_desc("file"), cl::sub(checkCommand()),
                       cl::sub(compileCommand()), cl::sub(runCommand()),
                       cl::sub(adviseCommand()), cl::sub(importCommand()),
                       cl::sub(profileCommand()), cl::cat(category()));
 
-cl::opt<std::string> tool::outputPath("o", cl::desc("Write the output to <path>"),
+cl::opt<std::string> outputPathOption("o", cl::desc("Write the output to <path>"),
                                       cl::value_desc("path"), cl::init("-"),
                                       cl::sub(compileCommand()), cl::sub(runCommand()),
                                       cl::sub(calibrateCommand()), cl::sub(adviseCommand()),
                                       cl::sub(importCommand()), cl::cat(category()));
 
-cl::opt<std::string> tool::pipelineName("pipeline", cl::desc("Only the pipeline of this name"),
+cl::opt<std::string> pipelineNameOption("pipeline", cl::desc("Only the pipeline of this name"),
                                         cl::value_desc("name"), cl::sub(compileCommand()),
                                         cl::sub(runCommand()), cl::sub(adviseCommand()),
                                         cl::cat(category()));
 
 cl::opt<unsigned>
-    tool::maxStreams("max-streams",
+    maxStreamsOption("max-streams",
                      cl::desc("Most streams a pipeline may use, counting those stages without "
                               "'on' are given (default 8)"),
                      cl::init(8), cl::sub(compileCommand()), cl::sub(runCommand()),
                      cl::sub(adviseCommand()), cl::cat(category()));
 
-cl::opt<AssignMethod> tool::assignMethod(
+cl::opt<AssignMethod> assignMethodOption(
     "assign", cl::desc("How stages without 'on' get streams:"),
     cl::values(clEnumValN(AssignMethod::Makespan, "makespan",
                           "the fastest on the device model, then fewest syncs (default)"),
@@ -91,24 +93,24 @@ cl::opt<AssignMethod> tool::assignMethod(
     cl::sub(adviseCommand()), cl::cat(category()));
 
 cl::opt<unsigned>
-    tool::replays("replays",
+    replaysOption("replays",
                   cl::desc("compile: replays the cost model of --lower=auto assumes; run: "
                            "replays to time (default 100)"),
                   cl::init(100), cl::sub(compileCommand()), cl::sub(runCommand()),
                   cl::sub(adviseCommand()), cl::sub(importCommand()), cl::cat(category()));
 
 cl::opt<bool>
-    tool::stats("stats",
+    statsOption("stats",
                 cl::desc("Print the time of each phase and the peak memory to stderr"),
                 cl::sub(compileCommand()), cl::sub(runCommand()), cl::cat(category()));
 
 cl::opt<bool>
-    tool::jsonOutput("json",
+    jsonOutputOption("json",
                      cl::desc("Write the run result (run) or the advice (advise) as JSON"),
                      cl::sub(runCommand()), cl::sub(adviseCommand()), cl::sub(importCommand()),
                      cl::cat(category()));
 
-cl::opt<std::string> tool::objectiveText(
+cl::opt<std::string> objectiveTextOption(
     "objective",
     cl::desc("What a run is judged by: 'makespan' (default), or 'end:STAGE' (per "
              "iteration, STAGE's end after the iteration's first start; ':worst', the "
@@ -116,10 +118,32 @@ cl::opt<std::string> tool::objectiveText(
     cl::value_desc("objective"), cl::init("makespan"), cl::sub(runCommand()),
     cl::sub(adviseCommand()), cl::cat(category()));
 
-cl::opt<std::string> tool::runInput(cl::Positional, cl::Required,
+cl::opt<std::string> runInputOption(cl::Positional, cl::Required,
                                     cl::desc("<file.pipe> ('-' reads stdin)"),
                                     cl::sub(runCommand()), cl::sub(adviseCommand()),
                                     cl::cat(category()));
+
+} // namespace
+
+const tool::Invocation &tool::invocation() {
+  static const Invocation read = [] {
+    Invocation in;
+    in.errorLimit = errorLimitOption;
+    in.profilePath = profilePathOption;
+    in.outputPath = outputPathOption;
+    in.pipelineName = pipelineNameOption;
+    in.maxStreams = maxStreamsOption;
+    in.maxStreamsGiven = maxStreamsOption.getNumOccurrences() > 0;
+    in.assignMethod = assignMethodOption;
+    in.replays = replaysOption;
+    in.stats = statsOption;
+    in.jsonOutput = jsonOutputOption;
+    in.runInput = runInputOption;
+    in.objectiveText = objectiveTextOption;
+    return in;
+  }();
+  return read;
+}
 
 // ---- Colours and messages ----------------------------------------------------
 
@@ -173,7 +197,7 @@ void tool::toolError(const Twine &msg) {
 
 driver::DiagnosticOptions tool::diagnosticOptions() {
   driver::DiagnosticOptions options;
-  options.errorLimit = errorLimit;
+  options.errorLimit = invocation().errorLimit;
   options.colors = useColor();
   return options;
 }
@@ -212,8 +236,8 @@ driver::CommandFiles &tool::commandFiles() {
 }
 
 void tool::registerProfileInput() {
-  if (!profilePath.empty())
-    commandFiles().input(profilePath, "--profile");
+  if (!invocation().profilePath.empty())
+    commandFiles().input(invocation().profilePath, "--profile");
 }
 
 bool tool::checkFiles() {
@@ -225,7 +249,8 @@ bool tool::checkFiles() {
 }
 
 bool tool::loadProfile(DeviceProfile &profile) {
-  return profilePath.empty() || loadProfileFrom(profilePath, profile);
+  return invocation().profilePath.empty() ||
+         loadProfileFrom(invocation().profilePath, profile);
 }
 
 bool tool::loadProfileFrom(StringRef path, DeviceProfile &profile) {
@@ -247,7 +272,7 @@ bool tool::loadProfileFrom(StringRef path, DeviceProfile &profile) {
 }
 
 int tool::prepare(DeviceProfile &profile) {
-  if (maxStreams < 1 || replays < 1) {
+  if (invocation().maxStreams < 1 || invocation().replays < 1) {
     toolError("--max-streams and --replays must be at least 1");
     return UsageError;
   }
@@ -272,11 +297,11 @@ int tool::compileLoaded(const model::Model &model, const ScheduleOptions &option
   driver::CompileRequest request;
   request.stopAfter = goal.stopAfter;
   request.keepSyntax = goal.keepSyntax;
-  request.pipeline = pipelineName;
-  request.maxStreamsGiven = maxStreams.getNumOccurrences() ? unsigned(maxStreams) : 0;
+  request.pipeline = invocation().pipelineName;
+  request.maxStreamsGiven = invocation().maxStreamsGiven ? invocation().maxStreams : 0;
   request.schedule = options;
   model.answerFor(request.schedule);
-  request.schedule.assign = assignMethod;
+  request.schedule.assign = invocation().assignMethod;
   std::string usage;
   driver::Outcome outcome =
       driver::compileSource(profile, request, diagnosticOptions(), out, usage);

@@ -46,18 +46,24 @@ llvm::cl::SubCommand &profileCommand();
 llvm::cl::SubCommand &calibrateCommand();
 llvm::cl::OptionCategory &category();
 
-// Options several subcommands take.
-extern llvm::cl::opt<unsigned> errorLimit;
-extern llvm::cl::opt<std::string> profilePath;   ///< --profile
-extern llvm::cl::opt<std::string> outputPath;    ///< -o
-extern llvm::cl::opt<std::string> pipelineName;  ///< --pipeline
-extern llvm::cl::opt<unsigned> maxStreams;       ///< --max-streams
-extern llvm::cl::opt<AssignMethod> assignMethod; ///< --assign
-extern llvm::cl::opt<unsigned> replays;          ///< --replays
-extern llvm::cl::opt<bool> stats;                ///< --stats
-extern llvm::cl::opt<bool> jsonOutput;           ///< --json
-extern llvm::cl::opt<std::string> runInput;      ///< run and advise: the file
-extern llvm::cl::opt<std::string> objectiveText; ///< run and advise: --objective
+/// The options several subcommands take, read from the command line once
+/// (after it is parsed): every command and helper reads them here, never
+/// the option objects themselves.
+struct Invocation {
+  unsigned errorLimit = 20;
+  std::string profilePath;                            ///< --profile ("" none)
+  std::string outputPath = "-";                       ///< -o
+  std::string pipelineName;                           ///< --pipeline ("" all)
+  unsigned maxStreams = 8;                            ///< --max-streams
+  bool maxStreamsGiven = false;                       ///< whether it was given
+  AssignMethod assignMethod = AssignMethod::Makespan; ///< --assign
+  unsigned replays = 100;                             ///< --replays
+  bool stats = false;                                 ///< --stats
+  bool jsonOutput = false;                            ///< --json
+  std::string runInput;                               ///< run and advise: the file
+  std::string objectiveText = "makespan";             ///< run and advise: --objective
+};
+const Invocation &invocation();
 
 /// `--color=auto|always|never`, in place of LLVM's own switch.
 void registerColorOption();
