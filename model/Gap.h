@@ -15,9 +15,15 @@ namespace pipec::runtime {
 constexpr size_t kMaxGapInstances = 100'000;
 
 /// The gap between a run of `schedule` on the device model and its lower
-/// bound, cause by cause: each the model's makespan saved by taking that
-/// cost away, after the ones before it; the last part is what remains.
+/// bound, cause by cause: each part what taking that cost away alone saves
+/// on the model (they need not add up); then kAllAtOnce, what taking every
+/// one away saves, and kWhatRemains, the rest of the gap (these two add up
+/// to it).
 std::vector<GapPart> explainGap(const Schedule &schedule, const DeviceProfile &profile);
+
+constexpr const char *kAllAtOnce = "all of them at once";
+constexpr const char *kWhatRemains =
+    "what remains: orderings and overlap the bound does not count";
 
 } // namespace pipec::runtime
 

@@ -531,11 +531,11 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
     os << formatv("  objective: {0}: {1}\n", adv.objective.words(),
                   formatTime(adv.objectiveUs));
   if (!adv.gap.empty() && adv.makespanUs - adv.lowerBoundUs >= options.minGainUs) {
-    os << formatv("  the {0} between them, cause by cause (each measured on the device "
-                  "model, taking it away):\n",
+    os << formatv("  the {0} between them: what taking each cost away alone saves on the "
+                  "device model (the lines need not add up; the last two do):\n",
                   formatTime(adv.makespanUs - adv.lowerBoundUs));
     for (const GapPart &part : adv.gap)
-      if (std::abs(part.us) >= options.minGainUs || &part == &adv.gap.back())
+      if (std::abs(part.us) >= options.minGainUs || &part >= &adv.gap.back() - 1)
         os << formatv("    {0,-10} {1}\n", formatTime(part.us), part.cause);
   }
   os << "  CUDA graph: " << (adv.graph.suitable ? "worth it" : "not worth it") << '\n';

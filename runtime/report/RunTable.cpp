@@ -102,11 +102,12 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs, const Backend &bac
     // Why the run is longer than the bound, when it is by more than a
     // microsecond.
     if (!r.gap.empty() && r.makespanUs - a.lowerBoundUs >= kMinGainUs) {
-      os << formatv("  {0,-16}{1,12}   makespan - lower bound, cause by cause (the device "
-                    "model, taking each away):\n",
+      os << formatv("  {0,-16}{1,12}   makespan - lower bound; what taking each cost away "
+                    "alone saves on the device model (the lines need not add up; the last "
+                    "two do):\n",
                     "gap", formatTime(r.makespanUs - a.lowerBoundUs));
       for (const GapPart &part : r.gap)
-        if (std::abs(part.us) >= kMinGainUs || &part == &r.gap.back())
+        if (std::abs(part.us) >= kMinGainUs || &part >= &r.gap.back() - 1)
           os << formatv("  {0,-16}{1,12}     {2}\n", "", formatTime(part.us), part.cause);
     }
     os << "  " << llvm::left_justify("overlap", 16) << llvm::right_justify("", 12) << "   "
