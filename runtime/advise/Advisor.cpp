@@ -538,7 +538,12 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
       if (std::abs(part.us) >= options.minGainUs || &part >= &adv.gap.back() - 1)
         os << formatv("    {0,-10} {1}\n", formatTime(part.us), part.cause);
   }
-  os << "  CUDA graph: " << (adv.graph.suitable ? "worth it" : "not worth it") << '\n';
+  // No verdict where none was simulated (several devices), as compile says.
+  os << "  CUDA graph: "
+     << (!adv.graph.evaluated ? "not evaluated"
+         : adv.graph.suitable ? "worth it"
+                              : "not worth it")
+     << '\n';
   for (const std::string &r : adv.graph.reasons)
     os << "    " << r << '\n';
   if (adv.suggestions.empty()) {
@@ -590,6 +595,7 @@ void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_o
             else
               j.attribute("break_even_replays", nullptr);
             j.attribute("suitable", a.graph.suitable);
+            j.attribute("evaluated", a.graph.evaluated);
           });
           j.attributeArray("suggestions", [&] {
             for (size_t i = 0; i < a.suggestions.size(); ++i) {
