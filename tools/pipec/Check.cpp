@@ -31,7 +31,8 @@ cl::opt<std::string> againstPath(
     cl::value_desc("file"), cl::sub(checkCommand()), cl::cat(category()));
 
 /// check --against: each pipeline of `path` against its namesake in
-/// `original`, both compiled as compile would.
+/// `original`, both compiled as compile would; a pipeline of either file
+/// that the other lacks is a difference too.
 int checkAgainst(StringRef path, const model::Model &model) {
   driver::Compiled changed, original;
   ScheduleOptions options;
@@ -53,6 +54,18 @@ int checkAgainst(StringRef path, const model::Model &model) {
     if (std::optional<std::string> why = changedMeaning(*was, *s)) {
       toolError("pipeline '" + s->pipeline.name + "' of '" + changed.src.name +
                 "' does not compute what it does in '" + original.src.name + "': " + *why);
+      status = InputErrors;
+    }
+  }
+  for (const Schedule *o : original.views) {
+    bool kept = false;
+    for (const Schedule *s : changed.views)
+      kept |= s->pipeline.name == o->pipeline.name;
+    if (!kept) {
+      toolError("pipeline '" + o->pipeline.name + "' of '" + original.src.name +
+                "' is not in '" + changed.src.name +
+                "': dropping it changes what the file "
+                "computes");
       status = InputErrors;
     }
   }
