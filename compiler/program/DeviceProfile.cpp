@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 using namespace pipec;
 
@@ -323,8 +324,18 @@ void pipec::writeDeviceProfile(const DeviceProfile &p, llvm::raw_ostream &os) {
     j.attribute("name", p.name);
     j.attribute("priority_least", p.priorityLeast);
     j.attribute("priority_greatest", p.priorityGreatest);
-    for (const NumberKey &k : kNumberKeys)
-      j.attribute(k.key, p.*k.field);
+    // The shortest text that reads back as the same double: 2.6, not
+    // 2.6000000000000001 (llvm::json's %.17g).
+    for (const NumberKey &k : kNumberKeys) {
+      const double value = p.*k.field;
+      j.attributeBegin(k.key);
+      j.rawValue([&](llvm::raw_ostream &out) {
+        char text[64];
+        std::to_chars_result r = std::to_chars(text, text + sizeof text, value);
+        out.write(text, static_cast<size_t>(r.ptr - text));
+      });
+      j.attributeEnd();
+    }
     for (const CountKey &k : kCountKeys)
       j.attribute(k.key, int64_t(p.*k.field));
   });
