@@ -30,21 +30,18 @@ using namespace pipec;
 
 namespace {
 
+const char *kOneDevice = "  stream s;\n  stream t;\n";
+const char *kTwoDevices = "  device a;\n  device b;\n  stream s on a;\n  stream t on b;\n";
+
 /// Between a kernel before it and one after it: K is the stage of the kind.
-std::string around(const std::string &header, const std::string &stage) {
-  return header + "pipeline p {\n  iterations 2;\n" +
-         (header.find("device") != std::string::npos ? "" : "  stream s;\n  stream t;\n") +
+std::string around(const std::string &version, const char *streams, const std::string &stage) {
+  return version + "pipeline p {\n  iterations 2;\n" + streams +
          "  stage P on s kernel 5us;\n" + stage +
          "\n  stage N on s kernel 5us depends_on(K);\n}\n";
 }
 
-const char *kDevices = "version 4;\n";
 std::string twoDevices(const std::string &stage) {
-  return std::string(kDevices) +
-         "pipeline p {\n  iterations 2;\n  device a;\n  device b;\n"
-         "  stream s on a;\n  stream t on b;\n"
-         "  stage P on s kernel 5us;\n" +
-         stage + "\n  stage N on s kernel 5us depends_on(K);\n}\n";
+  return around("version 4;\n", kTwoDevices, stage);
 }
 
 /// Programs that use `kind`, in every variant it has.
@@ -52,26 +49,28 @@ std::vector<std::string> samplesOf(StageKind kind) {
   std::vector<std::string> out;
   switch (kind) {
   case StageKind::Kernel:
-    out.push_back(around("", "  stage K on t kernel 20us [blocks=264, threads=256] "
-                             "depends_on(P);"));
+    out.push_back(around("", kOneDevice,
+                         "  stage K on t kernel 20us [blocks=264, threads=256] "
+                         "depends_on(P);"));
     break;
   case StageKind::Copy:
     for (CopyDirection d : kCopyDirections) {
       if (d == CopyDirection::P2P)
         out.push_back(twoDevices("  stage K on s copy p2p 4MB to b depends_on(P);"));
       else
-        out.push_back(around("", std::string("  stage K on t copy ") + spelling(d) +
-                                     " 4MB depends_on(P);"));
+        out.push_back(
+            around("", kOneDevice,
+                   std::string("  stage K on t copy ") + spelling(d) + " 4MB depends_on(P);"));
     }
     break;
   case StageKind::Host:
-    out.push_back(around("", "  stage K on t host 20us depends_on(P);"));
+    out.push_back(around("", kOneDevice, "  stage K on t host 20us depends_on(P);"));
     break;
   case StageKind::Memset:
-    out.push_back(around("", "  stage K on t memset 4MB depends_on(P);"));
+    out.push_back(around("", kOneDevice, "  stage K on t memset 4MB depends_on(P);"));
     break;
   case StageKind::Cpu:
-    out.push_back(around("version 3;\n", "  stage K cpu 20us depends_on(P);"));
+    out.push_back(around("version 3;\n", kOneDevice, "  stage K cpu 20us depends_on(P);"));
     break;
   case StageKind::Collective:
     for (CollectiveOp op : kCollectiveOps)
