@@ -33,7 +33,26 @@ GraphAdvice runtime::compareLowerings(const LoweringRun &streams, const Lowering
   return g;
 }
 
-GraphAdvice SimGraphCost::advise(const Schedule &s, unsigned replays) const {
+GraphAdvice runtime::compareRuns(const LoweringRun &streams, const LoweringRun &graph,
+                                 unsigned replays) {
+  GraphAdvice g = compareLowerings(streams, graph, replays);
+  const GraphAdvice &own = streams.schedule->analysis.graphAdvice;
+  const bool sameFigures = std::fabs(own.streamsReplayUs - g.streamsReplayUs) < 1e-6 &&
+                           std::fabs(own.graphReplayUs - g.graphReplayUs) < 1e-6 &&
+                           own.suitable == g.suitable;
+  if (streams.timing == TimingMethod::Model && graph.timing == TimingMethod::Model &&
+      own.evaluated && sameFigures && own.flipsAtGraphLaunchUs >= 0) {
+    g.graphLaunchUs = own.graphLaunchUs;
+    g.flipsAtGraphLaunchUs = own.flipsAtGraphLaunchUs;
+    g.reasons = describeGraphAdvice(g, replays);
+  }
+  return g;
+}
+
+/// Both lowerings of `s` on the device model of `profile`, compared; an
+/// advice not evaluated should the model fail.
+static GraphAdvice simulateBoth(const Schedule &s, const DeviceProfile &profile,
+                                unsigned replays) {
   std::unique_ptr<Backend> model = makeSimBackend(profile);
   RunOptions options;
   options.replays = replays;
@@ -68,5 +87,75 @@ GraphAdvice SimGraphCost::advise(const Schedule &s, unsigned replays) const {
   GraphAdvice advice = compareLowerings(*streams, *graph, replays);
   advice.streamsExtrapolated = streams->extrapolatedIterations;
   advice.graphExtrapolated = graph->extrapolatedIterations;
+  return advice;
+}
+
+/// How far a replay's saving is past what the verdict asks of it (the
+/// break-even within the replays, and worthIt): >= 0 exactly when the graph
+/// is suitable.
+static double margin(const GraphAdvice &g, unsigned replays) {
+  const double saved = g.streamsReplayUs - g.graphReplayUs;
+  const double needed =
+      std::max({kMinGainUs, kMinGainFraction * g.streamsReplayUs,
+                replays ? g.oneTimeUs / double(replays) : g.oneTimeUs, 1e-9});
+  return saved - needed;
+}
+
+/// The most instances for which the verdict looks for the graph_launch_us
+/// that flips it (a few more runs of both lowerings).
+constexpr size_t kFlipSearchUpTo = size_t(1) << 16;
+
+GraphAdvice SimGraphCost::advise(const Schedule &s, unsigned replays) const {
+  GraphAdvice advice = simulateBoth(s, profile, replays);
+  advice.graphLaunchUs = profile.graphLaunchUs;
+  if (!advice.evaluated || s.instances.size() > kFlipSearchUpTo || profile.graphLaunchUs <= 0)
+    return advice;
+  // The saving falls about linearly as the launch call grows: regula falsi
+  // (the Illinois variant) between the profile's value and kFlipSearchFactor
+  // times it, or a kFlipSearchFactor-th of it, finds where the verdict
+  // changes in a few runs.
+  auto at = [&](double launchUs) {
+    DeviceProfile p = profile;
+    p.graphLaunchUs = launchUs;
+    GraphAdvice g = simulateBoth(s, p, replays);
+    return g.evaluated ? margin(g, replays) : std::nan("");
+  };
+  double near = profile.graphLaunchUs, nearMargin = margin(advice, replays);
+  double far = advice.suitable ? near * kFlipSearchFactor : near / kFlipSearchFactor;
+  double farMargin = at(far);
+  if ((farMargin < 0) == (nearMargin < 0) || std::isnan(farMargin))
+    return advice; // no flip within the factor
+  int side = 0;
+  const double tolerance = 0.005 * profile.graphLaunchUs;
+  for (int step = 0; step < 10 && std::fabs(far - near) > tolerance; ++step) {
+    double x = far - farMargin * (far - near) / (farMargin - nearMargin);
+    // An estimate at one end (the root found) steps just inside it, so
+    // that the bracket closes on the root from both sides.
+    const double toward = far > near ? 1 : -1;
+    if (std::fabs(x - near) < tolerance)
+      x = near + toward * tolerance;
+    else if (std::fabs(far - x) < tolerance)
+      x = far - toward * tolerance;
+    const double m = at(x);
+    if (std::isnan(m))
+      return advice;
+    if ((m < 0) == (farMargin < 0)) {
+      far = x, farMargin = m;
+      if (side == -1)
+        nearMargin /= 2;
+      side = -1;
+    } else {
+      near = x, nearMargin = m;
+      if (side == 1)
+        farMargin /= 2;
+      side = 1;
+    }
+  }
+  // The flipped side's end of the bracket: there the verdict is the other.
+  // Rounded to the nanosecond away from the profile's value (still on the
+  // flipped side).
+  advice.flipsAtGraphLaunchUs =
+      far < profile.graphLaunchUs ? std::floor(far * 1e3) / 1e3 : std::ceil(far * 1e3) / 1e3;
+  advice.reasons = describeGraphAdvice(advice, replays);
   return advice;
 }

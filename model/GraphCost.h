@@ -20,6 +20,13 @@ namespace pipec::runtime {
 GraphAdvice compareLowerings(const LoweringRun &streams, const LoweringRun &graph,
                              unsigned replays);
 
+/// The verdict a report gives from its own two runs: compareLowerings, and,
+/// where both ran on the device model with the figures the schedule's own
+/// verdict came from, that verdict's margin (the graph_launch_us that flips
+/// it), so that `run` says what `compile` and `advise` say.
+GraphAdvice compareRuns(const LoweringRun &streams, const LoweringRun &graph,
+                        unsigned replays);
+
 /// The device model as the compiler's graph cost model: it simulates both
 /// lowerings of the schedule.
 class SimGraphCost : public GraphCostModel {

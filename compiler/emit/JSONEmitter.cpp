@@ -41,6 +41,10 @@ void pipec::writeGraphCosts(llvm::json::OStream &j, const GraphAdvice &g) {
     j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
   else
     j.attribute("break_even_replays", nullptr);
+  if (g.flipsAtGraphLaunchUs >= 0)
+    writeNumberAttribute(j, "flips_at_graph_launch_us", g.flipsAtGraphLaunchUs);
+  else
+    j.attribute("flips_at_graph_launch_us", nullptr);
 }
 
 void pipec::writeDeviceUses(llvm::json::OStream &j, llvm::ArrayRef<DeviceUse> devices) {

@@ -43,7 +43,7 @@ struct DeviceProfile {
   double launchUs = 2.6;         ///< a kernel, copy or host-function launch
   double recordUs = 0.25;        ///< cudaEventRecord, timing disabled
   double waitUs = 0.5;           ///< cudaStreamWaitEvent (host side)
-  double graphLaunchUs = 15;     ///< cudaGraphLaunch, fixed part
+  double graphLaunchUs = 3.5;    ///< the host's cudaGraphLaunch call, fixed part
   double graphNodeUs = 0;        ///< cudaGraphLaunch, per node (host)
   double uploadNodeUs = 0.58;    ///< a graph's first launch, per node
   double instantiateNodeUs = 30; ///< cudaGraphInstantiate, per node

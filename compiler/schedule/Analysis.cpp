@@ -385,5 +385,11 @@ std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g, unsign
                           "change: the stream launches stay",
                           formatTime(g.streamsReplayUs - g.graphReplayUs),
                           formatPercent(kMinGainFraction), formatTime(kMinGainUs)));
+  if (g.flipsAtGraphLaunchUs >= 0)
+    out.push_back(formatv("near the line: the verdict flips if a graph launch call takes {0} "
+                          "{1} (graph_launch_us; the profile has {2}): `pipec calibrate` "
+                          "measures it",
+                          g.suitable ? "more than" : "less than",
+                          formatTime(g.flipsAtGraphLaunchUs), formatTime(g.graphLaunchUs)));
   return out;
 }

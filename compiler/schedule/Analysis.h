@@ -57,7 +57,18 @@ struct GraphAdvice {
   /// Iterations of each lowering's replay the device model skipped ahead
   /// (a settled periodic schedule; compile --stats says so).
   uint64_t streamsExtrapolated = 0, graphExtrapolated = 0;
+  /// How near the line the verdict is: the profile's graph_launch_us the
+  /// verdict was given with, and the value past which it flips (below it
+  /// for "not worth it", above for "worth it"; found on the device model
+  /// within a factor kFlipSearchFactor of the profile's; negative: it does
+  /// not flip there, or was not searched).
+  double graphLaunchUs = 0;
+  double flipsAtGraphLaunchUs = -1;
 };
+
+/// How far from the profile's graph_launch_us the graph verdict looks for
+/// the value that flips it (a factor either way).
+constexpr double kFlipSearchFactor = 3;
 
 /// A lower bound on the makespan that holds in every lowering, and what it
 /// stands for.

@@ -104,7 +104,7 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs, const Backend &back
             if (other.schedule == r.schedule && other.lowering != r.lowering) {
               const LoweringRun &st = r.lowering == Lowering::Streams ? r : other;
               const LoweringRun &gr = r.lowering == Lowering::Streams ? other : r;
-              GraphAdvice g = compareLowerings(st, gr, r.replays);
+              GraphAdvice g = compareRuns(st, gr, r.replays);
               j.attributeObject("comparison", [&] { writeGraphCosts(j, g); });
             }
           number("lower_bound_us", s.analysis.lowerBoundUs);

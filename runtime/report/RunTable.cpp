@@ -132,7 +132,7 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs, const Backend &bac
     if (a.schedule != b.schedule || a.lowering != Lowering::Streams ||
         b.lowering != Lowering::Graph)
       continue;
-    GraphAdvice g = compareLowerings(a, b, a.replays);
+    GraphAdvice g = compareRuns(a, b, a.replays);
     os << formatv("\n'{0}': a CUDA graph is {1}:\n", a.schedule->pipeline.name,
                   g.suitable ? "worth it" : "not worth it");
     for (const std::string &reason : g.reasons)
