@@ -380,7 +380,13 @@ private:
         block(h, Block::Issued, h.at);
         return;
       }
-      // Between a recorded graph's nodes, an edge of the graph: no call.
+      // The graph lowering's record is a node of its producer's segment,
+      // and between a recorded graph's nodes a record or wait is an edge of
+      // the graph: no call.
+      if (lowering == Lowering::Graph) {
+        h.done = h.at;
+        return;
+      }
       const double cost = edgeOfOpenGraph(h, h.next, op.instance) ? 0
                           : op.kind == Op::Record                 ? p.recordUs
                                                                   : p.waitUs;
@@ -663,11 +669,16 @@ private:
   }
 
   // --- Graph lowering --------------------------------------------------------
-  // Each segment is one graph, launched in order on one stream: its nodes
-  // become ready once its launch call is done and the segment before it
-  // has finished. A record after a launch completes with that segment.
+  // Each segment is one graph, launched on launch stream g % K (K =
+  // kGraphLaunchStreams): it starts once its launch call is done and
+  // segment g - K has finished. A node is ready once its segment started,
+  // its predecessors in the segment ended (graph_gap_us later) and those in
+  // other segments ended (wait_latency_us later: an event-record node there,
+  // an event-wait node here). A record (a host sync's) completes when its
+  // producer ends.
   void startGraph() {
     const CSR &in = s.graphPredecessors();
+    const CSR &waits = s.graphWaits();
     // Successors from predecessors, counted in place: begin[u + 1] counts
     // u's successors, then serves as u's cursor filled from the back.
     remaining.assign(n, 0);
@@ -687,6 +698,26 @@ private:
     for (uint32_t u = 0; u < n; ++u)
       successors.begin[u] = successors.begin[u + 1];
     successors.begin[n] = in.edges();
+    // The waits between segments, as successor lists (few: one per
+    // ordering a host synchronisation does not already hold).
+    waitSuccessors = CSR();
+    waitReadyAt.clear();
+    if (waits.edges()) {
+      waitSuccessors.begin.assign(n + 1, 0);
+      for (uint32_t v = 0; v < n; ++v)
+        for (uint32_t u : waits.row(v))
+          ++waitSuccessors.begin[u + 1];
+      for (uint32_t v = 0; v < n; ++v)
+        waitSuccessors.begin[v + 1] += waitSuccessors.begin[v];
+      waitSuccessors.targets.assign(waits.edges(), 0);
+      std::vector<size_t> cursor(waitSuccessors.begin.begin(), waitSuccessors.begin.end() - 1);
+      for (uint32_t v = 0; v < n; ++v)
+        for (uint32_t u : waits.row(v))
+          waitSuccessors.targets[cursor[u]++] = v;
+      waitReadyAt.assign(n, -1);
+      for (uint32_t v = 0; v < n; ++v)
+        remaining[v] += static_cast<uint32_t>(waits.row(v).size());
+    }
     const uint32_t segments = std::max(1u, s.segments);
     segmentNodes.assign(segments, 0);
     segmentDynamic.assign(segments, 0);
@@ -694,7 +725,7 @@ private:
     segmentRoots.assign(segments, {});
     segmentState.assign(segments, 0);
     segmentDoneAt.assign(segments, -1);
-    segmentRecords.assign(segments, {});
+    recordsWaiting.clear();
     for (uint32_t v = 0; v < n; ++v) {
       if (s.onHost(v))
         continue;
@@ -702,45 +733,62 @@ private:
       ++segmentNodes[g];
       ++segmentLeft[g];
       segmentDynamic[g] += s.instances.stage(v).dynamic;
-      if (remaining[v] == 0)
+      if (in.row(v).empty()) {
         segmentRoots[g].push_back(v);
+        ++remaining[v]; // the segment's start
+      }
     }
   }
 
   /// Segment g's launch call is done at `now`.
   void segmentLaunched(uint32_t g, double now) {
     segmentState[g] |= kLaunched;
-    lastLaunched = g;
-    startSegments(now);
+    startSegment(g, now);
   }
 
-  /// Starts every launched segment whose predecessor has finished.
-  void startSegments(double now) {
-    while (nextSegment < segmentState.size() && (segmentState[nextSegment] & kLaunched) &&
-           (nextSegment == 0 || segmentDoneAt[nextSegment - 1] >= 0)) {
-      const uint32_t g = nextSegment++;
-      segmentState[g] |= kStarted;
-      for (uint32_t v : segmentRoots[g])
-        readyNodes.push_back(v);
-      if (segmentLeft[g] == 0)
-        segmentFinished(g, now);
-    }
+  /// Starts segment g if it was launched and its launch stream's previous
+  /// segment has finished.
+  void startSegment(uint32_t g, double now) {
+    if (g >= segmentState.size() || !(segmentState[g] & kLaunched) ||
+        (segmentState[g] & kStarted) ||
+        (g >= kGraphLaunchStreams && segmentDoneAt[g - kGraphLaunchStreams] < 0))
+      return;
+    segmentState[g] |= kStarted;
+    ++nextSegment;
+    for (uint32_t v : segmentRoots[g])
+      release(v, now, now);
+    if (segmentLeft[g] == 0)
+      segmentFinished(g, now);
   }
 
   void segmentFinished(uint32_t g, double now) {
     segmentDoneAt[g] = now;
-    for (uint32_t record : segmentRecords[g])
-      recordCompleted(record, now);
-    segmentRecords[g].clear();
-    startSegments(now);
+    startSegment(g + kGraphLaunchStreams, now);
   }
 
-  /// A record op after the latest launch: it completes with that segment.
-  void graphRecord(uint32_t record, double now) {
-    if (lastLaunched == kNone || segmentDoneAt[lastLaunched] >= 0)
-      recordCompleted(record, now);
+  /// A record op (a host sync's event-record node after its producer): it
+  /// completes when the producer ends.
+  void graphRecord(uint32_t record, double) {
+    const uint32_t producer = hostOps()[record].instance;
+    if (out.end[producer] >= 0)
+      recordCompleted(record, out.end[producer]);
     else
-      segmentRecords[lastLaunched].push_back(record);
+      recordsWaiting.push_back({producer, record});
+  }
+
+  /// One of node w's conditions holds from `at` on (at >= now): once the
+  /// last does, it is ready.
+  void release(uint32_t w, double at, double now) {
+    if (!waitReadyAt.empty() && at > waitReadyAt[w])
+      waitReadyAt[w] = at;
+    if (--remaining[w] != 0)
+      return;
+    if (!waitReadyAt.empty())
+      at = std::max(at, waitReadyAt[w]);
+    if (at > now)
+      pendingReady.push({onGrid(at), w});
+    else
+      readyNodes.push_back(w);
   }
 
   bool pumpGraph(double now) {
@@ -754,13 +802,25 @@ private:
 
   void nodeDone(uint32_t v, double now) {
     const uint32_t g = s.segmentOf[v];
+    for (size_t i = 0; i < recordsWaiting.size();) {
+      if (recordsWaiting[i].first != v) {
+        ++i;
+        continue;
+      }
+      const uint32_t record = recordsWaiting[i].second;
+      recordsWaiting[i] = recordsWaiting.back();
+      recordsWaiting.pop_back();
+      recordCompleted(record, now);
+    }
     if (--segmentLeft[g] == 0)
       segmentFinished(g, now);
+    if (waitSuccessors.edges())
+      for (uint32_t w : waitSuccessors.row(v))
+        release(w, now + p.waitLatencyUs, now);
     for (uint32_t w : successors.row(v)) {
       if (touched == kNone || w > touched)
         touched = w;
-      if (--remaining[w] == 0) {
-        pendingReady.push({onGrid(now + p.graphGapUs), w});
+      if (remaining[w] == 1) {
         // Its turn comes within a few events: have what it reads then on
         // the way (with many streams the nodes in flight spread over
         // iterations, and a line per array missed).
@@ -769,6 +829,7 @@ private:
         __builtin_prefetch(&successors.begin[w]);
         __builtin_prefetch(&s.instanceStream[w]);
       }
+      release(w, now + p.graphGapUs, now);
     }
   }
 
@@ -1633,10 +1694,16 @@ private:
   Heap<std::pair<double, uint32_t>> pendingReady;
   static constexpr uint8_t kLaunched = 1, kStarted = 2;
   std::vector<uint32_t> segmentNodes, segmentDynamic, segmentLeft;
-  std::vector<std::vector<uint32_t>> segmentRoots, segmentRecords;
+  std::vector<std::vector<uint32_t>> segmentRoots;
   std::vector<uint8_t> segmentState;
   std::vector<double> segmentDoneAt;
-  uint32_t nextSegment = 0, lastLaunched = kNone;
+  uint32_t nextSegment = 0; ///< segments started
+  /// The waits between segments (Schedule::graphWaits) as successor lists,
+  /// and when each node's waits allow it to start (empty without waits).
+  CSR waitSuccessors;
+  std::vector<double> waitReadyAt;
+  /// Host syncs' records whose producer has not ended: (producer, record op).
+  std::vector<std::pair<uint32_t, uint32_t>> recordsWaiting;
 
   // Devices.
   const DeviceProfile::BlockUse capacity; ///< one SM's, all free

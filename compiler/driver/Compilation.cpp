@@ -186,12 +186,21 @@ Outcome driver::compileIn(Source &src, DiagnosticEngine &diags, const DeviceProf
     // A graph cannot hold a host synchronisation: say how many graphs the
     // lowering became, at the first cpu stage that splits it.
     if (s.lowering == Lowering::Graph && s.segments > 1)
-      for (const Op &op : s.graphOps)
+      for (size_t i = 0; i < s.graphOps.size(); ++i) {
+        const Op &op = s.graphOps[i];
         if (op.kind == Op::Sync || (op.kind == Op::GraphLaunch && op.event > 0)) {
+          // The cpu stage that splits: the one a sync is for (the first cpu
+          // op after it), or the one issued before the next segment.
           uint32_t at = op.instance;
-          if (op.kind == Op::GraphLaunch)
+          if (op.kind == Op::Sync) {
+            size_t k = i;
+            while (k < s.graphOps.size() && s.graphOps[k].kind != Op::Cpu)
+              ++k;
+            at = s.graphOps[k].instance;
+          } else {
             while (at > 0 && !s.onHost(at))
               --at;
+          }
           diags.note(s.instances.stage(at).range,
                      llvm::formatv("the graph lowering of pipeline '{0}' is {1} graph "
                                    "segments, launched in order: a graph cannot hold a "
@@ -200,6 +209,7 @@ Outcome driver::compileIn(Source &src, DiagnosticEngine &diags, const DeviceProf
                                    s.pipeline.name, s.segments, s.instances.stage(at).name));
           break;
         }
+      }
   }
   if (diags.hadError())
     return Outcome::InputErrors;

@@ -742,15 +742,26 @@ private:
     size_t nodes = 0;
     for (uint32_t v = 0; v < n; ++v)
       nodes += !s.onHost(v);
+    uint32_t graphEvents = 0;
+    const std::vector<uint32_t> eventOf = s.graphEventOf(graphEvents);
+    const uint32_t launchStreams = std::min(std::max(1u, s.segments), kGraphLaunchStreams);
     os << formatv("constexpr int kNodes = {0};\n", n);
-    os << formatv("constexpr int kSegments = {0};\n\n", std::max(1u, s.segments));
+    os << formatv("constexpr int kSegments = {0};\n", std::max(1u, s.segments));
+    os << "// Segment g is launched on launchStream[g % kLaunchStreams]: a graph launch\n"
+          "// follows all earlier work of its stream, so segments on other streams\n"
+          "// overlap as far as their event waits allow.\n";
+    os << formatv("constexpr int kLaunchStreams = {0};\n", launchStreams);
+    os << "// One event per event-record node: after an instance a host sync or a\n"
+          "// later segment's event-wait node waits on.\n";
+    os << formatv("constexpr int kGraphEvents = {0};\n\n", std::max(1u, graphEvents));
     os << formatv("// The graph: {0} nodes, {1} edges (the transitive reduction "
                   "of dependencies and stream order), in {2} segment(s) between "
                   "host synchronisations; node[i] is instance i (none for a cpu "
                   "stage).\n",
                   nodes, edges.size(), std::max(1u, s.segments));
     os << "static void build(cudaGraph_t *graph, cudaGraphNode_t *node, Buffers &b,\n"
-          "                  int least, int greatest) {\n";
+          "                  int least, int greatest, cudaEvent_t *event) {\n"
+          "  (void)event;\n";
     os << "  cudaKernelNodeAttrValue priority{};\n";
     for (uint32_t v = 0; v < n; ++v) {
       if (s.onHost(v))
@@ -758,19 +769,29 @@ private:
       uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
       llvm::ArrayRef<uint32_t> preds = s.graphPredecessors().row(v);
+      llvm::ArrayRef<uint32_t> waits = s.graphWaits().row(v);
       os << "  { // ";
       writeLabel(v);
       os << '\n';
-      if (!preds.empty()) {
+      // An ordering from another segment: an event-wait node before this one.
+      for (size_t i = 0; i < waits.size(); ++i)
+        os << "    cudaGraphNode_t wait" << Decimal(i) << ";\n"
+           << "    CHECK(cudaGraphAddEventWaitNode(&wait" << Decimal(i) << ", graph["
+           << Decimal(s.segmentOf[v]) << "], nullptr, 0, event[" << Decimal(eventOf[waits[i]])
+           << "])); // after " << s.instances.name(waits[i]) << "\n";
+      const size_t count = preds.size() + waits.size();
+      if (count) {
         os << "    cudaGraphNode_t deps[] = {";
         for (size_t i = 0; i < preds.size(); ++i)
           os << (i ? ", node[" : "node[") << Decimal(preds[i]) << ']';
+        for (size_t i = 0; i < waits.size(); ++i)
+          os << (i + preds.size() ? ", wait" : "wait") << Decimal(i);
         os << "};\n";
       }
       // `(&node[v], graph[g], deps, count`: every cudaGraphAdd*Node starts so.
       auto nodeArgs = [&] {
         os << "(&node[" << Decimal(v) << "], graph[" << Decimal(s.segmentOf[v]) << "], "
-           << (preds.empty() ? "nullptr" : "deps") << ", " << Decimal(preds.size());
+           << (count ? "deps" : "nullptr") << ", " << Decimal(count);
       };
       if (st.kind == StageKind::Kernel) {
         writeKernelParams(v);
@@ -799,6 +820,12 @@ private:
         nodeArgs();
         os << ", &p));\n";
       }
+      // What a host sync or a later segment waits on: an event-record node.
+      if (eventOf[v] != UINT32_MAX)
+        os << "    cudaGraphNode_t record;\n"
+           << "    CHECK(cudaGraphAddEventRecordNode(&record, graph["
+           << Decimal(s.segmentOf[v]) << "], &node[" << Decimal(v) << "], 1, event["
+           << Decimal(eventOf[v]) << "]));\n";
       os << "  }\n";
     }
     os << "}\n\n";
@@ -807,19 +834,21 @@ private:
     // stages, and before a synchronising cpu stage a record and a sync).
     os << "// One replay: the host's calls, in order.\n"
           "static void replay(cudaGraphExec_t *exec, cudaGraphNode_t *node, Buffers &b,\n"
-          "                   cudaStream_t stream, cudaEvent_t event) {\n"
+          "                   cudaStream_t *launchStream, cudaEvent_t *event) {\n"
           "  (void)event;\n";
     for (const Op &op : s.graphOps) {
       switch (op.kind) {
       case Op::GraphLaunch:
         os << "  updateDynamic(exec, " << Decimal(op.event) << ", node, b);\n"
-           << "  CHECK(cudaGraphLaunch(exec[" << Decimal(op.event) << "], stream));\n";
+           << "  CHECK(cudaGraphLaunch(exec[" << Decimal(op.event) << "], launchStream["
+           << Decimal(op.event % launchStreams) << "]));\n";
         break;
       case Op::Record:
-        os << "  CHECK(cudaEventRecord(event, stream));\n";
+        // The record is the event-record node after the producer.
         break;
       case Op::Sync:
-        os << "  CHECK(cudaEventSynchronize(event));\n";
+        os << "  CHECK(cudaEventSynchronize(event[" << Decimal(op.event) << "])); // "
+           << s.instances.name(op.instance) << " done\n";
         break;
       case Op::Cpu:
         writeCpu(op.instance);
@@ -833,10 +862,16 @@ private:
   prepare();
   int least = 0, greatest = 0;
   CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t event;
-  CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  cudaStream_t launchStream[kLaunchStreams];
+  for (int i = 0; i < kLaunchStreams; ++i)
+    CHECK(cudaStreamCreateWithFlags(&launchStream[i], cudaStreamNonBlocking));
+  cudaEvent_t event[kGraphEvents];
+  for (int i = 0; i < kGraphEvents; ++i)
+    CHECK(cudaEventCreateWithFlags(&event[i], cudaEventDisableTiming));
+  auto synchronize = [&] {{
+    for (int i = 0; i < kLaunchStreams; ++i)
+      CHECK(cudaStreamSynchronize(launchStream[i]));
+  };
   Buffers b;
   b.allocate(kCopyBytes, kCopyDirection, {0});
   b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);
@@ -846,7 +881,7 @@ private:
   for (int g = 0; g < kSegments; ++g)
     CHECK(cudaGraphCreate(&graph[g], 0));
   std::vector<cudaGraphNode_t> node(kNodes);
-  build(graph, node.data(), b, least, greatest);
+  build(graph, node.data(), b, least, greatest, event);
   double built = microsSince(t);
   t = Clock::now();
   cudaGraphExec_t exec[kSegments];
@@ -854,15 +889,15 @@ private:
     CHECK(cudaGraphInstantiate(&exec[g], graph[g], cudaGraphInstantiateFlagUseNodePriority));
   double instantiated = microsSince(t);
   t = Clock::now();
-  replay(exec, node.data(), b, stream, event);
-  CHECK(cudaStreamSynchronize(stream));
+  replay(exec, node.data(), b, launchStream, event);
+  synchronize();
   double first = microsSince(t);
   std::vector<double> replays_, submit;
   for (int i = 0; i < replays; ++i) {{
     t = Clock::now();
-    replay(exec, node.data(), b, stream, event);
+    replay(exec, node.data(), b, launchStream, event);
     submit.push_back(microsSince(t));
-    CHECK(cudaStreamSynchronize(stream));
+    synchronize();
     replays_.push_back(microsSince(t));
   }
   std::printf("pipeline '{1}', lowered to graph, %d replays\n", replays);
@@ -877,9 +912,11 @@ private:
     CHECK(cudaGraphExecDestroy(exec[g]));
     CHECK(cudaGraphDestroy(graph[g]));
   }
-  CHECK(cudaEventDestroy(event));
+  for (int i = 0; i < kGraphEvents; ++i)
+    CHECK(cudaEventDestroy(event[i]));
   b.release();
-  CHECK(cudaStreamDestroy(stream));
+  for (int i = 0; i < kLaunchStreams; ++i)
+    CHECK(cudaStreamDestroy(launchStream[i]));
 }
 )",
                   copies, s.pipeline.name);

@@ -284,9 +284,10 @@ private:
           out << launch[op.stream] << Decimal(op.instance) << '}';
           break;
         case Op::Record:
-          // In the graph lowering, on the stream the segments are launched on.
+          // In the graph lowering, an event-record node after `stage`.
           if (op.stream == kHostStream)
-            out << "{\"op\":\"record\",\"event\":" << Decimal(op.event) << '}';
+            out << "{\"op\":\"record\",\"event\":" << Decimal(op.event)
+                << ",\"stage\":" << Decimal(op.instance) << '}';
           else
             out << record[op.stream] << Decimal(op.event) << '}';
           break;
@@ -318,6 +319,13 @@ private:
   /// priorities, and per segment its nodes and edges.
   void graph(const Schedule &s) {
     std::vector<std::pair<uint32_t, uint32_t>> edges = s.graphEdges();
+    // Each segment's nodes and edges, in one pass over each (both sorted).
+    std::vector<std::vector<uint32_t>> nodesOf(s.segments), edgesOf(s.segments);
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      if (!s.onHost(v))
+        nodesOf[s.segmentOf[v]].push_back(v);
+    for (uint32_t e = 0; e < edges.size(); ++e)
+      edgesOf[s.segmentOf[edges[e].second]].push_back(e);
     auto nodes = [&](llvm::raw_ostream &out, uint32_t segment) {
       out << '[';
       bool first = true;
@@ -328,21 +336,23 @@ private:
         }
       out << ']';
     };
-    auto edgeList = [&](llvm::raw_ostream &out, uint32_t segment) {
+    auto pairs = [](llvm::raw_ostream &out, auto begin, auto end, auto pairOf) {
       out << '[';
-      bool first = true;
-      for (const auto &edge : edges)
-        if (segment == kNoSegment || s.segmentOf[edge.second] == segment) {
-          out << (first ? "[" : ",[") << Decimal(edge.first) << ',' << Decimal(edge.second)
-              << ']';
-          first = false;
-        }
+      for (auto it = begin; it != end; ++it) {
+        const std::pair<uint32_t, uint32_t> e = pairOf(*it);
+        out << (it == begin ? "[" : ",[") << Decimal(e.first) << ',' << Decimal(e.second)
+            << ']';
+      }
       out << ']';
     };
+    auto same = [](const std::pair<uint32_t, uint32_t> &e) { return e; };
+    auto edgeAt = [&](uint32_t e) { return edges[e]; };
     j.attributeObject("graph", [&] {
       // Per instance and per edge: written straight, as the stages are.
       rawAttribute(j, "nodes", [&](llvm::raw_ostream &out) { nodes(out, kNoSegment); });
-      rawAttribute(j, "edges", [&](llvm::raw_ostream &out) { edgeList(out, kNoSegment); });
+      rawAttribute(j, "edges", [&](llvm::raw_ostream &out) {
+        pairs(out, edges.begin(), edges.end(), same);
+      });
       rawAttribute(j, "node_priorities", [&](llvm::raw_ostream &out) {
         out << '[';
         bool first = true;
@@ -353,11 +363,30 @@ private:
           }
         out << ']';
       });
+      // Per segment: its nodes and edges, the stream it is launched on, and
+      // the orderings into it from other segments (an event-record node
+      // there, an event-wait node here).
       j.attributeArray("segments", [&] {
         for (uint32_t g = 0; g < s.segments; ++g)
           j.object([&] {
-            rawAttribute(j, "nodes", [&](llvm::raw_ostream &out) { nodes(out, g); });
-            rawAttribute(j, "edges", [&](llvm::raw_ostream &out) { edgeList(out, g); });
+            rawAttribute(j, "nodes", [&](llvm::raw_ostream &out) {
+              out << '[';
+              for (size_t k = 0; k < nodesOf[g].size(); ++k)
+                out << (k ? "," : "") << Decimal(nodesOf[g][k]);
+              out << ']';
+            });
+            rawAttribute(j, "edges", [&](llvm::raw_ostream &out) {
+              pairs(out, edgesOf[g].begin(), edgesOf[g].end(), edgeAt);
+            });
+            j.attribute("launch_stream", int64_t(g % kGraphLaunchStreams));
+            std::vector<std::pair<uint32_t, uint32_t>> waits;
+            for (uint32_t v : nodesOf[g])
+              for (uint32_t u : s.graphWaits().row(v))
+                waits.push_back({u, v});
+            std::sort(waits.begin(), waits.end());
+            rawAttribute(j, "waits", [&](llvm::raw_ostream &out) {
+              pairs(out, waits.begin(), waits.end(), same);
+            });
           });
       });
     });

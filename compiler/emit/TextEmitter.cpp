@@ -197,6 +197,20 @@ void graph(const Schedule &s, llvm::raw_ostream &os) {
   }
   if (!s.hasHostStages())
     return;
+  size_t waits = s.graphWaits().edges();
+  if (s.segments > 1)
+    os << formatv("segments launched in turn on {0} stream(s); {1} wait(s) between "
+                  "segments (an event-record node after the first, an event-wait node "
+                  "before the second)\n",
+                  std::min(s.segments, kGraphLaunchStreams), waits);
+  for (uint32_t v = 0; v < s.instances.size() && waits; ++v)
+    for (uint32_t u : s.graphWaits().row(v)) {
+      os << "  wait ";
+      s.instances.writeName(os, u);
+      os << " -> ";
+      s.instances.writeName(os, v);
+      os << formatv("  (segment {0} -> {1})\n", s.segmentOf[u], s.segmentOf[v]);
+    }
   os << "\nhost calls per replay:\n";
   for (const Op &op : s.graphOps) {
     switch (op.kind) {
@@ -206,7 +220,9 @@ void graph(const Schedule &s, llvm::raw_ostream &os) {
       os << ")\n";
       continue;
     case Op::Record:
-      os << "  record        e" << Decimal(op.event) << " after the last launch\n";
+      os << "  record        e" << Decimal(op.event) << " after ";
+      s.instances.writeName(os, op.instance);
+      os << " (a node of its segment)\n";
       continue;
     case Op::Sync:
       os << "  sync          e" << Decimal(op.event) << '\n';

@@ -316,9 +316,11 @@ void pipec::planSegments(Schedule &s) {
   s.segmentOf.assign(n, 0);
   s.graphOps.clear();
   s.graphEventObjects = 0;
+  s.graphWaitsIn = CSR();
   if (!s.hostStages) {
     s.segments = 1;
     s.graphOps.push_back({Op::GraphLaunch, kHostStream, UINT32_MAX, 0});
+    s.graphWaitsIn.begin.assign(n + 1, 0);
     return;
   }
   // Which cpu stages end a segment: those that synchronise, and those a
@@ -337,9 +339,13 @@ void pipec::planSegments(Schedule &s) {
   }
   // Segments: maximal runs of device instances between boundaries; each is
   // launched where its first instance is issued. A synchronising cpu stage
-  // waits for the last launch (segments run in order on one stream).
+  // waits for exactly the instances it needs: each of its kept device
+  // predecessors has an event-record node after it in its segment, which
+  // the host synchronises on (the rest of the segment runs on). One event
+  // a producer.
+  std::vector<uint32_t> eventOf(n, UINT32_MAX);
   uint32_t segment = 0;
-  bool open = false, launched = false;
+  bool open = false;
   for (uint32_t v = 0; v < n; ++v) {
     if (s.onHost(v)) {
       s.segmentOf[v] = kNoSegment;
@@ -347,24 +353,41 @@ void pipec::planSegments(Schedule &s) {
         ++segment;
         open = false;
       }
-      if (syncs[v] && launched) {
-        s.graphOps.push_back({Op::Record, kHostStream, v, 0});
-        s.graphOps.push_back({Op::Sync, kHostStream, v, 0});
-        s.graphEventObjects = 1;
-      }
+      if (syncs[v])
+        for (uint32_t u : s.reduction.kept.row(v)) {
+          if (s.onHost(u))
+            continue;
+          if (eventOf[u] == UINT32_MAX)
+            eventOf[u] = s.graphEventObjects++;
+          s.graphOps.push_back({Op::Record, kHostStream, u, eventOf[u]});
+          s.graphOps.push_back({Op::Sync, kHostStream, u, eventOf[u]});
+        }
       s.graphOps.push_back({Op::Cpu, kHostStream, v, 0});
       continue;
     }
     if (!open) {
       s.graphOps.push_back({Op::GraphLaunch, kHostStream, v, segment});
-      open = launched = true;
+      open = true;
     }
     s.segmentOf[v] = segment;
   }
   s.segments = segment + (open ? 1 : 0);
+  // Between segments: the edges of the reduction of dependencies, stream
+  // order and host program order from one segment's instance to another's
+  // (an event-record node after the one, an event-wait node before the
+  // other). An ordering that runs through a host synchronisation is held by
+  // the synchronisation and the launch after it.
+  s.graphWaitsIn.begin.reserve(n + 1);
+  for (uint32_t v = 0; v < n; ++v) {
+    if (!s.onHost(v))
+      for (uint32_t u : s.reduction.kept.row(v))
+        if (!s.onHost(u) && s.segmentOf[u] != s.segmentOf[v])
+          s.graphWaitsIn.targets.push_back(u);
+    s.graphWaitsIn.begin.push_back(s.graphWaitsIn.targets.size());
+  }
   // Each segment's edges: the reduction of dependencies and stream order
   // over the device instances, less the edges between segments (the
-  // segments' order holds those). A path between two instances of one
+  // waits above hold those). A path between two instances of one
   // segment passes only through instances issued between them: the same
   // segment, so this is the reduction within each segment.
   std::vector<uint32_t> device, index(n, UINT32_MAX);
@@ -399,6 +422,19 @@ void pipec::planSegments(Schedule &s) {
           s.graphKept.targets.push_back(device[u]);
     s.graphKept.begin.push_back(s.graphKept.targets.size());
   }
+}
+
+std::vector<uint32_t> Schedule::graphEventOf(uint32_t &count) const {
+  std::vector<uint32_t> eventOf(instances.size(), UINT32_MAX);
+  count = graphEventObjects;
+  for (const Op &op : graphOps)
+    if (op.kind == Op::Record)
+      eventOf[op.instance] = op.event;
+  for (uint32_t v = 0; v < instances.size(); ++v)
+    for (uint32_t u : graphWaits().row(v))
+      if (eventOf[u] == UINT32_MAX)
+        eventOf[u] = count++;
+  return eventOf;
 }
 
 std::vector<std::pair<uint32_t, uint32_t>> Schedule::graphEdges() const {

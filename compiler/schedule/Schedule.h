@@ -81,6 +81,11 @@ constexpr uint32_t kMaxEventNumber = (1u << 24) - 1;
 
 /// segmentOf of a `cpu` stage: it is in no graph.
 constexpr uint32_t kNoSegment = UINT32_MAX;
+/// The graph lowering launches segment g on launch stream g % this: a
+/// graph launch follows all earlier work of its stream, so segment g waits
+/// for segment g - kGraphLaunchStreams to finish, and for nothing else but
+/// the orderings it has (Schedule::graphWaits).
+constexpr uint32_t kGraphLaunchStreams = 4;
 
 /// From this many instances, the parts of building a schedule that can run
 /// beside each other do, on a second thread: the analysis beside the event
@@ -122,11 +127,15 @@ struct Schedule {
   uint64_t joins = 0; ///< one host thread waiting for another's (Join ops)
 
   // Graph lowering: the device work between host synchronisations, one
-  // graph a segment, launched in order on one stream.
+  // graph a segment, each launched on the next of kGraphLaunchStreams
+  // streams in turn, so that segments overlap as far as the orderings
+  // between them (graphWaits) allow.
   std::vector<uint32_t> segmentOf; ///< per instance (kNoSegment: a cpu stage)
   uint32_t segments = 1;
   /// The graph lowering's host calls per replay (GraphLaunch, Record, Sync,
-  /// Cpu), and its event objects.
+  /// Cpu), and its event objects. A Record names the producer (`instance`)
+  /// whose event-record node the Sync after it waits for: the record is a
+  /// node of the producer's segment, not a host call.
   std::vector<Op> graphOps;
   uint32_t graphEventObjects = 0;
 
@@ -165,6 +174,11 @@ struct Schedule {
   /// reduction of dependencies and stream order within its segment (the
   /// stream lowering's reduction when there is no `cpu` stage).
   const CSR &graphPredecessors() const { return hostStages ? graphKept : reduction.kept; }
+  /// The graph lowering's orderings between segments, into each instance:
+  /// the kept edges of dependencies, stream order and host program order
+  /// from an instance of another segment (an event-record node after it,
+  /// an event-wait node before this one). None with one segment.
+  const CSR &graphWaits() const { return graphWaitsIn; }
   const program::Stream &stream(uint32_t index) const { return streamPlan.streams[index]; }
   /// A stream as timelines label it: its name, `DEVICE/NAME` with several
   /// devices.
@@ -175,18 +189,26 @@ struct Schedule {
   }
   /// The graph lowering's edges, sorted by (from, to).
   std::vector<std::pair<uint32_t, uint32_t>> graphEdges() const;
+  /// The graph lowering's events, per instance (UINT32_MAX: none): the
+  /// event-record node after it that a host sync (its Record op's event) or
+  /// a wait in a later segment (numbered after those) waits on. `count`
+  /// gets how many there are.
+  std::vector<uint32_t> graphEventOf(uint32_t &count) const;
 
 private:
   bool hostStages = false;
   CSR graphKept;
+  CSR graphWaitsIn;
   friend void planSegments(Schedule &schedule);
 };
 
 /// The graph lowering's segments: a `cpu` stage that synchronises (has a
 /// device predecessor in the reduction) or that a device stage depends on
-/// ends one; each segment's edges are the reduction within it; its host
-/// calls: each segment launched at its first stage's place in issue order,
-/// a record and a sync before each synchronising cpu stage.
+/// ends one; each segment's edges are the reduction within it, the kept
+/// edges between segments its waits; its host calls: each segment launched
+/// at its first stage's place in issue order, and before each synchronising
+/// cpu stage a record (a node after the producer) and a sync per producer
+/// it needs.
 void planSegments(Schedule &schedule);
 
 /// The device whose host thread makes each of `ops` (a schedule's ops or

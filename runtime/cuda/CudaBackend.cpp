@@ -76,9 +76,14 @@ std::string stageContext(const Schedule &s, uint32_t v) {
 struct Resources {
   std::vector<Stream> streams;
   std::vector<Event> events;
-  Stream setup;     ///< launches graphs, records the timeline's origin
-  Stream marker;    ///< idle: timing events that place host work on the events' clock
-  Event graphEvent; ///< the graph lowering's record before a host sync
+  Stream setup;  ///< launches graphs, records the timeline's origin
+  Stream marker; ///< idle: timing events that place host work on the events' clock
+  /// The graph lowering: the streams segments are launched on (segment g on
+  /// launchStreams[g % kGraphLaunchStreams]), and one event per
+  /// event-record node (Schedule::graphEventOf).
+  std::vector<Stream> launchStreams;
+  std::vector<Event> graphEvents;
+  std::vector<uint32_t> graphEventOf;
   std::vector<DeviceMemory> deviceBuffers;   ///< per stage: source side
   std::vector<DeviceMemory> deviceBuffers2;  ///< per stage: d2d destination
   std::vector<PinnedMemory> pinnedBuffers;   ///< per stage
@@ -392,8 +397,20 @@ private:
                    "the setup stream");
     PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(res.marker.out(), cudaStreamNonBlocking),
                    "the marker stream");
-    PIPEC_CUDA_TRY(cudaEventCreateWithFlags(res.graphEvent.out(), cudaEventDisableTiming),
-                   "the graph lowering's event");
+    uint32_t graphEvents = 0;
+    res.graphEventOf = s.graphEventOf(graphEvents);
+    for (uint32_t e = 0; e < graphEvents; ++e) {
+      res.graphEvents.emplace_back();
+      PIPEC_CUDA_TRY(
+          cudaEventCreateWithFlags(res.graphEvents.back().out(), cudaEventDisableTiming),
+          "the graph lowering's events");
+    }
+    for (uint32_t i = 0; i < std::min(std::max(1u, s.segments), kGraphLaunchStreams); ++i) {
+      res.launchStreams.emplace_back();
+      PIPEC_CUDA_TRY(
+          cudaStreamCreateWithFlags(res.launchStreams.back().out(), cudaStreamNonBlocking),
+          "the graph lowering's launch streams");
+    }
     for (uint32_t e = 0; e < std::max(1u, s.eventObjects); ++e) {
       res.events.emplace_back();
       PIPEC_CUDA_TRY(cudaEventCreateWithFlags(res.events.back().out(), cudaEventDisableTiming),
@@ -823,6 +840,14 @@ private:
       deps.clear();
       for (uint32_t u : s.graphPredecessors().row(v))
         deps.push_back(timed ? after[u] : out.node[u]);
+      // An ordering from another segment: an event-wait node before it.
+      for (uint32_t u : s.graphWaits().row(v)) {
+        cudaGraphNode_t wait;
+        PIPEC_CUDA_TRY(cudaGraphAddEventWaitNode(&wait, graph, nullptr, 0,
+                                                 res.graphEvents[res.graphEventOf[u]].get()),
+                       stageContext(s, v));
+        deps.push_back(wait);
+      }
       if (timed) {
         cudaGraphNode_t before;
         PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&before, graph, deps.data(), deps.size(),
@@ -861,6 +886,14 @@ private:
         PIPEC_CUDA_TRY(
             cudaGraphAddEventRecordNode(&after[v], graph, &node, 1, timed->end[v].get()),
             stageContext(s, v));
+      // What a host sync or a later segment waits on: an event-record node.
+      if (res.graphEventOf[v] != UINT32_MAX) {
+        cudaGraphNode_t record;
+        PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&record, graph, timed ? &after[v] : &node,
+                                                   1,
+                                                   res.graphEvents[res.graphEventOf[v]].get()),
+                       stageContext(s, v));
+      }
     }
     return llvm::Error::success();
   }
@@ -1052,8 +1085,9 @@ private:
   }
 
   /// One replay of the graph lowering, the host's calls of s.graphOps: each
-  /// segment launched on the setup stream (its dynamic nodes updated
-  /// first), cpu stages, and a record and a sync before a synchronising one.
+  /// segment launched on its launch stream (its dynamic nodes updated
+  /// first), cpu stages, and before a synchronising one a sync on each
+  /// event-record node it needs.
   llvm::Error launchGraph(const Schedule &s, Resources &res, BuiltGraph &g, Executables &x,
                           TimingEvents *timed = nullptr) {
     for (const Op &op : s.graphOps) {
@@ -1061,14 +1095,15 @@ private:
       case Op::GraphLaunch:
         if (llvm::Error e = updateDynamic(s, res, g, x[op.event].get(), op.event))
           return e;
-        PIPEC_CUDA_TRY(cudaGraphLaunch(x[op.event].get(), res.setup.get()), "cudaGraphLaunch");
+        PIPEC_CUDA_TRY(
+            cudaGraphLaunch(x[op.event].get(),
+                            res.launchStreams[op.event % res.launchStreams.size()].get()),
+            "cudaGraphLaunch");
         break;
       case Op::Record:
-        PIPEC_CUDA_TRY(cudaEventRecord(res.graphEvent.get(), res.setup.get()),
-                       "the graph lowering's record");
-        break;
+        break; // an event-record node after its producer, in the graph
       case Op::Sync:
-        PIPEC_CUDA_TRY(cudaEventSynchronize(res.graphEvent.get()),
+        PIPEC_CUDA_TRY(cudaEventSynchronize(res.graphEvents[op.event].get()),
                        "the graph lowering's sync");
         break;
       case Op::Cpu:
@@ -1083,6 +1118,8 @@ private:
   }
   llvm::Error syncSetup(Resources &res) {
     PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "the replay");
+    for (Stream &launch : res.launchStreams)
+      PIPEC_CUDA_TRY(cudaStreamSynchronize(launch.get()), "the replay");
     return llvm::Error::success();
   }
 

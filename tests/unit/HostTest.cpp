@@ -270,6 +270,54 @@ TEST_CASE("host: every bound holds in both lowerings, and the model keeps every 
   CHECK(blocked > 50);
 }
 
+TEST_CASE("host: graph segments keep every ordering between them with a wait, and "
+          "nothing else holds a segment back but its launch stream's previous one") {
+  PIPEC_SEEDED(rng, 274);
+  size_t checked = 0, waits = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string text = test::randomWorkload(rng, true);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    DeviceProfile profile;
+    Schedule s(front.program.pipelines.at(0), profile, ScheduleOptions());
+    auto model = runtime::makeSimBackend(profile);
+    runtime::RunOptions o;
+    o.recordHost = false;
+    auto graph = model->run(s, Lowering::Graph, o);
+    REQUIRE(static_cast<bool>(graph));
+    INFO(text);
+    // Every kept ordering between device instances of two segments is a
+    // wait, from an earlier segment, and holds in the run.
+    for (uint32_t v = 0; v < s.instances.size(); ++v) {
+      if (s.onHost(v))
+        continue;
+      std::set<uint32_t> waitsOf(s.graphWaits().row(v).begin(), s.graphWaits().row(v).end());
+      for (uint32_t u : s.reduction.kept.row(v))
+        if (!s.onHost(u) && s.segmentOf[u] != s.segmentOf[v])
+          CHECK(waitsOf.count(u) == 1);
+      for (uint32_t u : waitsOf) {
+        CHECK(s.segmentOf[u] < s.segmentOf[v]);
+        CHECK(graph->start[v] >= graph->end[u] + profile.waitLatencyUs - 1e-6);
+        ++waits;
+      }
+    }
+    // A segment's first node starts no sooner than the end of the segment
+    // kGraphLaunchStreams before it (the same launch stream).
+    std::vector<double> first(s.segments, 1e300), last(s.segments, -1);
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      if (!s.onHost(v)) {
+        first[s.segmentOf[v]] = std::min(first[s.segmentOf[v]], graph->start[v]);
+        last[s.segmentOf[v]] = std::max(last[s.segmentOf[v]], graph->end[v]);
+      }
+    for (uint32_t g = kGraphLaunchStreams; g < s.segments; ++g)
+      CHECK(first[g] >= last[g - kGraphLaunchStreams] - 1e-9);
+    ++checked;
+  }
+  CHECK(checked > 300);
+  CHECK(waits > 100);
+}
+
 TEST_CASE("host: a sync blocks the host until its producer ends, then wakes") {
   DeviceProfile p;
   p.launchUs = 1;
