@@ -23,6 +23,8 @@ GraphAdvice runtime::compareLowerings(const LoweringRun &streams, const Lowering
                                                        : graph.timings.instantiate;
   g.oneTimeUs =
       instantiate + std::max(0.0, graph.timings.firstLaunch - graph.timings.replayMedian);
+  g.streamsHostCallsUs = streams.hostUs.issue + streams.hostUs.api;
+  g.graphHostCallsUs = graph.hostUs.issue + graph.hostUs.api;
   double saved = g.streamsReplayUs - g.graphReplayUs;
   if (saved > 0)
     g.breakEvenReplays =

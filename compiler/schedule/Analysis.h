@@ -51,6 +51,10 @@ struct GraphAdvice {
   double streamsReplayUs = 0; ///< host's first call to last end, as streams
   double graphReplayUs = 0;   ///< ... as one graph launch (+ node updates)
   double oneTimeUs = 0;       ///< instantiation and first upload, once
+  /// The host's time per replay in `issue=` dispatch and API calls, as
+  /// streams and as a graph: what a graph gains on the host (0 and 0 where
+  /// the runs did not say).
+  double streamsHostCallsUs = 0, graphHostCallsUs = 0;
   /// Replays after which the graph has paid back its one-time cost; 0 when
   /// it never does.
   uint64_t breakEvenReplays = 0;
