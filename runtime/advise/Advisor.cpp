@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 using namespace pipec;
 using namespace pipec::runtime;
@@ -79,6 +80,8 @@ public:
         backend(backend), cost(cost), options(options) {}
 
   llvm::Expected<PipelineAdvice> run();
+  llvm::Error connections();
+  llvm::Error waveCliffs();
 
 private:
   /// A candidate: what it changes, in words and as edits.
@@ -359,6 +362,152 @@ llvm::Error Advisor::tryCandidate(const Candidate &given) {
   return llvm::Error::success();
 }
 
+/// CUDA_DEVICE_MAX_CONNECTIONS: when the device's streams outnumber its
+/// hardware queues, streams share them and an item waits behind another
+/// stream's in the same queue. The objective at 1, 8 and 32 connections
+/// (and the profile's count), each on the device model; the best suggested
+/// when it gains what a change must (an environment setting: --apply says
+/// how).
+llvm::Error Advisor::connections() {
+  std::vector<unsigned> perDevice(std::max<size_t>(1, p.devices.size()), 0);
+  for (const program::Stream &st : compiled.streamPlan.streams)
+    ++perDevice[st.device];
+  out.streams = *std::max_element(perDevice.begin(), perDevice.end());
+  out.profileQueues = profile.hardwareQueues;
+  if (out.streams <= profile.hardwareQueues)
+    return llvm::Error::success();
+  std::set<unsigned> counts = {1, 8, 32, profile.hardwareQueues};
+  for (unsigned n : counts) {
+    DeviceProfile changed = profile;
+    changed.hardwareQueues = n;
+    std::unique_ptr<Backend> model = makeSimBackend(changed);
+    llvm::Expected<double> at =
+        measure(compiled, *model, options.replays, Lowering::Streams, options.objective);
+    if (!at)
+      return at.takeError();
+    out.connections.push_back({n, *at});
+  }
+  double now = 0;
+  for (auto [n, us] : out.connections)
+    if (n == profile.hardwareQueues)
+      now = us;
+  auto best = std::min_element(out.connections.begin(), out.connections.end(),
+                               [](auto &x, auto &y) { return x.second < y.second; });
+  if (best->first != profile.hardwareQueues && worth(now, best->second)) {
+    Suggestion s;
+    s.change = formatv("set CUDA_DEVICE_MAX_CONNECTIONS={0} (the profile's hardware_queues is "
+                       "{1}; {2} streams share them); an environment setting, on the device "
+                       "model",
+                       best->first, profile.hardwareQueues, out.streams);
+    s.measure = options.objective.spelling();
+    s.beforeUs = now;
+    s.afterUs = best->second;
+    s.environment = formatv("CUDA_DEVICE_MAX_CONNECTIONS={0}", best->first);
+    out.suggestions.push_back(std::move(s));
+  }
+  return llvm::Error::success();
+}
+
+/// The wave cliff: a kernel whose grid is a few blocks past a whole number
+/// of waves runs a wave nearly empty; one whose grid is exactly whole waves
+/// runs one more as soon as other work holds a block slot (a collective's,
+/// another stream's kernel). Each such kernel stage, with the largest grid
+/// that fits a wave fewer (the same work spread over fewer blocks), run on
+/// the model: a note names it with the block count and its gain.
+llvm::Error Advisor::waveCliffs() {
+  std::unique_ptr<Backend> model = makeSimBackend(profile);
+  // Kernel stages of one grid shape are one candidate (the same kernel,
+  // launched again): its stages changed together.
+  struct Candidate {
+    std::vector<uint32_t> stages;
+    double weight = 0; ///< their declared time
+    uint64_t wave = 0; ///< blocks in one wave
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t, uint32_t>, Candidate> shapes;
+  for (uint32_t k = 0; k < p.stages.size(); ++k) {
+    const program::Stage &st = p.stages[k];
+    if (st.kind != StageKind::Kernel)
+      continue;
+    const uint64_t wave =
+        uint64_t(profile.sms) * profile.blocksPerSM(st.threads, st.smemBytes, st.regs);
+    if (!wave || st.blocks < wave)
+      continue;
+    const uint64_t past = st.blocks % wave;
+    if (past != 0 && past * 10 > wave)
+      continue;
+    Candidate &c = shapes[{st.blocks, st.threads, st.smemBytes, st.regs}];
+    c.stages.push_back(k);
+    c.weight += st.durationUs;
+    c.wave = wave;
+  }
+  std::vector<Candidate> candidates;
+  for (auto &[shape, c] : shapes)
+    candidates.push_back(std::move(c));
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate &a, const Candidate &b) { return a.weight > b.weight; });
+  candidates.resize(std::min<size_t>(candidates.size(), 4));
+  if (candidates.empty())
+    return llvm::Error::success();
+  llvm::Expected<double> measured =
+      measure(compiled, *model, options.replays, Lowering::Streams, options.objective);
+  if (!measured)
+    return measured.takeError();
+  const double before = *measured;
+  for (const Candidate &c : candidates) {
+    const program::Stage &st = p.stages[c.stages.front()];
+    const uint64_t wave = c.wave, past = st.blocks % wave;
+    // Past a whole wave: the whole waves alone. Exactly whole waves: a few
+    // block slots fewer, as many as other work may hold.
+    std::vector<uint64_t> tries;
+    if (past)
+      tries.push_back(st.blocks - past);
+    else
+      for (uint64_t fewer : {uint64_t(1), uint64_t(8), uint64_t(profile.sms)})
+        if (fewer < st.blocks)
+          tries.push_back(st.blocks - fewer);
+    std::vector<double> results;
+    for (uint64_t blocks : tries) {
+      program::Pipeline changed = p;
+      for (uint32_t k : c.stages) {
+        program::Stage &s = changed.stages[k];
+        // The same work over fewer blocks: each block does more.
+        auto waves = [&](uint64_t b) { return double((b + wave - 1) / wave); };
+        s.durationUs = p.stages[k].durationUs * (double(st.blocks) / double(blocks)) *
+                       (waves(blocks) / waves(st.blocks));
+        s.blocks = static_cast<uint32_t>(blocks);
+      }
+      Schedule schedule(changed, profile, options.schedule);
+      llvm::Expected<double> after =
+          measure(schedule, *model, options.replays, Lowering::Streams, options.objective);
+      if (!after)
+        return after.takeError();
+      results.push_back(*after);
+    }
+    // The smallest change that gains nearly (95%) all the best one gains.
+    const double least = *std::min_element(results.begin(), results.end());
+    double best = before;
+    uint64_t bestBlocks = 0;
+    for (size_t i = 0; i < tries.size() && !bestBlocks; ++i)
+      if (results[i] < before && before - results[i] >= 0.95 * (before - least))
+        best = results[i], bestBlocks = tries[i];
+    if (!bestBlocks || !worth(before, best))
+      continue;
+    std::string which = "kernel '" + st.name + "'";
+    if (c.stages.size() > 1)
+      which = formatv("kernels '{0}' and {1} more of its grid", st.name, c.stages.size() - 1);
+    out.notes.push_back(formatv(
+        "wave cliff: {0} run{1} {2} blocks, {3} whole wave(s) of {4} ({5} a SM){6}; with {7} "
+        "blocks doing the same work, {8} goes from {9} to {10} on the device model",
+        which, c.stages.size() > 1 ? "" : "s", st.blocks, st.blocks / wave, wave,
+        wave / profile.sms,
+        past ? formatv(" and {0} block(s) past them, a wave nearly empty", past).str()
+             : std::string(", so a block slot held by other work (a collective's, another "
+                           "stream's kernel) makes it run one more"),
+        bestBlocks, options.objective.words(), formatTime(before), formatTime(best)));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<PipelineAdvice> Advisor::run() {
   out.name = p.name;
   out.objective = options.objective;
@@ -459,6 +608,10 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
       out.suggestions.push_back(std::move(s));
     }
   }
+  if (llvm::Error e = connections())
+    return e;
+  if (llvm::Error e = waveCliffs())
+    return e;
   std::stable_sort(out.suggestions.begin(), out.suggestions.end(),
                    [](const Suggestion &x, const Suggestion &y) {
                      return x.beforeUs - x.afterUs > y.beforeUs - y.afterUs;
@@ -520,6 +673,10 @@ llvm::Expected<PipelineAdvice> runtime::advise(const AdviseSource &source,
   return Advisor(source, compiled, profile, backend, cost, options).run();
 }
 
+/// The profile's hardware queues, as the what-if was run with: the count
+/// whose figure is the baseline's.
+static unsigned profileQueues(const PipelineAdvice &adv) { return adv.profileQueues; }
+
 void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
                           const AdviseOptions &options, size_t first, llvm::raw_ostream &os) {
   os << formatv("pipeline '{0}' ({1} stage instances; measured on {2})\n", adv.name,
@@ -546,13 +703,23 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
      << '\n';
   for (const std::string &r : adv.graph.reasons)
     os << "    " << r << '\n';
+  if (!adv.connections.empty()) {
+    os << formatv(
+        "  connections (CUDA_DEVICE_MAX_CONNECTIONS; {0} streams share the profile's "
+        "{1} hardware queues), {2} on the device model:",
+        adv.streams, profileQueues(adv), adv.objective.words());
+    for (size_t i = 0; i < adv.connections.size(); ++i)
+      os << (i ? ", " : " ") << adv.connections[i].first << " -> "
+         << formatTime(adv.connections[i].second);
+    os << '\n';
+  }
   if (adv.suggestions.empty()) {
     os << formatv("  suggestions: none; no change tried gains {0} of {1} (and {2})\n",
                   formatPercent(options.minGainFraction), adv.objective.words(),
                   formatTime(options.minGainUs));
   } else {
     os << "  suggestions, each applied alone to the program and measured (--apply=N "
-          "writes it):\n";
+          "writes a change to the file, or says how to use a lowering or a setting):\n";
     for (size_t i = 0; i < adv.suggestions.size(); ++i) {
       const Suggestion &s = adv.suggestions[i];
       os << formatv("    {0}. {1}: {2} {3} -> {4} ({5})\n", first + i, s.change, s.measure,
@@ -607,9 +774,24 @@ void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_o
                 number("before_us", s.beforeUs);
                 number("after_us", s.afterUs);
                 j.attribute("lowering", s.graph ? "graph" : "streams");
+                if (!s.environment.empty())
+                  j.attribute("environment", s.environment);
               });
             }
           });
+          // The connection-count what-if: null where the streams do not
+          // share hardware queues.
+          if (a.connections.empty()) {
+            j.attribute("connections", nullptr);
+          } else {
+            j.attributeArray("connections", [&] {
+              for (auto [count, us] : a.connections)
+                j.object([&] {
+                  j.attribute("count", int64_t(count));
+                  number("us", us);
+                });
+            });
+          }
           j.attributeArray("notes", [&] {
             for (const std::string &n : a.notes)
               j.value(n);

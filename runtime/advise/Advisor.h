@@ -55,6 +55,9 @@ struct Suggestion {
   /// a lowering, not a change to the file).
   std::string text;
   bool graph = false;
+  /// An environment setting instead of an edit ("CUDA_DEVICE_MAX_CONNECTIONS=32"):
+  /// --apply says how to set it.
+  std::string environment;
 };
 
 struct PipelineAdvice {
@@ -69,6 +72,13 @@ struct PipelineAdvice {
   std::vector<Suggestion> suggestions; ///< best first
   std::vector<std::string> notes;      ///< what holds it back, what could gain
   std::vector<GapPart> gap;            ///< makespan - lower bound, cause by cause (model)
+  /// The connection count what-if (CUDA_DEVICE_MAX_CONNECTIONS), on the
+  /// device model: the objective with that many hardware queues, for the
+  /// profile's count and 1, 8 and 32; empty when the streams do not share
+  /// queues at the profile's count.
+  std::vector<std::pair<unsigned, double>> connections;
+  unsigned streams = 0;       ///< the most streams of one device
+  unsigned profileQueues = 0; ///< the profile's hardware_queues
 };
 
 struct AdviseOptions {

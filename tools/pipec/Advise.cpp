@@ -91,6 +91,14 @@ int tool::runAdvise() {
         continue;
       }
       const runtime::Suggestion &s = a.suggestions[n - 1];
+      if (!s.environment.empty()) {
+        toolError(formatv("suggestion {0} is an environment setting, not a change to the "
+                          "file: start the program with {1} in its environment (`export "
+                          "{1}`, or `{1} python train.py`); 'hardware_queues' in a "
+                          "profile (--profile) models it",
+                          unsigned(applyNumber), s.environment));
+        return UsageError;
+      }
       if (s.graph) {
         toolError(formatv("suggestion {0} is a lowering, not a change to the file: compile "
                           "or run it with --lower=graph",

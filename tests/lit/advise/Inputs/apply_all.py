@@ -44,6 +44,19 @@ for path in sorted(files):
             number = s["number"]
             if s["lowering"] == "graph":
                 continue
+            if "environment" in s:
+                # A setting, not an edit: the model with that many hardware
+                # queues gives the figure announced.
+                count = int(s["environment"].split("=", 1)[1])
+                profile = os.path.join(out, f"{total}.json")
+                with open(profile, "w") as f:
+                    json.dump({"hardware_queues": count}, f)
+                run = json.loads(pipec("run", path, "--backend=sim", "--json",
+                                       f"--profile={profile}",
+                                       f"--pipeline={p['name']}").stdout)["pipelines"][0]
+                assert abs(run["makespan_us"] - s["after_us"]) <= 0.01 * s["after_us"], (path, s)
+                total += 1
+                continue
             applied = os.path.join(out, f"{total}.pipe")
             pipec("advise", path, "--backend=sim", f"--apply={number}", "-o", applied)
             again = pipec("check", applied, check=False)
