@@ -9,7 +9,10 @@
 
 #include "runtime/report/Reports.h"
 
+#include "model/GraphCost.h"
+
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -20,6 +23,12 @@ using namespace pipec::runtime;
 using llvm::formatv;
 
 namespace {
+
+/// The source as the page names it: its file name, never the directories
+/// above it (a report is shared; an absolute path says where it was made).
+std::string shownName(llvm::StringRef source) {
+  return source == "-" ? std::string("<stdin>") : llvm::sys::path::filename(source).str();
+}
 
 std::string escape(llvm::StringRef text) {
   std::string out;
@@ -263,7 +272,64 @@ void legend(llvm::raw_ostream &os) {
         "<span class=\"key\"><span class=\"mark inferred\"></span>an edge the data "
         "needs, named by its buffer</span>"
         "<label class=\"key\">zoom <input id=\"zoom\" type=\"range\" min=\"1\" "
-        "max=\"64\" value=\"1\"></label></div>\n";
+        "max=\"64\" value=\"1\"></label>"
+        "<label class=\"key\"><input id=\"arrows\" type=\"checkbox\" checked> wait "
+        "arrows</label></div>\n";
+}
+
+/// The figures decisions are made on, for one run: where the host's time
+/// went, the gap cause by cause, each device's share.
+void figures(const LoweringRun &r, llvm::raw_ostream &os) {
+  os << "<div class=\"figures\" data-lowering=\"" << spelling(r.lowering) << "\">\n";
+  os << formatv("<table class=\"host\"><tr><th>host thread, per replay ({0})</th>"
+                "<th>µs</th></tr>\n",
+                spelling(r.lowering));
+  for (auto [what, us] :
+       {std::pair{"cpu stages", r.hostUs.cpu}, std::pair{"dispatch (issue=)", r.hostUs.issue},
+        std::pair{"API calls", r.hostUs.api},
+        std::pair{"blocked (syncs, a full launch queue)", r.hostUs.blocked}})
+    os << formatv("<tr><td>{0}</td><td>{1:f1}</td></tr>\n", what, us);
+  os << "</table>\n";
+  if (!r.gap.empty()) {
+    os << formatv("<table class=\"gap\"><tr><th>makespan − lower bound: {0:f1} µs; what "
+                  "taking each cost away alone saves (the lines need not add up; the "
+                  "last two do)</th><th>µs</th></tr>\n",
+                  r.makespanUs - r.schedule->analysis.lowerBoundUs);
+    for (const GapPart &part : r.gap)
+      os << formatv("<tr><td>{0}</td><td>{1:f1}</td></tr>\n", escape(part.cause), part.us);
+    os << "</table>\n";
+  }
+  if (!r.devices.empty()) {
+    os << "<table class=\"devices\"><tr><th>device</th><th>busy µs</th><th>bubble</th>"
+          "<th>communication µs</th><th>hidden</th></tr>\n";
+    for (const DeviceUse &d : r.devices)
+      os << formatv("<tr><td>{0}</td><td>{1:f1}</td><td>{2:f1}%</td><td>{3:f1}</td>"
+                    "<td>{4}</td></tr>\n",
+                    escape(d.name), d.busyUs, 100 * d.bubbleFraction, d.commUs,
+                    d.commUs > 0 ? formatv("{0:f1}%", 100 * d.hiddenCommUs / d.commUs).str()
+                                 : std::string("-"));
+    os << "</table>\n";
+  }
+  os << "</div>\n";
+}
+
+/// The graph verdict for a pipeline: from its two runs when both lowerings
+/// ran (the same arithmetic as the table's), else the schedule's own.
+void verdict(llvm::ArrayRef<LoweringRun> runs, const Schedule *s, llvm::raw_ostream &os) {
+  GraphAdvice g = s->analysis.graphAdvice;
+  for (const LoweringRun &a : runs)
+    for (const LoweringRun &b : runs)
+      if (a.schedule == s && b.schedule == s && a.lowering == Lowering::Streams &&
+          b.lowering == Lowering::Graph)
+        g = compareRuns(a, b, a.replays);
+  os << "<div class=\"verdict\"><h3>CUDA graph: "
+     << (!g.evaluated ? "not evaluated"
+         : g.suitable ? "worth it"
+                      : "not worth it")
+     << "</h3>\n<ul>\n";
+  for (const std::string &reason : g.reasons)
+    os << "<li>" << escape(reason) << "</li>\n";
+  os << "</ul></div>\n";
 }
 
 } // namespace
@@ -271,7 +337,7 @@ void legend(llvm::raw_ostream &os) {
 void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend,
                         llvm::StringRef source, llvm::raw_ostream &os) {
   os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-     << "<title>pipec run: " << escape(source) << "</title>\n"
+     << "<title>pipec run: " << escape(shownName(source)) << "</title>\n"
      << "<style>\n"
         "body { font-family: sans-serif; margin: 2em; color: #222; }\n"
         "table { border-collapse: collapse; margin: 1em 0; }\n"
@@ -300,7 +366,16 @@ void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend
         ".mark.inferred { border-top-style: dashed; }\n"
         ".violations { color: #c00; font-weight: bold; }\n"
         ".note { color: #666; }\n"
+        ".no-waits line.wait { display: none; }\n"
+        ".figures { display: flex; flex-wrap: wrap; gap: 2em; }\n"
         "</style>\n"
+        // A script error anywhere on the page is kept on the page (a test
+        // reads it from the rendered DOM).
+        "<script>\n"
+        "addEventListener('error', (e) => {\n"
+        "  document.documentElement.dataset.scriptError = String(e.message);\n"
+        "});\n"
+        "</script>\n"
         "<script>\n"
         "// Zoom: the timelines widen (their boxes scroll to pan).\n"
         "addEventListener('DOMContentLoaded', () => {\n"
@@ -309,9 +384,14 @@ void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend
         "    for (const svg of document.querySelectorAll('svg.timeline'))\n"
         "      svg.style.width = (100 * zoom.value) + '%';\n"
         "  });\n"
+        "  // Wait arrows can be hidden (they cover dense charts).\n"
+        "  const arrows = document.getElementById('arrows');\n"
+        "  arrows.addEventListener('change', () => {\n"
+        "    document.body.classList.toggle('no-waits', !arrows.checked);\n"
+        "  });\n"
         "});\n"
         "</script>\n</head>\n<body>\n";
-  os << "<h1>pipec run: " << escape(source) << "</h1>\n";
+  os << "<h1>pipec run: " << escape(shownName(source)) << "</h1>\n";
   os << "<p>Backend <b>" << backend.name() << "</b>, on " << escape(backend.device())
      << ".</p>\n";
   legend(os);
@@ -336,10 +416,12 @@ void runtime::writeHtml(llvm::ArrayRef<LoweringRun> runs, const Backend &backend
          << "'</h2>\n"
          << "<h3>Dependency graph (transitive reduction; cross-stream edges "
             "in red)</h3>\n";
+      verdict(runs, shown, os);
       dag(*shown, os);
     }
     os << "<h3>Timeline, lowered to " << spelling(r.lowering)
        << (r.lowering == Lowering::Streams ? " (red arrows: waits)" : "") << "</h3>\n";
+    figures(r, os);
     timeline(r, os);
     if (&r == &runs.back() || runs[&r - runs.data() + 1].schedule != shown)
       os << "</section>\n";

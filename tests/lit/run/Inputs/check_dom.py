@@ -17,9 +17,28 @@ class Counter(HTMLParser):
         self.calls = []
         self.zoom = False
         self.notes = 0
+        self.arrows = False
+        self.error = None
+        self.verdicts = 0
+        self.figures = {"host": 0, "gap": 0, "devices": 0}
+        self.title = ""
+        self.in_title = False
+        self.verdict_text = ""
+        self.in_verdict = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if tag == "html" and "data-script-error" in a:
+            self.error = a["data-script-error"]
+        if tag == "title" and not self.title:
+            self.in_title = True
+        if tag == "div" and a.get("class") == "verdict":
+            self.verdicts += 1
+            self.in_verdict = True
+        if tag == "table" and a.get("class") in self.figures:
+            self.figures[a.get("class")] += 1
+        if tag == "input" and a.get("id") == "arrows":
+            self.arrows = True
         if tag == "table" and a.get("id") == "timings":
             self.in_table = True
         elif tag == "tr" and self.in_table:
@@ -50,6 +69,16 @@ class Counter(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "table":
             self.in_table = False
+        if tag == "title":
+            self.in_title = False
+        if tag == "div":
+            self.in_verdict = False
+
+    def handle_data(self, data):
+        if self.in_title:
+            self.title += data
+        if self.in_verdict:
+            self.verdict_text += data
 
 
 c = Counter()
@@ -63,3 +92,8 @@ print("legend keys:", c.keys, "zoom:", "yes" if c.zoom else "no")
 print("labelled boxes per timeline:", " ".join(map(str, c.labels)))
 print("host calls per timeline:", " ".join(map(str, c.calls)))
 print("notes:", c.notes)
+print("title:", c.title)
+print("verdicts:", c.verdicts, "near the line:", "yes" if "flips" in c.verdict_text else "no")
+print("figures:", " ".join(f"{k} {v}" for k, v in c.figures.items()))
+print("arrows toggle:", "yes" if c.arrows else "no")
+print("script error:", c.error or "none")
