@@ -400,6 +400,13 @@ private:
           << ",\"to\":" << Decimal(d.to) << ",\"stream\":\"" << s.stream(d.stream).name
           << "\",\"delay_us\":";
       writeNumber(out, d.delayUs);
+      out << ",\"reason\":\""
+          << (d.reason == StreamOrderDelay::Buffer       ? "buffer"
+              : d.reason == StreamOrderDelay::CopyEngine ? "copy_engine"
+                                                         : "stream_order")
+          << '"';
+      if (d.reason == StreamOrderDelay::Buffer)
+        out << ",\"buffer\":\"" << s.pipeline.buffers[d.buffer].name << '"';
       out << '}';
       first = false;
     }

@@ -326,11 +326,7 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
                     a.streamOrderOnCriticalPath.size() - 5);
       break;
     }
-    os << formatv("  note: stream order puts {0} before {1} on stream '{2}': "
-                  "on the critical path, {1} starts {3} later than its own "
-                  "dependencies allow\n",
-                  s.instances.name(d.from), s.instances.name(d.to), s.stream(d.stream).name,
-                  us(d.delayUs));
+    os << "  note: " << describeStreamOrderDelay(s, d) << '\n';
   }
 }
 

@@ -317,8 +317,28 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
     for (uint32_t d : deps)
       allowed = std::max(allowed, finish[d]);
     double delay = finish[u] - allowed;
-    if (delay > 0)
-      a.streamOrderOnCriticalPath.push_back({u, v, s.streamOf(v), delay});
+    if (delay <= 0)
+      continue;
+    StreamOrderDelay d{u, v, s.streamOf(v), delay};
+    const program::Stage &from = inst.stage(u), &to = inst.stage(v);
+    if (from.kind == StageKind::Copy && to.kind == StageKind::Copy &&
+        from.direction == to.direction && from.direction != program::CopyDirection::P2P &&
+        profile.copyEngines(from.direction) == 1) {
+      d.reason = StreamOrderDelay::CopyEngine;
+    } else if (s.pipeline.syncDeclared) {
+      // A slot both touch, one writing: the stream order is its only order.
+      const uint32_t iu = inst.iterationOf(u), iv = inst.iterationOf(v);
+      for (const program::Access &x : from.accesses)
+        for (const program::Access &y : to.accesses) {
+          const uint32_t slots = s.pipeline.buffers[x.buffer].slots;
+          if (d.reason == StreamOrderDelay::StreamOrder && x.buffer == y.buffer &&
+              (x.write || y.write) && x.slot(iu, slots) == y.slot(iv, slots)) {
+            d.reason = StreamOrderDelay::Buffer;
+            d.buffer = x.buffer;
+          }
+        }
+    }
+    a.streamOrderOnCriticalPath.push_back(d);
   }
 
   a.bounds.push_back({"critical_path", "the critical path", a.criticalPathUs});
@@ -359,6 +379,31 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
   for (const program::Buffer &b : s.pipeline.buffers)
     (b.host ? a.hostBytes : a.deviceBytes) += b.bytes * b.slots;
   return a;
+}
+
+std::string pipec::describeStreamOrderDelay(const Schedule &s, const StreamOrderDelay &d) {
+  std::string words = formatv("stream order puts '{0}' before '{1}' on stream '{2}': on the "
+                              "critical path, '{1}' starts {3} later than its own "
+                              "dependencies allow",
+                              s.instances.name(d.from), s.instances.name(d.to),
+                              s.stream(d.stream).name, formatTime(d.delayUs));
+  switch (d.reason) {
+  case StreamOrderDelay::StreamOrder:
+    break;
+  case StreamOrderDelay::Buffer:
+    words += formatv("; that order is what keeps buffer '{0}' race-free (sync declared): "
+                     "moving either stage to another stream would race",
+                     s.pipeline.buffers[d.buffer].name);
+    break;
+  case StreamOrderDelay::CopyEngine: {
+    const program::Stage &st = s.instances.stage(d.from);
+    words += formatv("; both are {0} copies, and the device's one {0} copy engine runs them "
+                     "one at a time on any stream: another stream would not start it sooner",
+                     spelling(st.direction));
+    break;
+  }
+  }
+  return words;
 }
 
 std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g, unsigned replays) {

@@ -25,7 +25,17 @@ struct StreamOrderDelay {
   uint32_t from, to; ///< instances, consecutive on one stream
   uint32_t stream;
   double delayUs; ///< how much later `to` starts than its dependencies allow
+  /// What really holds `to` back, when not stream order alone: a buffer
+  /// both touch, one writing, under `sync declared` (the order is what keeps
+  /// it race-free: moving either stage would race), or one copy engine for
+  /// both (copies of one direction run one at a time on any stream).
+  enum Reason : uint8_t { StreamOrder, Buffer, CopyEngine } reason = StreamOrder;
+  uint32_t buffer = 0; ///< Buffer: index into Pipeline::buffers
 };
+
+/// A StreamOrderDelay in words, its real reason included (compile's note,
+/// advise's).
+std::string describeStreamOrderDelay(const Schedule &schedule, const StreamOrderDelay &d);
 
 /// Does a CUDA graph pay? One answer, from the device model simulating both
 /// lowerings (model/GraphCost), that compile, run and advise print.

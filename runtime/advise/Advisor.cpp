@@ -627,11 +627,7 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
       continue;
     }
     ++shown;
-    out.notes.push_back(formatv("stream order puts '{0}' before '{1}' on stream "
-                                "'{2}': on the critical path, '{1}' starts {3} "
-                                "later than its own dependencies allow",
-                                compiled.instances.name(d.from), compiled.instances.name(d.to),
-                                compiled.stream(d.stream).name, formatTime(d.delayUs)));
+    out.notes.push_back(describeStreamOrderDelay(compiled, d));
   }
   if (more)
     out.notes.push_back(formatv("{0} more stream-order edge(s) on the critical path", more));
