@@ -8,6 +8,7 @@
 #include "PipeParser.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -285,6 +286,28 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
       msg += " after " + quoteToken(previous);
     if (expected.contains(size_t(PipeParser::IDENT)) && isReservedWord(offending->getType()))
       msg += "; " + quoteToken(offending) + " is a reserved word";
+    // A misspelt keyword (`kernal`): the nearest one expected here.
+    if (offending->getType() == PipeParser::IDENT) {
+      const std::string typo = offending->getText();
+      std::string best;
+      unsigned bestDistance = 3; // at most 2 edits, and fewer than the word has
+      for (ssize_t type : expected.toList()) {
+        std::string literal =
+            std::string(parser->getVocabulary().getLiteralName(size_t(type)));
+        if (literal.size() < 3 || literal.front() != '\'' || literal.back() != '\'')
+          continue;
+        literal = literal.substr(1, literal.size() - 2);
+        if (!std::isalpha(static_cast<unsigned char>(literal.front())))
+          continue;
+        const unsigned d = llvm::StringRef(typo).edit_distance(literal, true, bestDistance);
+        if (d < bestDistance && d < typo.size()) {
+          bestDistance = d;
+          best = literal;
+        }
+      }
+      if (!best.empty())
+        msg += "; did you mean '" + best + "'?";
+    }
   }
   // `stage A kernel 10us on s;`: the stream written after the work.
   bool inStage = false;
@@ -295,11 +318,31 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
   if (!range.Start.isValid())
     range = {ctx.locAt(0), ctx.locAt(0)};
   ctx.syntaxErrors.push_back(range.Start.getPointer());
+  // The stage as it should read, from its own tokens: its name, `on`
+  // and the stream, then the work written before them.
+  std::string rewritten = "stage A on s kernel 10us;";
+  if (streamAfterWork) {
+    ParserRuleContext *stage = rule;
+    while (stage && stage->getRuleIndex() != PipeParser::RuleStageDecl)
+      stage = dynamic_cast<ParserRuleContext *>(stage->parent);
+    antlr4::TokenStream *tokens = parser->getTokenStream();
+    const size_t first = stage ? stage->getStart()->getTokenIndex() : 0;
+    if (stage && here + 1 < tokens->size() && first + 2 < here &&
+        tokens->get(here + 1)->getType() != Token::EOF) {
+      // The work as written (its spacing kept).
+      antlr4::CharStream *chars = tokens->getTokenSource()->getInputStream();
+      const std::string work = chars->getText(antlr4::misc::Interval(
+          tokens->get(first + 2)->getStartIndex(), tokens->get(here - 1)->getStopIndex()));
+      rewritten = "stage " + tokens->get(first + 1)->getText() + " on " +
+                  tokens->get(here + 1)->getText() + " " + work + ";";
+    }
+  }
   {
     InFlightDiagnostic error = ctx.diags.error(range, msg);
     if (streamAfterWork)
       error.attachNote(range, "'on STREAM' goes right after the stage's name, before its "
-                              "work: 'stage A on s kernel 10us;'");
+                              "work: '" +
+                                  rewritten + "'");
   } // reported here, before the error limit is looked at
   ctx.stopIfNeeded();
 }

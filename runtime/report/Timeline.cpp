@@ -12,11 +12,37 @@
 using namespace pipec;
 using namespace pipec::runtime;
 
-/// The letter that stands for stage `index` of the pipeline.
-static char symbolFor(uint32_t index) {
-  static const char symbols[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  return index < sizeof(symbols) - 1 ? symbols[index] : '#';
+/// The letters stages are drawn with.
+static const char kSymbols[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+constexpr size_t kLetters = sizeof(kSymbols) - 1;
+
+/// The letter of each stage of the pipeline: by declaration order while
+/// there are letters enough; past that, the stages that take the most time
+/// in the run get the letters but one, and the others share '#'.
+static std::vector<char> symbolsFor(const LoweringRun &r) {
+  const Schedule &s = *r.schedule;
+  const size_t stages = s.pipeline.stages.size();
+  std::vector<char> symbols(stages, '#');
+  if (stages <= kLetters) {
+    for (size_t i = 0; i < stages; ++i)
+      symbols[i] = kSymbols[i];
+    return symbols;
+  }
+  std::vector<double> time(stages, 0);
+  for (uint32_t v = 0; v < r.start.size(); ++v)
+    time[s.instances.stageOf(v)] += std::max(0.0, r.end[v] - r.start[v]);
+  std::vector<uint32_t> order(stages);
+  for (uint32_t i = 0; i < stages; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return time[a] > time[b]; });
+  // Lettered in declaration order among the busiest.
+  std::vector<uint32_t> lettered(order.begin(), order.begin() + (kLetters - 1));
+  std::sort(lettered.begin(), lettered.end());
+  for (size_t i = 0; i < lettered.size(); ++i)
+    symbols[lettered[i]] = kSymbols[i];
+  return symbols;
 }
 
 void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os, unsigned width) {
@@ -32,6 +58,8 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os, unsigne
       return std::string("host");
     return s.pipeline.devices[s.threadOfChain(chain)].name + "/host";
   };
+  const std::vector<char> symbols = symbolsFor(r);
+  std::vector<uint8_t> drawnStage(s.pipeline.stages.size(), 0);
   std::vector<uint8_t> shownLane(s.chains(), 0);
   for (uint32_t st = 0; st < s.hostChain(); ++st)
     shownLane[st] = 1;
@@ -74,7 +102,8 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os, unsigne
           bestOverlap = overlap, best = c;
         if (overlap >= 0.5 && overlap > covered[c]) {
           covered[c] = overlap;
-          cells[c] = symbolFor(s.instances.stageOf(v));
+          cells[c] = symbols[s.instances.stageOf(v)];
+          drawnStage[s.instances.stageOf(v)] = 1;
           drawn = true;
         }
       }
@@ -82,15 +111,39 @@ void runtime::printTimeline(const LoweringRun &r, llvm::raw_ostream &os, unsigne
         shortStages.push_back({v, best});
     }
     for (auto [v, c] : shortStages)
-      if (cells[c] == ' ')
-        cells[c] = symbolFor(s.instances.stageOf(v));
+      if (cells[c] == ' ') {
+        cells[c] = symbols[s.instances.stageOf(v)];
+        drawnStage[s.instances.stageOf(v)] = 1;
+      }
     os << "  " << llvm::left_justify(label(st), nameWidth) << " |" << cells << "| "
        << formatPercent(std::min(1.0, busy / span)) << " busy\n";
   }
   os << "  " << std::string(nameWidth, ' ') << " 0"
      << llvm::right_justify(formatTime(r.makespanUs), width + 1) << '\n';
+  // The legend names the stages drawn; those a column never shows (too
+  // short at this width, behind longer ones) are named apart.
   os << "  ";
-  for (uint32_t i = 0; i < s.pipeline.stages.size(); ++i)
-    os << (i ? ", " : "") << symbolFor(i) << " = " << s.pipeline.stages[i].name;
+  bool first = true;
+  size_t shared = 0, hidden = 0;
+  std::string hiddenNames;
+  for (uint32_t i = 0; i < s.pipeline.stages.size(); ++i) {
+    if (!drawnStage[i]) {
+      if (++hidden <= 8)
+        hiddenNames += (hidden > 1 ? ", " : "") + s.pipeline.stages[i].name;
+      continue;
+    }
+    if (symbols[i] == '#') {
+      ++shared;
+      continue;
+    }
+    os << (first ? "" : ", ") << symbols[i] << " = " << s.pipeline.stages[i].name;
+    first = false;
+  }
+  if (shared)
+    os << (first ? "" : ", ") << "# = " << shared << " other stage(s)";
   os << '\n';
+  if (hidden)
+    os << "  not drawn at this width (too short, or behind longer stages): " << hiddenNames
+       << (hidden > 8 ? llvm::formatv(" and {0} more", hidden - 8).str() : std::string())
+       << '\n';
 }
