@@ -67,8 +67,8 @@ std::vector<llvm::StringRef> driver::splitParts(llvm::StringRef text) {
 }
 
 void driver::lint(const program::Pipeline &p, const StageGraph &graph,
-                  const DeviceProfile &profile, DiagnosticEngine &diags) {
-  if (!diags.shouldStop())
+                  const DeviceProfile &profile, DiagnosticEngine &diags, bool writing) {
+  if (writing && !diags.shouldStop())
     lintRedundantDependencies(p, graph, diags);
   if (!diags.shouldStop())
     lintHardwareQueues(p, profile.hardwareQueues, diags);
@@ -126,7 +126,7 @@ Outcome driver::compileIn(Source &src, DiagnosticEngine &diags, const DeviceProf
   std::vector<std::unique_ptr<StageGraph>> graphs;
   for (const program::Pipeline &p : out.program.pipelines) {
     graphs.push_back(std::make_unique<StageGraph>(p, issueOrder(p)));
-    lint(p, *graphs.back(), profile, diags);
+    lint(p, *graphs.back(), profile, diags, request.writingLints);
   }
   if (diags.hadError())
     return Outcome::InputErrors;

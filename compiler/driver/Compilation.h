@@ -64,8 +64,11 @@ struct DiagnosticOptions {
 std::vector<llvm::StringRef> splitParts(llvm::StringRef text);
 
 /// The warnings that need more than sema: check and compile give the same.
+/// `writing`: also those about how the file is written, not what it does
+/// (a redundant dependency), which the commands that run or change the
+/// program do not repeat.
 void lint(const program::Pipeline &p, const StageGraph &graph, const DeviceProfile &profile,
-          DiagnosticEngine &diags);
+          DiagnosticEngine &diags, bool writing = true);
 
 /// pipec check: parses and checks one buffer (or `part` of it), races of
 /// `sync declared` pipelines included (their unpinned stages on the streams
@@ -89,6 +92,10 @@ struct CompileRequest {
   /// --max-streams as given (0: not given): a value below a pipeline's
   /// declared streams is a usage error.
   unsigned maxStreamsGiven = 0;
+  /// The lints about how the file is written (a redundant dependency):
+  /// check and compile give them; run and advise, which report on what the
+  /// program does, leave them out (advise counts them in a note).
+  bool writingLints = true;
   ScheduleOptions schedule;
 };
 

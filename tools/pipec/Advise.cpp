@@ -62,7 +62,7 @@ int tool::runAdvise() {
   options.schedule.assign = invocation().assignMethod;
   driver::Compiled c;
   if (int status = compileFile(invocation().runInput, model, options.schedule,
-                               {driver::Phase::Schedule, true}, c))
+                               {driver::Phase::Schedule, true, /*writingLints=*/false}, c))
     return status;
   if (!objectiveApplies(*objective, c))
     return UsageError;

@@ -179,7 +179,9 @@ int tool::runRun() {
   options.maxStreams = invocation().maxStreams;
   options.replays = invocation().replays;
   driver::Compiled c;
-  if (int status = compileFile(invocation().runInput, model, options, {}, c))
+  // How the file is written is check and compile's to say.
+  const CompileGoal goal{driver::Phase::Schedule, false, /*writingLints=*/false};
+  if (int status = compileFile(invocation().runInput, model, options, goal, c))
     return status;
 
   if (!objectiveApplies(*objective, c))
@@ -251,7 +253,7 @@ int tool::runRun() {
     driver::Compiled cb;
     if (int status = compileFile(compareWith.empty() ? StringRef(invocation().runInput)
                                                      : StringRef(compareWith),
-                                 modelB, options, {}, cb))
+                                 modelB, options, goal, cb))
       return status;
     if (!objectiveApplies(*objective, cb))
       return UsageError;

@@ -297,6 +297,7 @@ int tool::compileLoaded(const model::Model &model, const ScheduleOptions &option
   driver::CompileRequest request;
   request.stopAfter = goal.stopAfter;
   request.keepSyntax = goal.keepSyntax;
+  request.writingLints = goal.writingLints;
   request.pipeline = invocation().pipelineName;
   request.maxStreamsGiven = invocation().maxStreamsGiven ? invocation().maxStreams : 0;
   request.schedule = options;

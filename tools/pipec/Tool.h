@@ -102,6 +102,8 @@ int prepare(DeviceProfile &profile);
 struct CompileGoal {
   driver::Phase stopAfter = driver::Phase::Schedule;
   bool keepSyntax = false;
+  /// The lints about how the file is written (check and compile's).
+  bool writingLints = true;
 };
 int compileFile(llvm::StringRef path, const model::Model &model,
                 const ScheduleOptions &options, CompileGoal goal, driver::Compiled &out);
