@@ -2,9 +2,12 @@
 
 #include "model/Objective.h"
 
+#include "compiler/support/Printable.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 using namespace pipec;
@@ -38,7 +41,18 @@ llvm::Expected<Objective> runtime::parseObjective(llvm::StringRef text) {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "--objective=end:STAGE takes ':worst' or ':median' "
                                      "after the stage, not ':" +
-                                         which.str() + "'");
+                                         printable(which) + "'");
+    // A stage's name is an identifier: anything else names none (and is
+    // never echoed raw).
+    const bool identifier = !stage.empty() &&
+                            !std::isdigit(static_cast<unsigned char>(stage.front())) &&
+                            llvm::all_of(stage, [](char c) {
+                              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                            });
+    if (!stage.empty() && !identifier)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--objective=end:STAGE: '" + printable(stage) +
+                                         "' is not a stage name (letters, digits and '_')");
     if (!o.stage.empty())
       return o;
   }
@@ -55,7 +69,7 @@ llvm::Error runtime::checkObjective(const Objective &o, const program::Pipeline 
       return llvm::Error::success();
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "--objective: pipeline '" + p.name + "' has no stage '" +
-                                     o.stage + "'");
+                                     printable(o.stage) + "'");
 }
 
 std::vector<double> runtime::stageLatencies(const Schedule &s, uint32_t stage,

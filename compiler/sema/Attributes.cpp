@@ -233,8 +233,8 @@ Sema::AttrNumber Sema::wholeNumberOf(const ast::Attr &a) {
     out.at = a.amount->range();
     sema::Quantity q = constants->quantityOf(*a.amount);
     out.reported = q.kind == sema::Quantity::Invalid;
-    if (q.kind == sema::Quantity::Bare && q.number >= 0 && std::round(q.number) == q.number)
-      out.value = q.number < 1e19 ? static_cast<uint64_t>(q.number) : UINT64_MAX;
+    if (q.kind == sema::Quantity::Bare && q.number >= 0 && sema::isWhole(q.number))
+      out.value = q.number < 9e18 ? static_cast<uint64_t>(std::llround(q.number)) : UINT64_MAX;
   }
   return out;
 }

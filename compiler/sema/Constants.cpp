@@ -32,6 +32,10 @@ const char *pipec::sema::describe(Value::Kind kind) {
   return "a number";
 }
 
+bool sema::isWhole(double v) {
+  return std::abs(v - std::round(v)) <= 1e-9 * std::max(1.0, std::abs(v));
+}
+
 namespace {
 
 /// A value as a user would write it: `2.5`, `40us`, `4096B`.
@@ -47,11 +51,6 @@ std::string spell(const Value &v) {
     break;
   }
   return llvm::StringRef(formatv("{0:f6}", v.value).str()).rtrim('0').rtrim('.').str();
-}
-
-/// Whole up to rounding (10^-9 of the value): `3*(1/3)` is 1.
-bool isWhole(double v) {
-  return std::abs(v - std::round(v)) <= 1e-9 * std::max(1.0, std::abs(v));
 }
 
 /// "add", "subtract", ... for the operator of `n`.

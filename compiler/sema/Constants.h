@@ -21,6 +21,10 @@
 
 namespace pipec::sema {
 
+/// Whole up to rounding (10^-9 of the value): `3*(1/3)` is 1. The one
+/// tolerance for every count: iterations, ring slots, attributes.
+bool isWhole(double v);
+
 /// What an expression evaluates to: a number, microseconds or bytes.
 struct Value {
   enum Kind { Number, Time, Size } kind = Number;

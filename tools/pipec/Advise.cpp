@@ -3,6 +3,7 @@
 #include "Run.h"
 
 #include "compiler/parse/Parser.h"
+#include "compiler/support/Printable.h"
 #include "model/Model.h"
 #include "runtime/advise/Advisor.h"
 
@@ -15,11 +16,13 @@ using namespace pipec::tool;
 
 namespace {
 
-cl::opt<unsigned> applyNumber(
+// A string, read here: LLVM's parser would echo a bad value raw and take
+// --apply=0 for "not given".
+cl::opt<std::string> applyText(
     "apply",
     cl::desc("Write the file with suggestion N applied (formatted; it checks clean), "
              "instead of the advice"),
-    cl::value_desc("N"), cl::init(0), cl::sub(adviseCommand()), cl::cat(category()));
+    cl::value_desc("N"), cl::sub(adviseCommand()), cl::cat(category()));
 cl::opt<double> minGainPercent(
     "min-gain",
     cl::desc("The least gain suggested or noted, in percent of the objective (default 2)"),
@@ -42,6 +45,17 @@ int tool::runAdvise() {
   DeviceProfile profile;
   if (int status = prepare(profile))
     return status;
+  // --apply=N: a suggestion's number as printed, from 1.
+  unsigned applyNumber = 0;
+  if (applyText.getNumOccurrences()) {
+    unsigned long long n = 0;
+    if (StringRef(applyText).getAsInteger(10, n) || n == 0 || n > 1000000) {
+      toolError("--apply='" + printable(applyText) +
+                "': takes a suggestion's number as advise prints it (1, 2, ...)");
+      return UsageError;
+    }
+    applyNumber = unsigned(n);
+  }
   if (!(minGainPercent >= 0 && minGainPercent <= 100) || !(minGainUs >= 0)) {
     toolError("--min-gain must be a percentage from 0 to 100 and --min-gain-us at least 0");
     return UsageError;
@@ -96,13 +110,13 @@ int tool::runAdvise() {
                           "file: start the program with {1} in its environment (`export "
                           "{1}`, or `{1} python train.py`); 'hardware_queues' in a "
                           "profile (--profile) models it",
-                          unsigned(applyNumber), s.environment));
+                          applyNumber, s.environment));
         return UsageError;
       }
       if (s.graph) {
         toolError(formatv("suggestion {0} is a lowering, not a change to the file: compile "
                           "or run it with --lower=graph",
-                          unsigned(applyNumber)));
+                          applyNumber));
         return UsageError;
       }
       return emitTo(invocation().outputPath, [&](raw_ostream &out) { out << s.text; })
@@ -112,7 +126,7 @@ int tool::runAdvise() {
     size_t total = 0;
     for (const runtime::PipelineAdvice &a : advice)
       total += a.suggestions.size();
-    toolError(formatv("--apply={0}: there {1} {2} suggestion(s)", unsigned(applyNumber),
+    toolError(formatv("--apply={0}: there {1} {2} suggestion(s)", applyNumber,
                       total == 1 ? "is" : "are", total));
     return UsageError;
   }

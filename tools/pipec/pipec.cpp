@@ -59,25 +59,60 @@ int dispatch(int argc, char **argv) {
   cl::HideUnrelatedOptions(category(), adviseCommand());
   cl::HideUnrelatedOptions(category(), importCommand());
   cl::HideUnrelatedOptions(category(), profileCommand());
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
-          "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
-          "  pipec check FILE...      report every error in FILEs\n"
-          "  pipec compile FILE       plan FILE's schedule and emit it\n"
-          "                           (--emit=text|json|dot|ast, "
-          "--lower=streams|graph|auto)\n"
-          "  pipec run FILE           run it and time it, on a GPU or on the\n"
-          "                           device model (--lower=streams|graph|both)\n"
-          "  pipec calibrate          measure the GPU, write a profile for "
-          "--profile\n"
-          "  pipec fmt FILE...        print FILEs in the canonical layout "
-          "(-i, --check)\n"
-          "  pipec advise FILE        how to schedule it, with measured "
-          "numbers\n"
-          "  pipec import TRACE       a PyTorch profiler trace as a .pipe "
-          "file (--report)\n"
-          "  pipec profile --default  the built-in device profile, as JSON\n",
-          &errs(), nullptr, /*LongOptionsUseDoubleDash=*/true))
+  // An option (or its value) with a control character in it names nothing
+  // pipec has, and LLVM's per-option errors would echo it raw: say so, in
+  // printable form, before parsing. (A file name may hold any bytes.)
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    // C0 controls and DEL, and C1 controls as UTF-8 (U+0080-U+009F).
+    bool control = false;
+    for (size_t k = 0; k < arg.size(); ++k) {
+      const unsigned char c = static_cast<unsigned char>(arg[k]);
+      control |=
+          c < 0x20 || c == 0x7f ||
+          (c == 0xc2 && k + 1 < arg.size() && static_cast<unsigned char>(arg[k + 1]) >= 0x80 &&
+           static_cast<unsigned char>(arg[k + 1]) <= 0x9f);
+    }
+    if (arg.startswith("-") && control) {
+      toolError("option '" + printable(arg) +
+                "' holds control characters; no option or "
+                "value of pipec does");
+      return UsageError;
+    }
+  }
+  // LLVM's parser echoes option values and unknown options as given: its
+  // messages are written out through printable(), line by line, so that no
+  // control character in an argument reaches the terminal.
+  std::string parseErrors;
+  raw_string_ostream parseStream(parseErrors);
+  const bool parsed = cl::ParseCommandLineOptions(
+      argc, argv,
+      "pipec: a compiler for GPU pipeline descriptions (.pipe files)\n\n"
+      "  pipec check FILE...      report every error in FILEs\n"
+      "  pipec compile FILE       plan FILE's schedule and emit it\n"
+      "                           (--emit=text|json|dot|ast, "
+      "--lower=streams|graph|auto)\n"
+      "  pipec run FILE           run it and time it, on a GPU or on the\n"
+      "                           device model (--lower=streams|graph|both)\n"
+      "  pipec calibrate          measure the GPU, write a profile for "
+      "--profile\n"
+      "  pipec fmt FILE...        print FILEs in the canonical layout "
+      "(-i, --check)\n"
+      "  pipec advise FILE        how to schedule it, with measured "
+      "numbers\n"
+      "  pipec import TRACE       a PyTorch profiler trace as a .pipe "
+      "file (--report)\n"
+      "  pipec profile --default  the built-in device profile, as JSON\n",
+      &parseStream, nullptr, /*LongOptionsUseDoubleDash=*/true);
+  parseStream.flush();
+  for (StringRef rest = parseErrors; !rest.empty();) {
+    auto [line, after] = rest.split('\n');
+    errs() << printable(line) << '\n';
+    rest = after;
+  }
+  if (!parsed)
     return UsageError;
   applyColorChoice();
 

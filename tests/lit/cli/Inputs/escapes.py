@@ -10,8 +10,16 @@ name = os.path.join(work, "x\x1b]0;owned\x07\x1b[2Jy.pipe")
 open(name, "w").write("pipeline p {\n  stage A on nowhere kernel 1us;\n}\n")
 unformatted = os.path.join(work, "u\x1b[31m.pipe")
 open(unformatted, "w").write("pipeline p { stage A kernel 1us; }\n")
+plain = os.path.join(work, "plain.pipe")
+open(plain, "w").write("pipeline p {\n  stream s;\n  stage A on s kernel 1us;\n}\n")
 for args in (["check", name], ["check", name + ".missing"], ["fmt", "--check", unformatted],
-             ["compile", unformatted, "--pipeline=\x1b[2J"]):
+             ["compile", unformatted, "--pipeline=\x1b[2J"],
+             ["run", plain, "--backend=sim", "--objective=end:\x1b]0;x\x07"],
+             ["advise", plain, "--backend=sim", "--objective=end:B\x1b[2J"],
+             ["compile", plain, "--emit=\x1b[2J"],
+             ["compile", plain, b"--bogus\xc2\x9b2J"],
+             ["advise", plain, "--backend=sim", "--apply=x\x1b"],
+             ["compile", plain, "--bogus"]):
     r = subprocess.run(["pipec", *args], capture_output=True)
     out = r.stdout + r.stderr
     clean = b"\x1b" not in out and b"\x07" not in out
