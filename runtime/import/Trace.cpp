@@ -313,8 +313,22 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     if (*durValue < 0)
       return bad("has a negative 'dur'");
     if (*durValue > kMaxStageUs)
-      return bad("lasts " + llvm::formatv("{0:f1}", *durValue / 1e6).str() +
+      return bad("lasts " +
+                 (*durValue < 1e15 ? llvm::formatv("{0:f1}", *durValue / 1e6).str()
+                                   : llvm::formatv("{0:e}", *durValue / 1e6).str()) +
                  " s: more than the 3600 s a .pipe stage may take");
+    // A stream id is a whole number (CUDA's are small): one no integer of
+    // ours holds would alias another stream (2^63 and 2^63 + 1 alike).
+    std::optional<double> streamValue = args.getNumber("stream");
+    if (!streamValue)
+      streamValue = e.getNumber("tid");
+    if (streamValue && !(std::fabs(*streamValue) <= 9007199254740992.0 &&
+                         *streamValue == std::floor(*streamValue))) {
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%.17g", *streamValue);
+      return bad("runs on stream " + llvm::Twine(shown) +
+                 ": not a stream id (a whole number of at most 2^53 either way)");
+    }
     op.stream = intOr(args, "stream", intOr(e, "tid", 0));
     op.ts = *tsValue;
     op.dur = *durValue;

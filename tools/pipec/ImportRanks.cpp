@@ -12,6 +12,8 @@
 
 #include "compiler/emit/Emitters.h"
 #include "compiler/program/TimeFormat.h"
+#include "compiler/sema/Sema.h"
+#include "compiler/support/Printable.h"
 #include "runtime/Backend.h"
 #include "runtime/import/Ranks.h"
 
@@ -61,6 +63,14 @@ std::vector<double> modelSpansUs(const runtime::LoweringRun &r, size_t ranks) {
 
 int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<int64_t> step,
                          bool report, const std::string &profileOut) {
+  // Each rank is a device of one program: more than a program may declare
+  // is said before any trace is read.
+  if (traces.size() > kMaxDevices) {
+    toolError(formatv("{0} traces given: a program of several ranks holds at most {1} "
+                      "(one device each); import fewer ranks",
+                      traces.size(), kMaxDevices));
+    return UsageError;
+  }
   std::vector<importer::Rank> ranks;
   ranks.reserve(traces.size());
   for (size_t r = 0; r < traces.size(); ++r) {
@@ -71,7 +81,8 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
       number = ranks[0].step.step;
     Expected<importer::Trace> trace = importer::readTrace(traces[r]);
     if (!trace) {
-      toolError(formatv("rank {0} ({1}): {2}", r, traces[r], toString(trace.takeError())));
+      toolError(formatv("rank {0} ({1}): {2}", r, printable(traces[r]),
+                        toString(trace.takeError())));
       return InputErrors;
     }
     Expected<importer::ImportedStep> imported =
@@ -82,13 +93,13 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
         why = formatv("rank 0's default step is ProfilerStep#{0}, and {1} (--step=N picks "
                       "the step of every rank)",
                       *number, why);
-      toolError(formatv("rank {0} ({1}): {2}", r, traces[r], why));
+      toolError(formatv("rank {0} ({1}): {2}", r, printable(traces[r]), why));
       return InputErrors;
     }
     if (!imported->foreignPlatform.empty()) {
       toolError(formatv("rank {0} ({1}) is a {2} trace: pipec models CUDA devices only "
                         "('pipec import --report' of one trace gives what it recorded)",
-                        r, traces[r], imported->foreignPlatform));
+                        r, printable(traces[r]), imported->foreignPlatform));
       return InputErrors;
     }
     ranks.push_back({traces[r], std::move(*imported)});

@@ -10,6 +10,10 @@ name = os.path.join(work, "x\x1b]0;owned\x07\x1b[2Jy.pipe")
 open(name, "w").write("pipeline p {\n  stage A on nowhere kernel 1us;\n}\n")
 unformatted = os.path.join(work, "u\x1b[31m.pipe")
 open(unformatted, "w").write("pipeline p { stage A kernel 1us; }\n")
+rank = os.path.join(work, "rank\x1b]0;owned\x07.json")
+open(rank, "w").write("not json")
+trace = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "import", "Inputs",
+                     "nccl-rank.json")
 plain = os.path.join(work, "plain.pipe")
 open(plain, "w").write("pipeline p {\n  stream s;\n  stage A on s kernel 1us;\n}\n")
 for args in (["check", name], ["check", name + ".missing"], ["fmt", "--check", unformatted],
@@ -19,7 +23,8 @@ for args in (["check", name], ["check", name + ".missing"], ["fmt", "--check", u
              ["compile", plain, "--emit=\x1b[2J"],
              ["compile", plain, b"--bogus\xc2\x9b2J"],
              ["advise", plain, "--backend=sim", "--apply=x\x1b"],
-             ["compile", plain, "--bogus"]):
+             ["compile", plain, "--bogus"],
+             ["import", trace, rank]):
     r = subprocess.run(["pipec", *args], capture_output=True)
     out = r.stdout + r.stderr
     clean = b"\x1b" not in out and b"\x07" not in out
