@@ -317,17 +317,24 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
                  (*durValue < 1e15 ? llvm::formatv("{0:f1}", *durValue / 1e6).str()
                                    : llvm::formatv("{0:e}", *durValue / 1e6).str()) +
                  " s: more than the 3600 s a .pipe stage may take");
-    // A stream id is a whole number (CUDA's are small): one no integer of
-    // ours holds would alias another stream (2^63 and 2^63 + 1 alike).
-    std::optional<double> streamValue = args.getNumber("stream");
-    if (!streamValue)
-      streamValue = e.getNumber("tid");
-    if (streamValue && !(std::fabs(*streamValue) <= 9007199254740992.0 &&
-                         *streamValue == std::floor(*streamValue))) {
-      char shown[32];
-      std::snprintf(shown, sizeof shown, "%.17g", *streamValue);
-      return bad("runs on stream " + llvm::Twine(shown) +
-                 ": not a stream id (a whole number of at most 2^53 either way)");
+    // A stream id is an integer: any int64 exactly (the largest are ids
+    // like any other); a number that is not whole, or past 2^53 as a
+    // double, would alias another stream, and is no id. (An integer literal
+    // past int64 reads as INT64_MAX in llvm::json, as in the fast reader:
+    // known, and not told apart.)
+    {
+      const bool inArgs = args.getNumber("stream").has_value();
+      const View &holder = inArgs ? args : e;
+      const llvm::StringRef key = inArgs ? "stream" : "tid";
+      std::optional<double> value = holder.getNumber(key);
+      const bool exact = holder.getInteger(key).has_value();
+      if (value && !exact &&
+          !(std::fabs(*value) <= 9007199254740992.0 && *value == std::floor(*value))) {
+        char shown[32];
+        std::snprintf(shown, sizeof shown, "%.17g", *value);
+        return bad("runs on stream " + llvm::Twine(shown) +
+                   ": not a stream id (an integer of 64 bits)");
+      }
     }
     op.stream = intOr(args, "stream", intOr(e, "tid", 0));
     op.ts = *tsValue;
