@@ -88,7 +88,7 @@ def cases(tmp, scale):
         ordered.append(f"  stage S{i} on s{i} kernel 1us reads(b{i % 8}) writes(b{(i + 1) % 8}) depends_on({dep});")
     yield "10^7 ordered instances, 32 streams, 8 buffers, sync declared", ["check", write(tmp, "ordered.pipe", "\n".join(ordered) + "\n}\n")], None
     wide = "pipeline w {\n  iterations 2000;\n  stream s;\n  stage W on s kernel 100us [blocks=2147483647, threads=1024];\n  stage X on s kernel 10us [blocks=2147483647, threads=32];\n}\n"
-    yield "maximum grids x 2,000 iterations, run", ["run", "--backend=sim", write(tmp, "wide.pipe", wide)], None
+    yield "maximum grids x 2,000 iterations, run", ["run", "--backend=sim", write(tmp, "wide.pipe", wide)], (6.0, 500, "the gap's ten more runs of the model, one with 32 times the SMs: linear in the 4,000 instances; to bring down")
     yield "the same without 'on', compile (assignment)", ["compile", write(
         tmp, "wide2.pipe", wide.replace("  stream s;\n", "").replace(" on s", ""))], (6.0, 500, "issue 29: the assignment simulates each candidate")
     rings = ["pipeline rings {", "  iterations 4;"] + [f"  buffer r{i} 1KB;" for i in range(400)]
@@ -99,6 +99,26 @@ def cases(tmp, scale):
     big = write(tmp, "big.pipe", "pipeline big { iterations 10000000; stream s; stage A on s kernel 1us; }\n")
     yield "10^7 instances, run --trace --html (capped)", ["run", "--backend=sim", "--replays=1", big,
         f"--trace={os.path.join(tmp, 't.json')}", f"--html={os.path.join(tmp, 't.html')}"], (30.0, 2500, "the 10^7 limit itself: issue 29")
+
+    # ---- Issue 45 ----------------------------------------------------------
+    dev64 = ["version 4;", "pipeline p {"] + [f"  device g{d};" for d in range(64)]
+    dev64 += [f"  stream s{d} on g{d};" for d in range(64)]
+    dev64 += [f"  stage K{d} on s{d} kernel 1us;" for d in range(64)] + ["}"]
+    dev64 = write(tmp, "dev64.pipe", "\n".join(dev64) + "\n")
+    yield "64 devices, one 1 us kernel each, run", ["run", "--backend=sim", dev64], (2.0, 500, "")
+    yield "64 devices, one 1 us kernel each, advise", ["advise", "--backend=sim", dev64], (2.0, 500, "")
+    pairs = ["pipeline p {", "  iterations 1000;", "  stream a;", "  stream b;"]
+    pairs += [f"  buffer x{i} 1KB;" for i in range(25)]
+    for i in range(25):
+        pairs.append(f"  stage W{i} on a kernel 1us writes(x{i})" + (f" depends_on(R{i - 1})" if i else "") + ";")
+        pairs.append(f"  stage R{i} on b kernel 1us reads(x{i});")
+    pairs = write(tmp, "pairs.pipe", "\n".join(pairs) + "\n}\n")
+    yield "25 writer/reader pairs x 1,000 iterations, run", ["run", "--backend=sim", pairs], (2.0, 500, "")
+    yield "25 writer/reader pairs x 1,000 iterations, advise", ["advise", "--backend=sim", pairs], (6.0, 500, "advise runs the model once per change it tries")
+    rings2 = ["pipeline rings {", "  iterations 1000;", "  stream a;", "  stream b;"]
+    rings2 += [f"  buffer r{i}[2] 1KB;" for i in range(400)]
+    rings2 += [f"  stage K{i} on {'ab'[i % 2]} kernel 1us" + (f" reads(r{i - 1})" if i else "") + f" writes(r{i});" for i in range(400)]
+    yield "advise, 400 two-slot rings x 1,000 iterations", ["advise", "--backend=sim", write(tmp, "rings2.pipe", "\n".join(rings2) + "\n}\n")], (120.0, 1500, "4 x 10^5 instances: linear in them, a run per ring tried")
 
     # ---- Imports ----------------------------------------------------------
     events, corr = [], 1000
@@ -130,7 +150,8 @@ def run(pipec, args):
     proc = subprocess.Popen([pipec] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
-    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
 def main():
@@ -139,19 +160,19 @@ def main():
     scale = float(options.get("scale", "1"))
     only = options.get("only", "")
     pipec = args[0] if args else "build/pipec"
-    print("| input | command | wall s | peak MB | exit | budget |")
-    print("| --- | --- | ---: | ---: | ---: | --- |")
+    print("| input | command | wall s | CPU s | peak MB | exit | budget |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         for label, command, budget in cases(tmp, scale):
             if only and only not in label:
                 continue
             seconds, mb, why = budget if budget else BUDGET + ("",)
-            wall, peak, rc = run(pipec, command)
+            wall, cpu, peak, rc = run(pipec, command)
             over = wall > seconds or peak > mb or rc < 0 or rc > 4
             failed |= over
             verdict = ("OVER " if over else "") + f"{seconds:g} s, {mb} MB" + (f" ({why})" if why else "")
-            print(f"| {label} | `{command[0]}` | {wall:.2f} | {peak:.0f} | {rc} | {verdict} |", flush=True)
+            print(f"| {label} | `{command[0]}` | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {rc} | {verdict} |", flush=True)
     sys.exit(1 if failed else 0)
 
 
