@@ -88,7 +88,7 @@ def cases(tmp, scale):
         ordered.append(f"  stage S{i} on s{i} kernel 1us reads(b{i % 8}) writes(b{(i + 1) % 8}) depends_on({dep});")
     yield "10^7 ordered instances, 32 streams, 8 buffers, sync declared", ["check", write(tmp, "ordered.pipe", "\n".join(ordered) + "\n}\n")], None
     wide = "pipeline w {\n  iterations 2000;\n  stream s;\n  stage W on s kernel 100us [blocks=2147483647, threads=1024];\n  stage X on s kernel 10us [blocks=2147483647, threads=32];\n}\n"
-    yield "maximum grids x 2,000 iterations, run", ["run", "--backend=sim", write(tmp, "wide.pipe", wide)], (6.0, 500, "the gap's ten more runs of the model, one with 32 times the SMs: linear in the 4,000 instances; to bring down")
+    yield "maximum grids x 2,000 iterations, run", ["run", "--backend=sim", write(tmp, "wide.pipe", wide)], None
     yield "the same without 'on', compile (assignment)", ["compile", write(
         tmp, "wide2.pipe", wide.replace("  stream s;\n", "").replace(" on s", ""))], (6.0, 500, "issue 29: the assignment simulates each candidate")
     rings = ["pipeline rings {", "  iterations 4;"] + [f"  buffer r{i} 1KB;" for i in range(400)]
