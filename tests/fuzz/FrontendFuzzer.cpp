@@ -20,7 +20,10 @@
 #include "compiler/schedule/StreamAssignment.h"
 #include "compiler/sema/Sema.h"
 #include "model/AssignmentCost.h"
+#include "model/Gap.h"
+#include "model/GraphCost.h"
 #include "runtime/Backend.h"
+#include "runtime/advise/Advisor.h"
 
 #include "PipeLexer.h"
 
@@ -139,6 +142,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           llvm::consumeError(run.takeError());
         else if (run->violations)
           __builtin_trap(); // the model never breaks a dependency
+        // run's gap and advise, on the small ones (each is several runs).
+        if (lowering == LoweringChoice::Streams && s.instances.size() <= 300) {
+          std::vector<runtime::GapPart> gap = runtime::explainGap(s, profile);
+          if (gap.size() >= 2 && gap[gap.size() - 1].us < -1e-6)
+            __builtin_trap(); // what remains is never below the bound
+          runtime::SimGraphCost graphCost(profile);
+          runtime::AdviseOptions adviseOptions;
+          adviseOptions.schedule = options;
+          adviseOptions.replays = 3;
+          runtime::AdviseSource source{&file, sm.getMemoryBuffer(id)->getBuffer()};
+          auto advice = runtime::advise(source, s, profile, *backend, graphCost, adviseOptions);
+          if (!advice) {
+            llvm::consumeError(advice.takeError());
+          } else {
+            // Every suggestion gains what it announces.
+            for (const runtime::Suggestion &sg : advice->suggestions)
+              if (!(sg.afterUs < sg.beforeUs))
+                __builtin_trap();
+          }
+        }
       }
     }
   }
