@@ -152,7 +152,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           adviseOptions.schedule = options;
           adviseOptions.replays = 3;
           runtime::AdviseSource source{&file, sm.getMemoryBuffer(id)->getBuffer()};
-          auto advice = runtime::advise(source, s, profile, *backend, graphCost, adviseOptions);
+          auto advice =
+              runtime::advise(source, s, profile, *backend, graphCost, adviseOptions);
           if (!advice) {
             llvm::consumeError(advice.takeError());
           } else {
