@@ -781,10 +781,10 @@ void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_o
             j.attribute("connections", nullptr);
           } else {
             j.attributeArray("connections", [&] {
-              for (auto [count, us] : a.connections)
+              for (const std::pair<unsigned, double> &c : a.connections)
                 j.object([&] {
-                  j.attribute("count", int64_t(count));
-                  number("us", us);
+                  j.attribute("count", int64_t(c.first));
+                  number("us", c.second);
                 });
             });
           }
