@@ -143,6 +143,8 @@ def cases(tmp, scale):
     devices = gzip_of(tmp, "devices.json.gz", [b'{"deviceProperties": ['] +
                       [entry * 20000] * n(900) + [b'{"id":0}], "traceEvents": []}'])
     yield "import: a gzip bomb of 900 MB of deviceProperties", ["import", devices, "-o", os.devnull], None
+    spaces = gzip_of(tmp, "spaces.json.gz", [b'{"traceEvents":['] + [b" " * (1 << 20)] * n(1023) + [b"]}"])
+    yield "import: a gzip bomb of 1 GiB of white space (1 MB)", ["import", spaces, "-o", os.devnull], None
 
 
 def run(pipec, args):

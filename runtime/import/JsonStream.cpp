@@ -5,6 +5,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -16,52 +17,113 @@ using namespace pipec::importer;
 
 namespace {
 
-/// zlib's message less the "<fd:3>: " it puts first for a descriptor.
-std::string withoutName(llvm::StringRef message) {
-  if (message.startswith("<fd:")) {
-    size_t colon = message.find(">: ");
-    if (colon != llvm::StringRef::npos)
-      message = message.drop_front(colon + 3);
-  }
-  return message.str();
-}
-
-/// zlib reads a gzip stream, and anything else as it is.
-class GzipSource : public ByteSource {
+/// A file read with zlib's inflate where it starts as gzip does (every
+/// member of a concatenated gzip file in turn), and as it is otherwise.
+/// It counts the bytes it takes from the file itself, which gzread's
+/// gzoffset cannot do on a pipe.
+class FileSource : public ByteSource {
 public:
-  explicit GzipSource(gzFile z) : z(z) {}
-  ~GzipSource() override {
-    if (z)
-      gzclose(z);
+  explicit FileSource(int fd) : fd(fd) { in.resize(1 << 17); }
+  ~FileSource() override {
+    if (inflating)
+      inflateEnd(&z);
+    ::close(fd);
   }
   llvm::Expected<size_t> read(char *out, size_t n) override {
-    int got = gzread(z, out, static_cast<unsigned>(n));
-    if (got >= 0)
-      return size_t(got);
-    int code = 0;
-    std::string why = withoutName(gzerror(z, &code));
-    if (code == Z_ERRNO)
-      return fail(llvm::Twine("cannot read it: ") + std::strerror(errno));
-    return fail("its gzip stream is truncated or damaged: " + why);
+    if (!started) {
+      started = true;
+      if (llvm::Error e = refill())
+        return e;
+      gzip = startsMember();
+      if (gzip && inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+        return fail("cannot read it: zlib has no memory to inflate it");
+      inflating = gzip;
+    }
+    if (!gzip)
+      return copyOut(out, n);
+    size_t made = 0;
+    while (made == 0 && !done) {
+      if (available() == 0) {
+        if (llvm::Error e = refill())
+          return e;
+        if (available() == 0) {
+          done = true; // the file ends inside a member: finish() says so
+          break;
+        }
+      }
+      z.next_in = reinterpret_cast<Bytef *>(&in[at]);
+      z.avail_in = static_cast<uInt>(available());
+      z.next_out = reinterpret_cast<Bytef *>(out);
+      z.avail_out = static_cast<uInt>(std::min<size_t>(n, size_t(1) << 30));
+      size_t room = z.avail_out;
+      int code = inflate(&z, Z_NO_FLUSH);
+      at = end - z.avail_in;
+      made = room - z.avail_out;
+      if (code == Z_STREAM_END) {
+        // Another member may follow, as gzip writes for concatenated
+        // files; anything else after one is ignored, as gzip does.
+        if (available() < 2)
+          if (llvm::Error e = refill())
+            return e;
+        if (startsMember()) {
+          inflateReset(&z);
+        } else {
+          complete = true;
+          done = true;
+        }
+      } else if (code != Z_OK && code != Z_BUF_ERROR) {
+        return fail(llvm::Twine("its gzip stream is truncated or damaged: ") +
+                    (z.msg ? z.msg : "inflate failed"));
+      }
+    }
+    return made;
   }
   llvm::Error finish() override {
-    // gzread stops quietly at a truncated stream: gzclose, or the buffer
-    // state, tells.
-    int code = 0;
-    const char *why = gzerror(z, &code);
-    bool truncated = code != Z_OK && code != Z_STREAM_END;
-    std::string message = withoutName(why ? why : "");
-    bool direct = gzdirect(z);
-    int closed = gzclose(z);
-    z = nullptr;
-    if (closed != Z_OK || (truncated && !direct))
-      return fail("its gzip stream is truncated or damaged" +
-                  (message.empty() ? "" : ": " + message));
+    if (gzip && !complete)
+      return fail("its gzip stream is truncated or damaged: unexpected end of file");
     return llvm::Error::success();
   }
+  uint64_t consumed() const override { return taken - available(); }
 
 private:
-  gzFile z;
+  size_t available() const { return end - at; }
+  bool startsMember() const {
+    return available() >= 2 && uint8_t(in[at]) == 0x1f && uint8_t(in[at + 1]) == 0x8b;
+  }
+  /// Moves what is left to the front and reads more after it.
+  llvm::Error refill() {
+    if (at > 0) {
+      std::memmove(&in[0], &in[at], available());
+      end -= at;
+      at = 0;
+    }
+    for (;;) {
+      ssize_t got = ::read(fd, &in[end], in.size() - end);
+      if (got >= 0) {
+        end += size_t(got);
+        taken += uint64_t(got);
+        return llvm::Error::success();
+      }
+      if (errno != EINTR)
+        return fail(llvm::Twine("cannot read it: ") + std::strerror(errno));
+    }
+  }
+  llvm::Expected<size_t> copyOut(char *out, size_t n) {
+    if (available() == 0)
+      if (llvm::Error e = refill())
+        return e;
+    size_t k = std::min(n, available());
+    std::memcpy(out, &in[at], k);
+    at += k;
+    return k;
+  }
+
+  int fd;
+  std::string in;
+  size_t at = 0, end = 0;
+  uint64_t taken = 0;
+  z_stream z{};
+  bool started = false, gzip = false, inflating = false, done = false, complete = false;
 };
 
 class MemorySource : public ByteSource {
@@ -71,12 +133,15 @@ public:
     size_t k = std::min(n, text.size());
     std::memcpy(out, text.data(), k);
     text = text.drop_front(k);
+    given += k;
     return k;
   }
   llvm::Error finish() override { return llvm::Error::success(); }
+  uint64_t consumed() const override { return given; }
 
 private:
   llvm::StringRef text;
+  uint64_t given = 0;
 };
 
 } // namespace
@@ -89,13 +154,7 @@ llvm::Expected<std::unique_ptr<ByteSource>> importer::openFile(llvm::StringRef p
       path == "-" ? ::dup(STDIN_FILENO) : ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return fail("cannot read '" + shown + "': " + std::strerror(errno));
-  gzFile z = gzdopen(fd, "rb");
-  if (!z) {
-    ::close(fd);
-    return fail("cannot read '" + shown + "'");
-  }
-  gzbuffer(z, 1 << 17);
-  return std::make_unique<GzipSource>(z);
+  return std::make_unique<FileSource>(fd);
 }
 
 std::unique_ptr<ByteSource> importer::memorySource(llvm::StringRef text) {
@@ -124,6 +183,16 @@ bool JsonReader::more() {
   if (total > maxBytes) {
     pending = fail("it is too large uncompressed (over " + llvm::Twine(maxBytes >> 20) +
                    " MiB); record fewer steps");
+    ended = true;
+    return false;
+  }
+  if (total > kInflateFloor && total / kMaxInflation > source.consumed()) {
+    uint64_t from = std::max<uint64_t>(source.consumed(), 1);
+    pending = fail("it inflates " + llvm::Twine(total / from) + " times (" +
+                   llvm::Twine(total >> 20) + " MiB from " + llvm::Twine(from >> 10) +
+                   " KiB of gzip): profiler traces compress 5 to 30 times, and pipec "
+                   "refuses more than " +
+                   llvm::Twine(kMaxInflation) + " as a gzip bomb");
     ended = true;
     return false;
   }

@@ -29,7 +29,16 @@ public:
   /// At the end: whether the input ended as it should (a gzip stream that
   /// is not cut short).
   virtual llvm::Error finish() = 0;
+  /// The bytes taken from the file so far: less than those read where it
+  /// is compressed.
+  virtual uint64_t consumed() const = 0;
 };
+
+/// A compressed input may inflate at most this many times (past
+/// kInflateFloor bytes): profiler traces compress 5 to 30 times, a gzip
+/// bomb a thousand, and inflating costs CPU time before a byte is parsed.
+constexpr uint64_t kMaxInflation = 200;
+constexpr uint64_t kInflateFloor = uint64_t(64) << 20;
 
 /// A file ('-': standard input), gunzipped when it is gzip and read as it
 /// is otherwise; opened once, so a pipe or /dev/stdin reads too. `shown` is

@@ -101,3 +101,11 @@ for i in range(12000):
     ts += 10
 with gzip.open(os.path.join(out, "context-syncs.json.gz"), "wt") as f:
     json.dump(trace(events), f)
+
+# A gzip bomb of white space: 66 MiB from some 65 KB, over the inflation
+# a trace may have (it costs seconds of CPU before a byte is parsed).
+with gzip.open(os.path.join(out, "spaces.json.gz"), "wb", compresslevel=9) as f:
+    f.write(b'{"traceEvents":[')
+    for _ in range(66):
+        f.write(b" " * (1 << 20))
+    f.write(b"]}")
