@@ -10,8 +10,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -317,23 +315,25 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
                  (*durValue < 1e15 ? llvm::formatv("{0:f1}", *durValue / 1e6).str()
                                    : llvm::formatv("{0:e}", *durValue / 1e6).str()) +
                  " s: more than the 3600 s a .pipe stage may take");
-    // A stream id is an integer: any int64 exactly (the largest are ids
-    // like any other); a number that is not whole, or past 2^53 as a
-    // double, would alias another stream, and is no id. (An integer literal
-    // past int64 reads as INT64_MAX in llvm::json, as in the fast reader:
-    // known, and not told apart.)
+    // A stream id is an integer of 64 bits. A number that is not whole, or
+    // past 2^53 as a double, would alias another stream, and is no id; so
+    // is an integer literal at or past int64's ends, which both readers
+    // (llvm::json's, and the fast one, which leaves such literals to it)
+    // read as INT64_MAX or INT64_MIN: two of them would share a stream.
     {
       const bool inArgs = args.getNumber("stream").has_value();
       const View &holder = inArgs ? args : e;
       const llvm::StringRef key = inArgs ? "stream" : "tid";
       std::optional<double> value = holder.getNumber(key);
-      const bool exact = holder.getInteger(key).has_value();
-      if (value && !exact &&
-          !(std::fabs(*value) <= 9007199254740992.0 && *value == std::floor(*value))) {
+      std::optional<int64_t> exact = holder.getInteger(key);
+      const bool atEnds = exact && (*exact == std::numeric_limits<int64_t>::max() ||
+                                    *exact == std::numeric_limits<int64_t>::min());
+      if (value && (atEnds || (!exact && !(std::fabs(*value) <= 9007199254740992.0 &&
+                                           *value == std::floor(*value))))) {
         char shown[32];
         std::snprintf(shown, sizeof shown, "%.17g", *value);
         return bad("runs on stream " + llvm::Twine(shown) +
-                   ": not a stream id (an integer of 64 bits)");
+                   ": not a stream id (an integer of 64 bits, short of int64's ends)");
       }
     }
     op.stream = intOr(args, "stream", intOr(e, "tid", 0));

@@ -82,6 +82,9 @@ write("escapes.json", trace(ops(("k", 7, 10)),
                             devices=[dict(A100, name="NVIDIA\u001b]0;owned\u0007\u001b[2J A100")]))
 # A stream id that is no integer.
 write("fraction-stream.json", trace([launch(995, 1), kernel("k", 7.5, 1000, 10, 1)]))
+# Stream ids past int64: every reader saturates them, so two would share.
+write("int64-stream.json", trace([launch(995, 1), kernel("k", 2**63, 1000, 10, 1),
+                                  launch(1005, 2), kernel("k", 2**63 + 1, 1010, 10, 2)]))
 # A duration no stage may take, far past it.
 write("huge-dur.json", trace([launch(995, 1), kernel("k", 7, 1000, 1e300, 1)]))
 # An event larger than pipec reads (a gzip bomb's name, small here).
