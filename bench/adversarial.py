@@ -143,6 +143,15 @@ def cases(tmp, scale):
     devices = gzip_of(tmp, "devices.json.gz", [b'{"deviceProperties": ['] +
                       [entry * 20000] * n(900) + [b'{"id":0}], "traceEvents": []}'])
     yield "import: a gzip bomb of 900 MB of deviceProperties", ["import", devices, "-o", os.devnull], None
+    # One rank: 1,000 kernels over 4 streams, a context sync after each.
+    four = [e.replace('"tid":%d,' % (i % 256), '"tid":%d,' % (i % 4)).replace(
+        '"stream":%d,' % (i % 256), '"stream":%d,' % (i % 4)) for i, e in
+        ((k // 4, e) for k, e in enumerate(events[:4000]))]
+    rank = gzip_of(tmp, "rank.json.gz", [('{"traceEvents":[' + ",".join(four) + "]}").encode()])
+    yield "import: 200 copies of one rank's trace as ranks (limit 64)", ["import", "-o", os.devnull] + [rank] * 200, None
+    yield "import: 64 ranks of 1,000 kernels and 1,000 syncs each", ["import", "-o", os.devnull] + [rank] * 64, (6.0, 500, "12 MB of JSON: linear in the ops")
+    wide_rank = gzip_of(tmp, "wide-rank.json.gz", [('{"traceEvents":[' + ",".join(events[:1000]) + "]}").encode()])
+    yield "import: 2 ranks of 250 streams (limit 256 in all)", ["import", "-o", os.devnull, wide_rank, wide_rank], None
     spaces = gzip_of(tmp, "spaces.json.gz", [b'{"traceEvents":['] + [b" " * (1 << 20)] * n(1023) + [b"]}"])
     yield "import: a gzip bomb of 1 GiB of white space (1 MB)", ["import", spaces, "-o", os.devnull], None
 

@@ -7,6 +7,8 @@
 #include "runtime/import/PipeFile.h"
 
 #include "compiler/format/Columns.h"
+#include "compiler/sema/Sema.h"
+#include "compiler/support/Fail.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -112,6 +114,16 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
                                                  const DeviceProfile &profile,
                                                  RanksSummary &summary) {
   const size_t n = ranks.size();
+  // Every rank's streams are streams of the one pipeline: more than it may
+  // declare is said here, not as a diagnostic on the file it would be.
+  size_t streams = 0;
+  for (const Rank &rank : ranks)
+    streams += rank.step.streams.size();
+  if (streams > kMaxStreams)
+    return fail(formatv("the {0} ranks' GPU ops run on {1} streams in all; a .pipe pipeline "
+                        "has at most {2} (import fewer ranks)",
+                        n, streams, kMaxStreams)
+                    .str());
   std::vector<Collectives> collectives(n);
   for (size_t r = 0; r < n; ++r)
     collectives[r] = collectivesOf(ranks[r].step);
