@@ -59,8 +59,11 @@ TEST_CASE("import: a multi-GPU trace keeps the busiest device") {
 TEST_CASE("import: ids at int64's edge are ids like any other") {
   // The two largest int64 values are the reserved keys of LLVM's hash
   // maps: a stream or device so numbered must still be itself, and a
-  // correlation so numbered is none (no call links to it).
-  const char *big = "9223372036854775807", *big1 = "9223372036854775806";
+  // correlation so numbered is none (no call links to it). A stream id at
+  // int64's very ends is no id: JSON readers saturate a literal past them
+  // there, so 2^63 and 2^63 + 1 would share a stream.
+  const char *big = "9223372036854775807", *big1 = "9223372036854775806",
+             *low1 = "-9223372036854775807";
   auto op = [](const char *stream, const char *corr, double ts) {
     return llvm::formatv("{{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":{2},"
                          "\"dur\":1,\"args\":{{\"stream\":{0},\"correlation\":{1},"
@@ -68,8 +71,8 @@ TEST_CASE("import: ids at int64's edge are ids like any other") {
                          stream, corr, ts)
         .str();
   };
-  std::string text = "{\"traceEvents\":[" + op(big, "1", 0) + "," + op(big1, "2", 1) + "," +
-                     op(big, big, 2) + "," + op("3", big1, 3) + "]}";
+  std::string text = "{\"traceEvents\":[" + op(big1, "1", 0) + "," + op(low1, "2", 1) + "," +
+                     op(big1, big, 2) + "," + op("3", big1, 3) + "]}";
   auto trace = parseTrace(text);
   REQUIRE(static_cast<bool>(trace));
   REQUIRE(trace->ops.size() == 4);
@@ -84,13 +87,21 @@ TEST_CASE("import: ids at int64's edge are ids like any other") {
   REQUIRE(static_cast<bool>(program));
   const program::Pipeline &p = program->pipelines.at(0);
   REQUIRE(p.streams.size() == 3);
-  CHECK(p.streams[0].name == "s9223372036854775807");
-  CHECK(p.streams[1].name == "s9223372036854775806");
+  CHECK(p.streams[0].name == "s9223372036854775806");
+  CHECK(p.streams[1].name == "s_neg9223372036854775807");
   CHECK(p.streams[2].name == "s3");
   std::vector<int32_t> streams;
   for (const program::Stage &st : p.stages)
     streams.push_back(st.stream);
   CHECK(streams == std::vector<int32_t>{0, 1, 0, 2});
+
+  for (const char *end :
+       {big, "9223372036854775808", "-9223372036854775808", "-9223372036854775809"}) {
+    CAPTURE(end);
+    auto saturated = parseTrace("{\"traceEvents\":[" + op(end, "1", 0) + "]}");
+    REQUIRE_FALSE(static_cast<bool>(saturated));
+    CHECK(llvm::toString(saturated.takeError()).find("not a stream id") != std::string::npos);
+  }
 }
 
 TEST_CASE("import: a stream wait depends on the last op before the record") {
