@@ -37,6 +37,13 @@ public:
 
   /// A run of a schedule on the model.
   std::unique_ptr<runtime::Backend> backend() const { return runtime::makeSimBackend(device); }
+  /// A run on this device with `queues` hardware queues, as
+  /// CUDA_DEVICE_MAX_CONNECTIONS sets them (advise's connections what-if).
+  std::unique_ptr<runtime::Backend> backendWithQueues(unsigned queues) const {
+    DeviceProfile changed = device;
+    changed.hardwareQueues = queues;
+    return runtime::makeSimBackend(changed);
+  }
 
   /// `options` asking this model its questions: the graph verdict and the
   /// makespan of a stream assignment (where the caller set none).

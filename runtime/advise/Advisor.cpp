@@ -7,6 +7,7 @@
 #include "compiler/format/Edit.h"
 #include "compiler/program/TimeFormat.h"
 #include "compiler/schedule/Meaning.h"
+#include "model/Model.h"
 #include "runtime/report/Reports.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -74,10 +75,11 @@ struct Variant {
 
 class Advisor {
 public:
-  Advisor(const AdviseSource &source, const Schedule &compiled, const DeviceProfile &profile,
-          Backend &backend, const GraphCostModel &cost, const AdviseOptions &options)
-      : source(source), compiled(compiled), p(compiled.pipeline), profile(profile),
-        backend(backend), cost(cost), options(options) {}
+  Advisor(const AdviseSource &source, const Schedule &compiled, const model::Model &model,
+          Backend &backend, const AdviseOptions &options)
+      : source(source), compiled(compiled), p(compiled.pipeline), model(model),
+        profile(model.profile()), backend(backend), cost(model.graphCost()), options(options) {
+  }
 
   llvm::Expected<PipelineAdvice> run();
   llvm::Error connections();
@@ -115,6 +117,7 @@ private:
   const AdviseSource &source;
   const Schedule &compiled;
   const program::Pipeline &p;
+  const model::Model &model;
   const DeviceProfile &profile;
   Backend &backend;
   const GraphCostModel &cost;
@@ -378,11 +381,9 @@ llvm::Error Advisor::connections() {
     return llvm::Error::success();
   std::set<unsigned> counts = {1, 8, 32, profile.hardwareQueues};
   for (unsigned n : counts) {
-    DeviceProfile changed = profile;
-    changed.hardwareQueues = n;
-    std::unique_ptr<Backend> model = makeSimBackend(changed);
+    std::unique_ptr<Backend> queues = model.backendWithQueues(n);
     llvm::Expected<double> at =
-        measure(compiled, *model, options.replays, Lowering::Streams, options.objective);
+        measure(compiled, *queues, options.replays, Lowering::Streams, options.objective);
     if (!at)
       return at.takeError();
     out.connections.push_back({n, *at});
@@ -415,7 +416,7 @@ llvm::Error Advisor::connections() {
 /// that fits a wave fewer (the same work spread over fewer blocks), run on
 /// the model: a note names it with the block count and its gain.
 llvm::Error Advisor::waveCliffs() {
-  std::unique_ptr<Backend> model = makeSimBackend(profile);
+  std::unique_ptr<Backend> onModel = model.backend();
   // Kernel stages of one grid shape are one candidate (the same kernel,
   // launched again): its stages changed together.
   struct Candidate {
@@ -449,7 +450,7 @@ llvm::Error Advisor::waveCliffs() {
   if (candidates.empty())
     return llvm::Error::success();
   llvm::Expected<double> measured =
-      measure(compiled, *model, options.replays, Lowering::Streams, options.objective);
+      measure(compiled, *onModel, options.replays, Lowering::Streams, options.objective);
   if (!measured)
     return measured.takeError();
   const double before = *measured;
@@ -478,7 +479,7 @@ llvm::Error Advisor::waveCliffs() {
       }
       Schedule schedule(changed, profile, options.schedule);
       llvm::Expected<double> after =
-          measure(schedule, *model, options.replays, Lowering::Streams, options.objective);
+          measure(schedule, *onModel, options.replays, Lowering::Streams, options.objective);
       if (!after)
         return after.takeError();
       results.push_back(*after);
@@ -645,7 +646,7 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
                                 "dropping them changes no time (compile "
                                 "warns of each)",
                                 a.redundantDependencies));
-  out.gap = explainGap(compiled, profile);
+  out.gap = model.explainGap(compiled);
   return out;
 }
 
@@ -663,15 +664,10 @@ llvm::Expected<double> runtime::measure(const Schedule &s, Backend &backend, uns
 
 llvm::Expected<PipelineAdvice> runtime::advise(const AdviseSource &source,
                                                const Schedule &compiled,
-                                               const DeviceProfile &profile, Backend &backend,
-                                               const GraphCostModel &cost,
+                                               const model::Model &model, Backend &backend,
                                                const AdviseOptions &options) {
-  return Advisor(source, compiled, profile, backend, cost, options).run();
+  return Advisor(source, compiled, model, backend, options).run();
 }
-
-/// The profile's hardware queues, as the what-if was run with: the count
-/// whose figure is the baseline's.
-static unsigned profileQueues(const PipelineAdvice &adv) { return adv.profileQueues; }
 
 void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
                           const AdviseOptions &options, size_t first, llvm::raw_ostream &os) {
@@ -703,7 +699,7 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
     os << formatv(
         "  connections (CUDA_DEVICE_MAX_CONNECTIONS; {0} streams share the profile's "
         "{1} hardware queues), {2} on the device model:",
-        adv.streams, profileQueues(adv), adv.objective.words());
+        adv.streams, adv.profileQueues, adv.objective.words());
     for (size_t i = 0; i < adv.connections.size(); ++i)
       os << (i ? ", " : " ") << adv.connections[i].first << " -> "
          << formatTime(adv.connections[i].second);

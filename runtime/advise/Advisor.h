@@ -40,6 +40,10 @@ namespace llvm {
 class raw_ostream;
 }
 
+namespace pipec::model {
+class Model;
+}
+
 namespace pipec::runtime {
 
 /// The smallest gain that is suggested, by default: 2% of the objective
@@ -99,11 +103,11 @@ struct AdviseSource {
 };
 
 /// Advice for `compiled` (compile's schedule of one pipeline of `source`),
-/// measured on `backend`. `cost` answers the graph question (the same one
-/// compile and run use).
+/// measured on `backend` (the model's, or a device's). `model` answers every
+/// other question — the graph verdict, the gap, the what-ifs of a setting
+/// or a grid — as compile and run ask it.
 llvm::Expected<PipelineAdvice> advise(const AdviseSource &source, const Schedule &compiled,
-                                      const DeviceProfile &profile, Backend &backend,
-                                      const GraphCostModel &cost,
+                                      const model::Model &model, Backend &backend,
                                       const AdviseOptions &options);
 
 /// The objective of `schedule` run on `backend` in `lowering` (the graph:

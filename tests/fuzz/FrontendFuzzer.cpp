@@ -22,6 +22,7 @@
 #include "model/AssignmentCost.h"
 #include "model/Gap.h"
 #include "model/GraphCost.h"
+#include "model/Model.h"
 #include "runtime/Backend.h"
 #include "runtime/advise/Advisor.h"
 
@@ -144,16 +145,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           __builtin_trap(); // the model never breaks a dependency
         // run's gap and advise, on the small ones (each is several runs).
         if (lowering == LoweringChoice::Streams && s.instances.size() <= 300) {
-          std::vector<runtime::GapPart> gap = runtime::explainGap(s, profile);
+          const model::Model deviceModel(profile);
+          std::vector<runtime::GapPart> gap = deviceModel.explainGap(s);
           if (gap.size() >= 2 && gap[gap.size() - 1].us < -1e-6)
             __builtin_trap(); // what remains is never below the bound
-          runtime::SimGraphCost graphCost(profile);
           runtime::AdviseOptions adviseOptions;
           adviseOptions.schedule = options;
           adviseOptions.replays = 3;
           runtime::AdviseSource source{&file, sm.getMemoryBuffer(id)->getBuffer()};
-          auto advice =
-              runtime::advise(source, s, profile, *backend, graphCost, adviseOptions);
+          auto advice = runtime::advise(source, s, deviceModel, *backend, adviseOptions);
           if (!advice) {
             llvm::consumeError(advice.takeError());
           } else {

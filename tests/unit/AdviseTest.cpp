@@ -14,8 +14,7 @@
 #include "compiler/format/Edit.h"
 #include "compiler/schedule/Meaning.h"
 #include "compiler/schedule/Schedule.h"
-#include "model/AssignmentCost.h"
-#include "model/GraphCost.h"
+#include "model/Model.h"
 #include "runtime/advise/Advisor.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -106,16 +105,16 @@ struct Applied {
 /// What advise needs, on the default profile's model: the backend, the
 /// costs, options of 10 replays.
 struct AdviseSetup {
-  AdviseSetup() : model(runtime::makeSimBackend(profile)), cost(profile), assign(profile) {
+  AdviseSetup()
+      : deviceModel(DeviceProfile()), profile(deviceModel.profile()),
+        backend(deviceModel.backend()) {
     options.replays = 10;
     options.schedule.replays = 10;
-    options.schedule.graphCost = &cost;
-    options.schedule.assignEvaluator = &assign;
+    deviceModel.answerFor(options.schedule);
   }
-  DeviceProfile profile;
-  std::unique_ptr<runtime::Backend> model;
-  runtime::SimGraphCost cost;
-  runtime::SimAssignmentCost assign;
+  const model::Model deviceModel;
+  const DeviceProfile &profile;
+  std::unique_ptr<runtime::Backend> backend;
   runtime::AdviseOptions options;
 };
 
@@ -136,8 +135,7 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
       continue;
     AdviseSetup setup;
     const DeviceProfile &profile = setup.profile;
-    runtime::Backend &model = *setup.model;
-    runtime::SimGraphCost &cost = setup.cost;
+    runtime::Backend &backend = *setup.backend;
     runtime::AdviseOptions &options = setup.options;
     if (trial % 5 == 4 && !front.program.pipelines[0].stages.empty())
       options.objective = {runtime::Objective::StageEnd,
@@ -145,7 +143,7 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
     const program::Pipeline &p = front.program.pipelines[0];
     Schedule compiled(p, profile, options.schedule);
     auto advice =
-        runtime::advise({&front.file, text}, compiled, profile, model, cost, options);
+        runtime::advise({&front.file, text}, compiled, setup.deviceModel, backend, options);
     REQUIRE(static_cast<bool>(advice));
     for (const runtime::Suggestion &s : advice->suggestions) {
       INFO(text << s.change);
@@ -170,7 +168,7 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
       const program::Pipeline &q = applied.front.program.pipelines.at(0);
       Schedule after(q, profile, options.schedule);
       // It gives the objective announced.
-      auto again = runtime::measure(after, model, 10, Lowering::Streams, options.objective);
+      auto again = runtime::measure(after, backend, 10, Lowering::Streams, options.objective);
       REQUIRE(static_cast<bool>(again));
       CHECK(*again == doctest::Approx(s.afterUs).epsilon(1e-9));
       // It computes what the program computed.
@@ -211,15 +209,14 @@ TEST_CASE("advise: on several devices, each suggestion keeps every stage on its 
     REQUIRE(front.errors == 0);
     AdviseSetup setup;
     const DeviceProfile &profile = setup.profile;
-    runtime::Backend &model = *setup.model;
-    runtime::SimGraphCost &cost = setup.cost;
+    runtime::Backend &backend = *setup.backend;
     runtime::AdviseOptions &options = setup.options;
     // A lower bar than a user's, so that suggestions come often enough.
     options.minGainFraction = 0.002;
     const program::Pipeline &p = front.program.pipelines[0];
     Schedule compiled(p, profile, options.schedule);
     auto advice =
-        runtime::advise({&front.file, text}, compiled, profile, model, cost, options);
+        runtime::advise({&front.file, text}, compiled, setup.deviceModel, backend, options);
     REQUIRE(static_cast<bool>(advice));
     CHECK(!advice->graph.evaluated); // the answer compile gives
     if (trial == 0)
@@ -243,7 +240,7 @@ TEST_CASE("advise: on several devices, each suggestion keeps every stage on its 
               p.devices[deviceOf[st.name]].name);
       }
       Schedule after(q, profile, options.schedule);
-      auto again = runtime::measure(after, model, 10, Lowering::Streams, options.objective);
+      auto again = runtime::measure(after, backend, 10, Lowering::Streams, options.objective);
       REQUIRE(static_cast<bool>(again));
       CHECK(*again == doctest::Approx(s.afterUs).epsilon(1e-9));
       CHECK(slowVerdict(compiled, after) == "");

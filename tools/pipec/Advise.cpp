@@ -89,7 +89,7 @@ int tool::runAdvise() {
   std::vector<runtime::PipelineAdvice> advice;
   for (const Schedule *s : c.views) {
     Expected<runtime::PipelineAdvice> a =
-        runtime::advise(source, *s, profile, *backend, model.graphCost(), options);
+        runtime::advise(source, *s, model, *backend, options);
     if (!a) {
       toolError("advise failed: " + toString(a.takeError()));
       return RunFailed;
