@@ -42,6 +42,9 @@ if not args:
 pipec = os.path.join(build, "pipec")
 traces = sorted(glob.glob(os.path.join(args[0], "*.json")) +
                 glob.glob(os.path.join(args[0], "*.json.gz")))
+# Nsight Systems exports, beside the traces or in an nsys/ folder of them.
+traces += sorted(glob.glob(os.path.join(args[0], "*.sqlite")) +
+                 glob.glob(os.path.join(args[0], "nsys", "*.sqlite")))
 if not traces:
     sys.exit(f"no trace (*.json, *.json.gz) in {args[0]}")
 
@@ -74,7 +77,7 @@ print("| trace | step | ops | span ms | model ms | model error | op-end error | 
       "critical path ms | GPU busy ms | host-bound | graph pays after (recorded host / pipec's) | s |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for path in traces:
-    name = os.path.basename(path).split(".json")[0]
+    name = os.path.basename(path).split(".json")[0].split(".sqlite")[0]
     for step in (steps(path) if all_steps else [None]):
         r, seconds = report(path, step)
         rec, pred, fid, ana = r["recorded"], r["predicted"], r["fidelity"], r["analysis"]

@@ -3,6 +3,7 @@
 #   pipec::antlr4  - the ANTLR4 C++ runtime, static, headers as SYSTEM
 #   pipec::llvm    - LLVM 14 Support, static
 #   pipec::zlib    - zlib, static (gzip-compressed traces)
+#   pipec::sqlite3 - SQLite, static (Nsight Systems exports)
 #   doctest::doctest, and the lit/FileCheck programs for the test suite.
 
 find_program(ANTLR4_EXECUTABLE NAMES antlr4 REQUIRED
@@ -42,6 +43,16 @@ add_library(pipec::zlib STATIC IMPORTED)
 set_target_properties(pipec::zlib PROPERTIES
   IMPORTED_LOCATION ${ZLIB_STATIC_LIBRARY}
   INTERFACE_INCLUDE_DIRECTORIES ${ZLIB_INCLUDE_DIR})
+
+# SQLite, for Nsight Systems' SQLite exports: static for the same reason
+# (a GPU machine need not have libsqlite3).
+find_path(SQLITE3_INCLUDE_DIR sqlite3.h REQUIRED)
+find_library(SQLITE3_STATIC_LIBRARY NAMES libsqlite3.a REQUIRED)
+add_library(pipec::sqlite3 STATIC IMPORTED)
+set_target_properties(pipec::sqlite3 PROPERTIES
+  IMPORTED_LOCATION ${SQLITE3_STATIC_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${SQLITE3_INCLUDE_DIR}
+  INTERFACE_LINK_LIBRARIES "m;pthread;dl")
 
 find_package(doctest QUIET)
 if(NOT doctest_FOUND)

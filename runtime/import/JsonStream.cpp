@@ -35,6 +35,11 @@ public:
       if (llvm::Error e = refill())
         return e;
       gzip = startsMember();
+      // An Nsight Systems export is a database, read from its file
+      // (importer::readNsys): here only through a pipe.
+      if (available() >= 16 && std::memcmp(&in[at], "SQLite format 3", 16) == 0)
+        return fail("it is an SQLite database (an Nsight Systems export?): pipec reads one "
+                    "from a file, not from a pipe or standard input");
       if (gzip && inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
         return fail("cannot read it: zlib has no memory to inflate it");
       inflating = gzip;

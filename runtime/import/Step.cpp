@@ -264,6 +264,20 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   } else if (number) {
     return fail(formatv("the trace has no ProfilerStep annotations; leave out --step "
                         "to import the whole trace"));
+  } else {
+    // The whole trace: up to the host's first call to return once its last
+    // GPU op had ended (the sync, copy or poll by which it learned so).
+    // The host's calls after that (freeing, unregistering, tearing down)
+    // are not the GPU's work the span measures, and a bound that counted
+    // them would pass the span.
+    double lastEnd = -INFINITY;
+    for (const GpuOp &op : trace.ops)
+      lastEnd = std::max(lastEnd, op.ts + op.dur);
+    double learned = INFINITY;
+    for (const HostCall &c : trace.calls)
+      if (c.ts + c.dur >= lastEnd)
+        learned = std::min(learned, c.ts + c.dur);
+    to = std::isinf(learned) ? lastEnd : std::max(lastEnd, learned);
   }
 
   // The step's ops, in issue order (their calls' correlation ids).
@@ -593,9 +607,16 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
           st.hostUs = firstHostUs;
           continue;
         }
-        st.blocking = !graph && (blockingCopy(op, trace.names[op.name]) ||
-                                 (item.kind == HostCall::BlockingCopy &&
-                                  op.launchTs + op.launchDur >= op.ts + op.dur));
+        // A synchronous copy call (cudaMemcpy, not Async) holds the host
+        // until its copy is done, but for one from pageable memory it
+        // returns once the last chunk is staged, a little before the DMA
+        // ends: it blocked if it returned after its copy began (a copy
+        // between device buffers does not hold the host).
+        st.blocking =
+            !graph && (blockingCopy(op, trace.names[op.name]) ||
+                       (item.kind == HostCall::BlockingCopy && op.kind != OpKind::Kernel &&
+                        !(op.kind == OpKind::Memcpy && op.direction == CopyDirection::D2D) &&
+                        op.launchTs + op.launchDur >= op.ts));
         // A blocking copy's dispatch lasts until the copy began: the
         // call's time before it (staging pageable memory) is the host's;
         // unless the copy waited for the GPU, and so did the host (a sync).
@@ -803,15 +824,14 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
       out.notes.push_back(formatv(
           "the trace has no sync events: each of its {0} cudaStreamWaitEvent call(s){1} "
           "orders every stream's next op behind the last op issued before it on every "
-          "other stream (a safe superset of the recorded orderings); record with "
-          "torch.profiler.profile(..., experimental_config=torch._C._profiler."
-          "_ExperimentalConfig(enable_cuda_sync_events=True)) for the exact ones",
+          "other stream (a safe superset of the recorded orderings); {2}",
           out.waitsIssued,
           backlogWaits ? formatv(" (and {0} issued before the step, which order the "
                                  "previous step's ops still running in it)",
                                  backlogWaits)
                              .str()
-                       : std::string()));
+                       : std::string(),
+          trace.exactWaitsAdvice));
   }
   // What each host synchronisation waited for.
   for (const PendingSync &p : syncs) {

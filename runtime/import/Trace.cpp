@@ -6,6 +6,7 @@
 #include "compiler/support/Printable.h"
 #include "runtime/import/FlatJson.h"
 #include "runtime/import/JsonStream.h"
+#include "runtime/import/Nsys.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -41,14 +42,6 @@ constexpr size_t kMaxDevices = 4096;
 /// Names are kept to this many bytes (a kernel's demangled name can be long,
 /// but not a megabyte).
 constexpr size_t kMaxNameBytes = 1024;
-
-/// A name from the trace, as pipec keeps it: at most kMaxNameBytes, no
-/// control characters.
-std::string keptName(llvm::StringRef name) {
-  if (name.size() > kMaxNameBytes)
-    return printable(name.take_front(kMaxNameBytes)) + "...";
-  return printable(name);
-}
 
 /// Calls `each(entry text, index)` for every entry of the array that
 /// starts here, one at a time. `what` names it in an error.
@@ -211,27 +204,6 @@ CopyDirection directionOf(llvm::StringRef name) {
   return CopyDirection::D2D;
 }
 
-/// What a runtime call does to the host, by its name (runtime or driver API).
-HostCall::Kind callKind(llvm::StringRef name) {
-  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize")
-    return HostCall::StreamSync;
-  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize")
-    return HostCall::EventSync;
-  if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize" ||
-      name == "cudaThreadSynchronize")
-    return HostCall::DeviceSync;
-  if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent")
-    return HostCall::StreamWait;
-  if (name == "cudaFree" || name == "cuMemFree_v2" || name == "cuMemFree")
-    return HostCall::Free;
-  if (name == "cudaGraphLaunch" || name == "cuGraphLaunch")
-    return HostCall::GraphLaunch;
-  if (name == "cudaMemcpy" || name == "cudaMemset" || name == "cuMemcpy" ||
-      name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH_v2" || name == "cudaMemcpy2D")
-    return HostCall::BlockingCopy;
-  return HostCall::Other;
-}
-
 } // namespace
 
 namespace {
@@ -371,7 +343,7 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     call.correlation =
         correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
     call.thread = intOr(e, "tid", 0);
-    call.kind = callKind(name);
+    call.kind = callKindOf(name);
     auto [known, added] =
         trace.callNameIndex.try_emplace(name, uint32_t(trace.callNames.size()));
     if (added)
@@ -544,6 +516,59 @@ private:
 /// of `deviceProperties` and `traceEvents` parsed on its own; a
 /// "traceEvents" or "deviceProperties" nested deeper (in distributedInfo,
 /// in an event's args) is not the trace's.
+std::string importer::keptName(llvm::StringRef name) {
+  if (name.size() > kMaxNameBytes)
+    return printable(name.take_front(kMaxNameBytes)) + "...";
+  return printable(name);
+}
+
+HostCall::Kind importer::callKindOf(llvm::StringRef name) {
+  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize")
+    return HostCall::StreamSync;
+  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize")
+    return HostCall::EventSync;
+  if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize" ||
+      name == "cudaThreadSynchronize")
+    return HostCall::DeviceSync;
+  if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent")
+    return HostCall::StreamWait;
+  if (name == "cudaFree" || name == "cuMemFree_v2" || name == "cuMemFree")
+    return HostCall::Free;
+  if (name == "cudaGraphLaunch" || name == "cuGraphLaunch")
+    return HostCall::GraphLaunch;
+  if (name == "cudaMemcpy" || name == "cudaMemset" || name == "cuMemcpy" ||
+      name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH_v2" || name == "cudaMemcpy2D")
+    return HostCall::BlockingCopy;
+  return HostCall::Other;
+}
+
+void importer::finishTrace(Trace &trace) {
+  // Several GPUs: the one with the most ops (one device, one pipeline).
+  std::map<int64_t, uint64_t> perDevice; // any id, INT64_MAX too
+  int64_t busiest = trace.ops.front().device;
+  for (const GpuOp &op : trace.ops)
+    if (++perDevice[op.device] > perDevice[busiest])
+      busiest = op.device;
+  trace.device = busiest;
+  if (perDevice.size() > 1) {
+    trace.otherDevices = perDevice.size() - 1;
+    trace.ops.erase(std::remove_if(trace.ops.begin(), trace.ops.end(),
+                                   [&](const GpuOp &op) { return op.device != busiest; }),
+                    trace.ops.end());
+  }
+  trace.nameIndex = llvm::StringMap<uint32_t>();
+  trace.callNameIndex = llvm::StringMap<uint32_t>();
+  for (GpuOp &op : trace.ops) {
+    auto it = trace.callOf.find(op.correlation);
+    if (it != trace.callOf.end()) {
+      const HostCall &call = trace.calls[it->second];
+      op.launchTs = call.ts;
+      op.launchDur = call.dur;
+      op.thread = call.thread;
+    }
+  }
+}
+
 static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
   Trace trace;
   if (r.peek() != '{') {
@@ -637,35 +662,18 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
               "(ProfilerActivity.CUDA for NVIDIA GPUs)"
             : std::string(": the device's activity was not recorded")));
   }
-  // Several GPUs: the one with the most ops (one device, one pipeline).
-  std::map<int64_t, uint64_t> perDevice; // any id, INT64_MAX too
-  int64_t busiest = trace.ops.front().device;
-  for (const GpuOp &op : trace.ops)
-    if (++perDevice[op.device] > perDevice[busiest])
-      busiest = op.device;
-  trace.device = busiest;
-  if (perDevice.size() > 1) {
-    trace.otherDevices = perDevice.size() - 1;
-    trace.ops.erase(std::remove_if(trace.ops.begin(), trace.ops.end(),
-                                   [&](const GpuOp &op) { return op.device != busiest; }),
-                    trace.ops.end());
-  }
-  trace.nameIndex = llvm::StringMap<uint32_t>();
-  trace.callNameIndex = llvm::StringMap<uint32_t>();
-  for (GpuOp &op : trace.ops) {
-    auto it = trace.callOf.find(op.correlation);
-    if (it != trace.callOf.end()) {
-      const HostCall &call = trace.calls[it->second];
-      op.launchTs = call.ts;
-      op.launchDur = call.dur;
-      op.thread = call.thread;
-    }
-  }
+  finishTrace(trace);
   return trace;
 }
 
 llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
   const std::string shown = path == "-" ? "<stdin>" : printable(path);
+  if (path != "-" && isSqliteFile(path)) {
+    llvm::Expected<Trace> trace = readNsys(path);
+    if (!trace)
+      return fail("'" + shown + "': " + llvm::toString(trace.takeError()));
+    return trace;
+  }
   llvm::Expected<std::unique_ptr<ByteSource>> source = openFile(path, shown);
   if (!source)
     return source.takeError();

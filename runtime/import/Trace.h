@@ -120,14 +120,29 @@ struct Trace {
   /// A platform pipec does not model ("ROCm (HIP runtime calls)", "ROCm
   /// (device 'AMD Instinct MI300X')"); empty for CUDA.
   std::string foreignPlatform;
+  /// How to record the exact stream waits with the profiler that wrote
+  /// this (said when they are missing).
+  std::string exactWaitsAdvice =
+      "record with torch.profiler.profile(..., experimental_config=torch._C._profiler."
+      "_ExperimentalConfig(enable_cuda_sync_events=True)) for the exact ones";
   /// While reading: each name's index in `names`, by its text in the file.
   llvm::StringMap<uint32_t> nameIndex, callNameIndex;
 };
 
-/// Reads `path` (`.json`, or gzip-compressed `.json.gz`; '-' is standard
-/// input; a pipe is read once). Errors say what is wrong: not JSON, no GPU
-/// op (and what devices the trace has), a truncated gzip stream, too large,
-/// an op pipec cannot represent. A ROCm trace is read, and said
+/// A name from a recording, as pipec keeps it: at most 1 KiB, its control
+/// characters escaped.
+std::string keptName(llvm::StringRef name);
+/// What a runtime (or driver) API call does to the host, by its name.
+HostCall::Kind callKindOf(llvm::StringRef name);
+/// The end of reading a recording, whatever its format (at least one op):
+/// the busiest GPU's ops kept, each op linked to its launch call.
+void finishTrace(Trace &trace);
+
+/// Reads `path`: a Kineto trace (`.json`, or gzip-compressed `.json.gz`;
+/// '-' is standard input; a pipe is read once), or an Nsight Systems
+/// SQLite export (a file; told by its content, runtime/import/Nsys.h). Errors say what is
+/// wrong: not JSON, no GPU op (and what devices the trace has), a truncated gzip stream, too
+/// large, an op pipec cannot represent. A ROCm trace is read, and said
 /// (Trace::foreignPlatform).
 llvm::Expected<Trace> readTrace(llvm::StringRef path);
 /// The same, from text already in memory (for tests and the fuzzer).

@@ -9,7 +9,7 @@ pipec_jobs() { nproc 2>/dev/null || echo 2; }
 # Debian packages the build and the tests need.
 pipec_install_deps() {
   local pkgs=(antlr4 libantlr4-runtime-dev llvm-14-dev llvm-14-tools doctest-dev
-              zlib1g-dev cmake g++ ninja-build python3 clang-format-14)
+              zlib1g-dev libsqlite3-dev cmake g++ ninja-build python3 clang-format-14)
   local missing=() p
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
