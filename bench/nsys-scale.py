@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Import of a large Nsight Systems export against reading it with sqlite3.
 
-Usage: bench/nsys-scale.py [PIPEC] [--kernels=N]   (default 1,000,000)
+Usage: bench/nsys-scale.py [PIPEC] [--kernels=N] [--keep=PATH]
+(default 1,000,000 kernels; --keep copies the export to PATH)
 
 Writes an export of N kernels on 4 streams, each launched by its own
 cudaLaunchKernel row (the real schema's tables and columns, from
@@ -59,6 +60,9 @@ with tempfile.TemporaryDirectory() as tmp:
     db.commit()
     db.close()
     size = os.path.getsize(path) / 2**20
+    if "keep" in options:
+        import shutil
+        shutil.copy(path, options["keep"])
     floor = min(timed(["sqlite3", path, "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL"])
                 for _ in range(2))
     ours = min(timed([pipec, "import", path, "-o", os.devnull]) for _ in range(2))

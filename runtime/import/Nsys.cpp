@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -211,6 +212,9 @@ public:
 
 private:
   llvm::Error open(llvm::StringRef path) {
+    struct stat st;
+    if (::stat(path.str().c_str(), &st) == 0)
+      fileBytes = uint64_t(st.st_size);
     int rc =
         sqlite3_open_v2(uriOf(path).c_str(), &db,
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -315,6 +319,25 @@ private:
       trace.names.push_back(keptName(name));
     return known->second;
   }
+  /// The same for a StringIds id, looked up once per id (a step runs the
+  /// same kernels many times).
+  uint32_t nameOfString(int64_t id) {
+    auto [known, added] = nameOfId.try_emplace(id, 0);
+    if (added)
+      known->second = nameIndex(stringOf(id));
+    return known->second;
+  }
+
+  /// Room for the rows a table holds, known from its largest rowid (no
+  /// scan), but never more than its file could hold.
+  size_t rowsOf(llvm::StringRef table) {
+    if (!present[table.str()])
+      return 0;
+    Query q(db, "SELECT max(rowid) FROM " + table.str());
+    const int64_t rows = q.prepared() && q.next() ? q.integer(0) : 0;
+    const uint64_t most = std::min<uint64_t>(fileBytes / 8, uint64_t(1) << 26);
+    return size_t(std::clamp<int64_t>(rows, 0, int64_t(most)));
+  }
 
   llvm::Error devices() {
     if (!present["TARGET_INFO_GPU"])
@@ -351,9 +374,30 @@ private:
         });
   }
 
+  /// A runtime call's name and what it does, once per StringIds id.
+  struct CallName {
+    uint32_t index = 0; ///< in trace.callNames
+    HostCall::Kind kind = HostCall::Other;
+  };
+  const CallName &callName(int64_t id) {
+    auto [known, added] = callNames.try_emplace(id);
+    if (added) {
+      llvm::StringRef name = unversioned(stringOf(id));
+      auto [at, fresh] =
+          trace.callNameIndex.try_emplace(name, uint32_t(trace.callNames.size()));
+      if (fresh)
+        trace.callNames.push_back(keptName(name));
+      known->second = {at->second, callKindOf(name)};
+    }
+    return known->second;
+  }
+
   llvm::Error calls() {
     if (!present["CUPTI_ACTIVITY_KIND_RUNTIME"])
       return llvm::Error::success();
+    const size_t rows = rowsOf("CUPTI_ACTIVITY_KIND_RUNTIME");
+    trace.calls.reserve(rows);
+    trace.callOf.reserve(unsigned(std::min<size_t>(rows, size_t(1) << 30)));
     return each("CUPTI_ACTIVITY_KIND_RUNTIME",
                 "SELECT start, end, globalTid, correlationId, nameId FROM "
                 "CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start",
@@ -362,7 +406,7 @@ private:
                   if (end < start)
                     return llvm::Error::success(); // not a call pipec can place
                   const int64_t corr = correlationOf(q, 3);
-                  llvm::StringRef name = unversioned(stringOf(q.integer(4)));
+                  const CallName &name = callName(q.integer(4));
                   // A call and its versioned entry point are two rows of one
                   // correlation (cudaMalloc, cudaMalloc_v3020): one call,
                   // as long as the outer one.
@@ -381,12 +425,8 @@ private:
                   call.dur = double(end - start) / 1e3;
                   call.correlation = corr;
                   call.thread = q.isNull(2) ? 0 : q.integer(2);
-                  call.kind = callKindOf(name);
-                  auto [known, added] =
-                      trace.callNameIndex.try_emplace(name, uint32_t(trace.callNames.size()));
-                  if (added)
-                    trace.callNames.push_back(keptName(name));
-                  call.name = known->second;
+                  call.kind = name.kind;
+                  call.name = name.index;
                   if (corr >= 0)
                     trace.callOf[corr] = uint32_t(trace.calls.size());
                   trace.calls.push_back(call);
@@ -397,10 +437,10 @@ private:
   /// A GPU op's common columns (start, end, deviceId, streamId,
   /// correlationId: the first five), checked as a Kineto event's are.
   llvm::Expected<GpuOp> op(const Query &q, OpKind kind, llvm::StringRef table, uint64_t index,
-                           llvm::StringRef name) {
+                           uint32_t name) {
     GpuOp op;
     op.kind = kind;
-    op.name = nameIndex(name);
+    op.name = name;
     const int64_t start = q.integer(0), end = q.integer(1);
     auto bad = [&](const llvm::Twine &why) {
       llvm::StringRef kept = trace.names[op.name];
@@ -423,6 +463,8 @@ private:
 
   llvm::Error kernels() {
     const char *table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    trace.ops.reserve(rowsOf(table) + rowsOf("CUPTI_ACTIVITY_KIND_MEMCPY") +
+                      rowsOf("CUPTI_ACTIVITY_KIND_MEMSET"));
     return each(
         table,
         "SELECT start, end, deviceId, streamId, correlationId, demangledName, "
@@ -430,7 +472,7 @@ private:
         "dynamicSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL",
         [&](const Query &q, uint64_t index) -> llvm::Error {
           llvm::Expected<GpuOp> k =
-              op(q, OpKind::Kernel, table, index, stringOf(q.integer(5)));
+              op(q, OpKind::Kernel, table, index, nameOfString(q.integer(5)));
           if (!k)
             return k.takeError();
           auto product = [&](int first, uint64_t limit) -> std::optional<uint64_t> {
@@ -471,11 +513,14 @@ private:
                 "srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY",
                 [&](const Query &q, uint64_t index) -> llvm::Error {
                   const int64_t kind = q.integer(6);
-                  const std::string name = formatv("Memcpy {0} ({1} -> {2})", copyKind(kind),
-                                                   memoryKind(q.isNull(7) ? -1 : q.integer(7)),
-                                                   memoryKind(q.isNull(8) ? -1 : q.integer(8)))
-                                               .str();
-                  llvm::Expected<GpuOp> c = op(q, OpKind::Memcpy, table, index, name);
+                  const char *from = memoryKind(q.isNull(7) ? -1 : q.integer(7)),
+                             *to = memoryKind(q.isNull(8) ? -1 : q.integer(8));
+                  auto [known, added] =
+                      copyNames.try_emplace(std::make_tuple(copyKind(kind), from, to), 0);
+                  if (added)
+                    known->second = nameIndex(
+                        formatv("Memcpy {0} ({1} -> {2})", copyKind(kind), from, to).str());
+                  llvm::Expected<GpuOp> c = op(q, OpKind::Memcpy, table, index, known->second);
                   if (!c)
                     return c.takeError();
                   c->bytes = uint64_t(std::max<int64_t>(0, q.integer(5)));
@@ -496,7 +541,7 @@ private:
                 "CUPTI_ACTIVITY_KIND_MEMSET",
                 [&](const Query &q, uint64_t index) -> llvm::Error {
                   llvm::Expected<GpuOp> m =
-                      op(q, OpKind::Memset, table, index, "Memset (Device)");
+                      op(q, OpKind::Memset, table, index, nameIndex("Memset (Device)"));
                   if (!m)
                     return m.takeError();
                   m->bytes = uint64_t(std::max<int64_t>(0, q.integer(5)));
@@ -627,7 +672,11 @@ private:
   sqlite3 *db = nullptr;
   std::string schema;
   std::map<std::string, bool> present;
-  std::unordered_map<int64_t, std::string> text; ///< StringIds
+  std::unordered_map<int64_t, std::string> text;   ///< StringIds
+  std::unordered_map<int64_t, uint32_t> nameOfId;  ///< StringIds id -> trace.names
+  std::unordered_map<int64_t, CallName> callNames; ///< StringIds id -> call
+  std::map<std::tuple<const char *, const char *, const char *>, uint32_t> copyNames;
+  uint64_t fileBytes = 0;
   Trace trace;
 };
 
