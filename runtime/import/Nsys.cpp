@@ -661,10 +661,15 @@ private:
                   llvm::StringRef name =
                       q.isNull(2) ? stringOf(q.isNull(3) ? -1 : q.integer(3)) : q.text(2);
                   int64_t number = 0;
-                  if (name.consume_front("ProfilerStep#") && !name.getAsInteger(10, number) &&
-                      q.integer(1) >= q.integer(0))
-                    trace.steps.push_back({number, double(q.integer(0)) / 1e3,
-                                           double(q.integer(1) - q.integer(0)) / 1e3});
+                  const int64_t start = q.integer(0), end = q.integer(1);
+                  if (end < start)
+                    return llvm::Error::success();
+                  const double ts = double(start) / 1e3, dur = double(end - start) / 1e3;
+                  llvm::StringRef rest = name;
+                  if (rest.consume_front("ProfilerStep#") && !rest.getAsInteger(10, number))
+                    trace.steps.push_back({number, ts, dur});
+                  else
+                    addRange(trace, name, ts, dur);
                   return llvm::Error::success();
                 });
   }

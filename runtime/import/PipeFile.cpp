@@ -9,6 +9,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <thread>
 
@@ -53,6 +54,17 @@ std::string importer::streamName(int64_t id) {
 }
 
 std::string importer::pipelineName(const ImportedStep &s) {
+  if (s.step && !s.rangeName.empty()) {
+    // The range's name as an identifier: its letters, digits and '_'.
+    std::string name;
+    for (char c : s.rangeName)
+      name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (name.size() > 64)
+      name.resize(64);
+    if (!std::isalpha(static_cast<unsigned char>(name[0])))
+      name = "range_" + name;
+    return name + "_" + (*s.step >= 0 ? std::to_string(*s.step) : "neg");
+  }
   return !s.step        ? "trace"
          : *s.step >= 0 ? "step_" + std::to_string(*s.step)
                         : "step_neg" + std::to_string(uint64_t(0) - uint64_t(*s.step));
@@ -234,7 +246,7 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
   std::string from = "// Imported by pipec from ";
   addCommentText(from, source);
   if (s.step)
-    from += ", ProfilerStep#" + std::to_string(*s.step);
+    from += ", " + stepLabel(s);
   size_t onHost = std::count_if(s.stages.begin(), s.stages.end(),
                                 [](const ImportedStage &st) { return st.onHost(); });
   from += formatv(": {0} GPU ops on {1} stream(s) and {2} cpu stage(s)",

@@ -202,7 +202,7 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
   std::string t = "version 4;\n\n";
   std::string head = formatv("// Imported by pipec from the traces of {0} ranks", n).str();
   if (ranks[0].step.step)
-    head += ", ProfilerStep#" + std::to_string(*ranks[0].step.step);
+    head += ", " + stepLabel(ranks[0].step);
   for (const Rank &rank : ranks)
     for (const ImportedStage &st : rank.step.stages)
       (st.onHost() ? summary.cpuStages : summary.gpuOps) += 1;

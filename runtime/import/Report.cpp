@@ -212,7 +212,7 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
   auto share = [&](double us) { return formatPercent(r.spanUs > 0 ? us / r.spanUs : 0); };
   os << "recorded step";
   if (step.step)
-    os << " (ProfilerStep#" << *step.step << ")";
+    os << " (" << stepLabel(step) << ")";
   os << formatv(": {0} GPU ops on {1} stream(s)", r.ops, r.streams);
   if (!step.device.name.empty())
     os << ", " << step.device.name;

@@ -4,6 +4,7 @@
 
 #include "compiler/schedule/Redundancy.h"
 #include "compiler/support/Fail.h"
+#include "compiler/support/Printable.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -127,6 +128,75 @@ bool blockingCopy(const GpuOp &op, llvm::StringRef name) {
 }
 
 } // namespace
+
+StepChoice importer::parseStepChoice(llvm::StringRef text) {
+  StepChoice c;
+  int64_t n = 0;
+  if (!text.getAsInteger(10, n)) {
+    c.number = n;
+    return c;
+  }
+  auto [name, k] = text.rsplit('#');
+  uint64_t count = 0;
+  if (!k.empty() && name != text && !k.getAsInteger(10, count)) {
+    if (name == "ProfilerStep") {
+      c.number = int64_t(count);
+      return c;
+    }
+    c.range = name.str();
+    c.k = count;
+    return c;
+  }
+  c.range = text.str();
+  return c;
+}
+
+llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace, const StepChoice &choice) {
+  if (choice.range.empty())
+    return selectStep(std::move(trace), choice.number);
+  // The ranges of that name, in time order: the K-th is the step.
+  std::vector<const Range *> named;
+  for (const Range &r : trace.ranges)
+    if (trace.rangeNames[r.name] == choice.range)
+      named.push_back(&r);
+  std::stable_sort(named.begin(), named.end(),
+                   [](const Range *a, const Range *b) { return a->ts < b->ts; });
+  const std::string shown = printable(choice.range);
+  if (named.empty()) {
+    std::vector<std::string> names(trace.rangeNames.begin(), trace.rangeNames.end());
+    std::sort(names.begin(), names.end());
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < 10; ++i)
+      list += (i ? ", " : "") + ("'" + names[i] + "'");
+    if (names.size() > 10)
+      list += formatv(" and {0} more", names.size() - 10).str();
+    return fail(formatv("the trace has no range named '{0}' (an NVTX range or "
+                        "record_function); {1}",
+                        shown,
+                        names.empty() ? std::string("it has none but its ProfilerSteps")
+                                      : "it has " + list)
+                    .str() +
+                (trace.ranges.size() >= kMaxRanges
+                     ? formatv(" (the first {0} ranges were kept)", kMaxRanges).str()
+                     : std::string()));
+  }
+  if (choice.k > named.size())
+    return fail(formatv("the trace has {0} range(s) named '{1}': --step={1}#K takes K from 1 "
+                        "to {0}",
+                        named.size(), shown));
+  const uint64_t k = choice.k ? choice.k : named.size();
+  const Range &r = *named[k - 1];
+  trace.steps = {Step{int64_t(k), r.ts, r.dur}};
+  llvm::Expected<ImportedStep> step = selectStep(std::move(trace), int64_t(k));
+  if (step)
+    step->rangeName = shown;
+  return step;
+}
+
+std::string importer::stepLabel(const ImportedStep &s) {
+  const std::string number = s.step ? std::to_string(*s.step) : std::string("?");
+  return (s.rangeName.empty() ? std::string("ProfilerStep") : s.rangeName) + "#" + number;
+}
 
 llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                                                   std::optional<int64_t> number) {
@@ -292,7 +362,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     if (!launchedBefore(op, from) && launchedBefore(op, to))
       ops.push_back(&op);
   if (ops.empty())
-    return fail(formatv("ProfilerStep#{0} launched no GPU op", *out.step));
+    return fail(formatv("{0} launched no GPU op", stepLabel(out)));
   std::stable_sort(ops.begin(), ops.end(), issueOrder);
   out.originTs = INFINITY;
   for (const GpuOp *op : ops)

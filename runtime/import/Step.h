@@ -87,6 +87,9 @@ struct ImportedStage {
 
 struct ImportedStep {
   std::optional<int64_t> step; ///< none: the whole trace
+  /// The range the step is (`--step=NAME#K`: its name; `step` is K); empty
+  /// for a ProfilerStep.
+  std::string rangeName;
   std::vector<int64_t> availableSteps;
   std::vector<int64_t> streams; ///< stream ids, in order of first use
   std::vector<ImportedStage> stages;
@@ -121,6 +124,20 @@ struct ImportedStep {
 /// The step's work and orderings; `number` picks `ProfilerStep#number`.
 /// The step takes the trace's ops (those it keeps), not copies of them.
 llvm::Expected<ImportedStep> selectStep(Trace &&trace, std::optional<int64_t> number);
+
+/// What `--step` asks for: a ProfilerStep's number (`N`, `ProfilerStep#N`),
+/// or the K-th range of a name (`NAME`, `NAME#K`: an NVTX range, a
+/// record_function; K from 1, the last when left out).
+struct StepChoice {
+  std::optional<int64_t> number;
+  std::string range;
+  uint64_t k = 0; ///< 0: the last
+};
+StepChoice parseStepChoice(llvm::StringRef text);
+/// How the step is named: `ProfilerStep#N`, or `NAME#K` for a range.
+std::string stepLabel(const ImportedStep &s);
+/// The step `choice` picks: a range becomes the step (its number K).
+llvm::Expected<ImportedStep> selectStep(Trace &&trace, const StepChoice &choice);
 
 /// A device profile for the trace's GPU: its SM count and limits from
 /// `deviceProperties`, copy bandwidths from published figures by GPU (docs/

@@ -378,6 +378,8 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     if (!name.drop_front(13).getAsInteger(10, number) && std::isfinite(ts) &&
         std::isfinite(dur))
       trace.steps.push_back({number, ts, dur});
+  } else if (cat == "user_annotation" && std::isfinite(ts) && std::isfinite(dur) && dur >= 0) {
+    addRange(trace, name, ts, dur);
   }
   return llvm::Error::success();
 }
@@ -542,6 +544,16 @@ HostCall::Kind importer::callKindOf(llvm::StringRef name) {
   return HostCall::Other;
 }
 
+void importer::addRange(Trace &trace, llvm::StringRef name, double ts, double dur) {
+  if (trace.ranges.size() >= kMaxRanges)
+    return;
+  auto [known, added] =
+      trace.rangeNameIndex.try_emplace(name, uint32_t(trace.rangeNames.size()));
+  if (added)
+    trace.rangeNames.push_back(keptName(name));
+  trace.ranges.push_back({known->second, ts, dur});
+}
+
 void importer::finishTrace(Trace &trace) {
   // Several GPUs: the one with the most ops (one device, one pipeline).
   std::map<int64_t, uint64_t> perDevice; // any id, INT64_MAX too
@@ -558,6 +570,7 @@ void importer::finishTrace(Trace &trace) {
   }
   trace.nameIndex = llvm::StringMap<uint32_t>();
   trace.callNameIndex = llvm::StringMap<uint32_t>();
+  trace.rangeNameIndex = llvm::StringMap<uint32_t>();
   for (GpuOp &op : trace.ops) {
     auto it = trace.callOf.find(op.correlation);
     if (it != trace.callOf.end()) {

@@ -87,6 +87,14 @@ struct Step {
   double ts = 0, dur = 0; ///< on the host
 };
 
+/// A named range of the host's time other than a step: an NVTX range
+/// (Nsight Systems), a record_function (Kineto's user_annotation).
+/// `--step=NAME[#K]` takes one as the step.
+struct Range {
+  uint32_t name = 0; ///< index into Trace::rangeNames
+  double ts = 0, dur = 0;
+};
+
 struct DeviceInfo {
   int64_t id = 0; ///< the `id` the ops' `device` refers to
   std::string name;
@@ -108,6 +116,9 @@ struct Trace {
   std::vector<GpuOp> ops; ///< as they come in the file
   std::vector<SyncEvent> syncs;
   std::vector<Step> steps;
+  std::vector<Range> ranges;
+  std::vector<std::string> rangeNames; ///< each once (Range::name)
+  llvm::StringMap<uint32_t> rangeNameIndex;
   /// Every runtime call, as in the file, and each one's index by
   /// correlation (the ones GPU ops and syncs refer to).
   std::vector<HostCall> calls;
@@ -137,6 +148,11 @@ HostCall::Kind callKindOf(llvm::StringRef name);
 /// The end of reading a recording, whatever its format (at least one op):
 /// the busiest GPU's ops kept, each op linked to its launch call.
 void finishTrace(Trace &trace);
+/// Keeps a range of the host's time, by its name (bounded: a trace may
+/// hold millions of record_function ranges; past kMaxRanges they are not
+/// kept, and a --step naming one says so).
+void addRange(Trace &trace, llvm::StringRef name, double ts, double dur);
+constexpr size_t kMaxRanges = size_t(1) << 20;
 
 /// Reads `path`: a Kineto trace (`.json`, or gzip-compressed `.json.gz`;
 /// '-' is standard input; a pipe is read once), or an Nsight Systems

@@ -22,10 +22,13 @@ cl::list<std::string> traceInputs(
     cl::desc("<trace.json or trace.json.gz> ('-' reads stdin); several: one per rank, "
              "imported as one program of several devices"),
     cl::sub(importCommand()), cl::cat(category()));
-cl::opt<long long>
+cl::opt<std::string>
     importStep("step",
-               cl::desc("The ProfilerStep#N to import (default: the last with GPU ops)"),
-               cl::value_desc("N"), cl::sub(importCommand()), cl::cat(category()));
+               cl::desc("The step to import: ProfilerStep#N (N), or the K-th range of a name, "
+                        "an NVTX range or record_function (NAME, NAME#K; the last when K is "
+                        "left out); default: the last ProfilerStep with GPU ops, or the "
+                        "whole trace"),
+               cl::value_desc("N|NAME[#K]"), cl::sub(importCommand()), cl::cat(category()));
 cl::opt<bool>
     importReport("report",
                  cl::desc("Print what the step says, and what pipec predicts for it"),
@@ -50,9 +53,14 @@ int tool::runImport() {
     return UsageError;
   // The trace is read, its step taken, and let go: the step keeps what it
   // needs (a trace of millions of events is most of the memory).
-  std::optional<int64_t> step;
-  if (importStep.getNumOccurrences())
-    step = int64_t(importStep);
+  importer::StepChoice step;
+  if (importStep.getNumOccurrences()) {
+    if (importStep.empty()) {
+      toolError("--step needs a step number or a range's name");
+      return UsageError;
+    }
+    step = importer::parseStepChoice(importStep);
+  }
   if (traceInputs.size() > 1)
     return runImportRanks(traceInputs, step, importReport, profileOut);
   const std::string &traceInput = traceInputs.front();

@@ -61,8 +61,9 @@ std::vector<double> modelSpansUs(const runtime::LoweringRun &r, size_t ranks) {
 
 } // namespace
 
-int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<int64_t> step,
-                         bool report, const std::string &profileOut) {
+int tool::runImportRanks(const std::vector<std::string> &traces,
+                         const importer::StepChoice &step, bool report,
+                         const std::string &profileOut) {
   // Each rank is a device of one program: more than a program may declare
   // is said before any trace is read.
   if (traces.size() > kMaxDevices) {
@@ -76,9 +77,10 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
   for (size_t r = 0; r < traces.size(); ++r) {
     // Every rank's step is the one asked for, or the one rank 0's default
     // picks: the ranks run the same steps.
-    std::optional<int64_t> number = step;
-    if (!number && r > 0)
-      number = ranks[0].step.step;
+    importer::StepChoice choice = step;
+    const bool defaulted = !choice.number && choice.range.empty() && r > 0;
+    if (defaulted)
+      choice.number = ranks[0].step.step;
     Expected<importer::Trace> trace = importer::readTrace(traces[r]);
     if (!trace) {
       toolError(formatv("rank {0} ({1}): {2}", r, printable(traces[r]),
@@ -86,13 +88,13 @@ int tool::runImportRanks(const std::vector<std::string> &traces, std::optional<i
       return InputErrors;
     }
     Expected<importer::ImportedStep> imported =
-        importer::selectStep(std::move(*trace), number);
+        importer::selectStep(std::move(*trace), choice);
     if (!imported) {
       std::string why = toString(imported.takeError());
-      if (number && !step) // the step was rank 0's, not the user's
+      if (defaulted && choice.number) // the step was rank 0's, not the user's
         why = formatv("rank 0's default step is ProfilerStep#{0}, and {1} (--step=N picks "
                       "the step of every rank)",
-                      *number, why);
+                      *choice.number, why);
       toolError(formatv("rank {0} ({1}): {2}", r, printable(traces[r]), why));
       return InputErrors;
     }

@@ -16,6 +16,7 @@
 #include "compiler/schedule/Schedule.h"
 #include "compiler/schedule/StreamAssignment.h"
 #include "model/Model.h"
+#include "runtime/import/Step.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -126,7 +127,7 @@ int runAdvise();
 int runFmt();
 int runImport();
 /// pipec import with several traces: one per rank (ImportRanks.cpp).
-int runImportRanks(const std::vector<std::string> &traces, std::optional<int64_t> step,
+int runImportRanks(const std::vector<std::string> &traces, const importer::StepChoice &step,
                    bool report, const std::string &profileOut);
 int runProfile();
 int runCalibrate();
