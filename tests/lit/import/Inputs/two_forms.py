@@ -10,7 +10,9 @@ stream 7, an event recorded after it, a stream wait for that event on
 stream 8 and a kernel there, a copy from device to pinned memory on stream
 8, a cudaStreamSynchronize of stream 8, a kernel on stream 9, an event
 synchronised on, and a cudaDeviceSynchronize; the host works between the
-calls. Times are whole microseconds (nanoseconds in the export).
+calls; then a CUDA graph of two kernels, launched by one cudaGraphLaunch,
+and a sync of its stream. Times are whole microseconds (nanoseconds in the
+export).
 """
 import json
 import os
@@ -64,6 +66,14 @@ for step in (1, 2):
     syncs.append(dict(kind="event", stream=9, corr=s, event=event + 10, ts=t))
     s = call("cudaDeviceSynchronize", 3)
     syncs.append(dict(kind="device", stream=-1, corr=s, ts=t))
+    t += 10
+    # A CUDA graph of two kernels, launched by one call (one correlation).
+    c = call("cudaGraphLaunch", 8)
+    for k, name in enumerate(("void graph_a<float>(float*)", "void graph_b<float>(float*)")):
+        ops.append(dict(kind="kernel", name=name, stream=7, ts=t + 2 + 12 * k, dur=10, corr=c,
+                        grid=(32, 1, 1), block=(256, 1, 1), regs=24, smem=0, node=500 + k))
+    s = call("cudaStreamSynchronize", 25)
+    syncs.append(dict(kind="stream", stream=7, corr=s, ts=t))
     t += 10
     steps.append(dict(number=step, ts=begin, dur=t - begin))
 
@@ -141,10 +151,10 @@ for c in calls:
 for o in ops:
     if o["kind"] == "kernel":
         db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, ?, ?, 5, ?, ?, ?, "
-                   "?, ?, ?, ?, ?, ?, ?, 0, NULL)",
+                   "?, ?, ?, ?, ?, ?, ?, 0, ?)",
                    (o["ts"] * ns, (o["ts"] + o["dur"]) * ns, o["stream"], o["corr"],
                     sid(o["name"]), sid(o["name"].split("<")[0].split()[-1]), o["regs"],
-                    *o["grid"], *o["block"], o["smem"]))
+                    *o["grid"], *o["block"], o["smem"], o.get("node")))
     else:
         db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, ?, ?, 5, ?, 2, 2, "
                    "1, NULL)",
