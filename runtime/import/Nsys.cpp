@@ -168,7 +168,7 @@ public:
       sqlite3_close(db);
   }
 
-  llvm::Expected<Trace> read(llvm::StringRef path) {
+  llvm::Expected<std::vector<Trace>> read(llvm::StringRef path) {
     if (llvm::Error e = open(path))
       return e;
     if (llvm::Error e = checkSchema())
@@ -190,24 +190,33 @@ public:
           "Nsight Systems versions write no kernel table unless CUDA's raw GPU "
           "timestamps are off: CuptiUseRawGpuTimestamps=false in its config) and "
           "export again with `nsys export --type sqlite`");
-    trace.exactWaitsAdvice = "record with CUDA event tracing on (`nsys profile --trace=cuda "
-                             "--cuda-event-trace=true`, where the nsys version offers it) for "
-                             "the exact ones";
     using Part = llvm::Error (Reader::*)();
     for (Part part : {&Reader::strings, &Reader::devices, &Reader::calls, &Reader::kernels,
                       &Reader::copies, &Reader::memsets, &Reader::syncs, &Reader::steps})
       if (llvm::Error e = (this->*part)())
         return e;
-    if (trace.ops.empty())
+    // One recording per process with GPU work (correlation ids are each
+    // process's own), in process order: a program's ranks.
+    std::vector<Trace> out;
+    uint64_t calls = 0;
+    for (auto &[pid, p] : procs) {
+      calls += p.trace.calls.size();
+      if (p.trace.ops.empty())
+        continue;
+      // In time order, as a Kineto trace lists them (each table is its own).
+      std::stable_sort(p.trace.ops.begin(), p.trace.ops.end(),
+                       [](const GpuOp &a, const GpuOp &b) { return a.ts < b.ts; });
+      p.trace.devices = devicesRead;
+      p.trace.process = pid >> 24;
+      finishTrace(p.trace);
+      out.push_back(std::move(p.trace));
+    }
+    if (out.empty())
       return fail(formatv("the export has no GPU op (its kernel, memcpy and memset tables are "
                           "empty) and {0} runtime call(s): the device's activity was not "
                           "recorded; record with `nsys profile --trace=cuda`",
-                          trace.calls.size()));
-    // In time order, as a Kineto trace lists them (each table is its own).
-    std::stable_sort(trace.ops.begin(), trace.ops.end(),
-                     [](const GpuOp &a, const GpuOp &b) { return a.ts < b.ts; });
-    finishTrace(trace);
-    return std::move(trace);
+                          calls));
+    return out;
   }
 
 private:
@@ -312,8 +321,38 @@ private:
     return it == text.end() ? llvm::StringRef() : llvm::StringRef(it->second);
   }
 
-  /// The index in trace.names of `name`, added once.
-  uint32_t nameIndex(llvm::StringRef name) {
+  /// A runtime call's name and what it does, once per StringIds id.
+  struct CallName {
+    uint32_t index = 0; ///< in trace.callNames
+    HostCall::Kind kind = HostCall::Other;
+  };
+  /// What one process recorded, and its lookups.
+  struct Proc {
+    Trace trace;
+    std::unordered_map<int64_t, uint32_t> nameOfId;  ///< StringIds id -> trace.names
+    std::unordered_map<int64_t, CallName> callNames; ///< StringIds id -> call
+    std::map<std::tuple<const char *, const char *, const char *>, uint32_t> copyNames;
+  };
+  /// The process of a row: its globalPid, or its globalTid less the thread
+  /// (the low 24 bits of nsys's serialized ids); 0 where it has none.
+  static int64_t processOf(const Query &q, int c, bool thread) {
+    if (q.isNull(c))
+      return 0;
+    const int64_t id = q.integer(c);
+    return thread ? id & ~int64_t(0xFFFFFF) : id;
+  }
+  Proc &proc(int64_t pid) {
+    auto [it, added] = procs.try_emplace(pid);
+    if (added)
+      it->second.trace.exactWaitsAdvice =
+          "record with CUDA event tracing on (`nsys profile --trace=cuda "
+          "--cuda-event-trace=true`, where the nsys version offers it) for the exact ones";
+    return it->second;
+  }
+
+  /// The index in the process's names of `name`, added once.
+  static uint32_t nameIndex(Proc &p, llvm::StringRef name) {
+    Trace &trace = p.trace;
     auto [known, added] = trace.nameIndex.try_emplace(name, uint32_t(trace.names.size()));
     if (added)
       trace.names.push_back(keptName(name));
@@ -321,10 +360,10 @@ private:
   }
   /// The same for a StringIds id, looked up once per id (a step runs the
   /// same kernels many times).
-  uint32_t nameOfString(int64_t id) {
-    auto [known, added] = nameOfId.try_emplace(id, 0);
+  uint32_t nameOfString(Proc &p, int64_t id) {
+    auto [known, added] = p.nameOfId.try_emplace(id, 0);
     if (added)
-      known->second = nameIndex(stringOf(id));
+      known->second = nameIndex(p, stringOf(id));
     return known->second;
   }
 
@@ -351,7 +390,7 @@ private:
         [&](const Query &q, uint64_t) -> llvm::Error {
           if (!seen.emplace(q.integer(0), true).second)
             return llvm::Error::success(); // one row per process that used it
-          if (trace.devices.size() >= kMaxDevices)
+          if (devicesRead.size() >= kMaxDevices)
             return fail("its TARGET_INFO_GPU table lists more than " +
                         llvm::Twine(kMaxDevices) + " devices");
           auto u32 = [&](int c) {
@@ -369,20 +408,16 @@ private:
           d.maxThreadsPerBlock = u32(8);
           d.major = u32(9);
           d.minor = u32(10);
-          trace.devices.push_back(std::move(d));
+          devicesRead.push_back(std::move(d));
           return llvm::Error::success();
         });
   }
 
-  /// A runtime call's name and what it does, once per StringIds id.
-  struct CallName {
-    uint32_t index = 0; ///< in trace.callNames
-    HostCall::Kind kind = HostCall::Other;
-  };
-  const CallName &callName(int64_t id) {
-    auto [known, added] = callNames.try_emplace(id);
+  const CallName &callName(Proc &p, int64_t id) {
+    auto [known, added] = p.callNames.try_emplace(id);
     if (added) {
       llvm::StringRef name = unversioned(stringOf(id));
+      Trace &trace = p.trace;
       auto [at, fresh] =
           trace.callNameIndex.try_emplace(name, uint32_t(trace.callNames.size()));
       if (fresh)
@@ -395,9 +430,6 @@ private:
   llvm::Error calls() {
     if (!present["CUPTI_ACTIVITY_KIND_RUNTIME"])
       return llvm::Error::success();
-    const size_t rows = rowsOf("CUPTI_ACTIVITY_KIND_RUNTIME");
-    trace.calls.reserve(rows);
-    trace.callOf.reserve(unsigned(std::min<size_t>(rows, size_t(1) << 30)));
     return each("CUPTI_ACTIVITY_KIND_RUNTIME",
                 "SELECT start, end, globalTid, correlationId, nameId FROM "
                 "CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start",
@@ -406,7 +438,9 @@ private:
                   if (end < start)
                     return llvm::Error::success(); // not a call pipec can place
                   const int64_t corr = correlationOf(q, 3);
-                  const CallName &name = callName(q.integer(4));
+                  Proc &p = proc(processOf(q, 2, /*thread=*/true));
+                  Trace &trace = p.trace;
+                  const CallName &name = callName(p, q.integer(4));
                   // A call and its versioned entry point are two rows of one
                   // correlation (cudaMalloc, cudaMalloc_v3020): one call,
                   // as long as the outer one.
@@ -436,8 +470,8 @@ private:
 
   /// A GPU op's common columns (start, end, deviceId, streamId,
   /// correlationId: the first five), checked as a Kineto event's are.
-  llvm::Expected<GpuOp> op(const Query &q, OpKind kind, llvm::StringRef table, uint64_t index,
-                           uint32_t name) {
+  static llvm::Expected<GpuOp> op(const Query &q, OpKind kind, llvm::StringRef table,
+                                  uint64_t index, const Trace &trace, uint32_t name) {
     GpuOp op;
     op.kind = kind;
     op.name = name;
@@ -463,27 +497,30 @@ private:
 
   llvm::Error kernels() {
     const char *table = "CUPTI_ACTIVITY_KIND_KERNEL";
-    trace.ops.reserve(rowsOf(table) + rowsOf("CUPTI_ACTIVITY_KIND_MEMCPY") +
-                      rowsOf("CUPTI_ACTIVITY_KIND_MEMSET"));
     return each(
         table,
         "SELECT start, end, deviceId, streamId, correlationId, demangledName, "
         "registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
-        "dynamicSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL",
+        "dynamicSharedMemory, globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL",
         [&](const Query &q, uint64_t index) -> llvm::Error {
+          Proc &p = proc(processOf(q, 15, /*thread=*/false));
+          Trace &trace = p.trace;
+          if (trace.ops.empty()) // most exports are one process: room for its ops
+            trace.ops.reserve(rowsOf(table) + rowsOf("CUPTI_ACTIVITY_KIND_MEMCPY") +
+                              rowsOf("CUPTI_ACTIVITY_KIND_MEMSET"));
           llvm::Expected<GpuOp> k =
-              op(q, OpKind::Kernel, table, index, nameOfString(q.integer(5)));
+              op(q, OpKind::Kernel, table, index, trace, nameOfString(p, q.integer(5)));
           if (!k)
             return k.takeError();
           auto product = [&](int first, uint64_t limit) -> std::optional<uint64_t> {
-            uint64_t p = 1;
+            uint64_t all = 1;
             for (int c = first; c < first + 3; ++c) {
               const int64_t n = q.integer(c);
-              if (n < 1 || uint64_t(n) > limit || p * uint64_t(n) > limit)
+              if (n < 1 || uint64_t(n) > limit || all * uint64_t(n) > limit)
                 return std::nullopt;
-              p *= uint64_t(n);
+              all *= uint64_t(n);
             }
-            return p;
+            return all;
           };
           std::optional<uint64_t> blocks = product(7, 2147483647), threads = product(10, 1024);
           auto bad = [&](const char *why) {
@@ -510,17 +547,20 @@ private:
       return llvm::Error::success();
     return each(table,
                 "SELECT start, end, deviceId, streamId, correlationId, bytes, copyKind, "
-                "srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+                "srcKind, dstKind, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY",
                 [&](const Query &q, uint64_t index) -> llvm::Error {
+                  Proc &p = proc(processOf(q, 9, /*thread=*/false));
+                  Trace &trace = p.trace;
                   const int64_t kind = q.integer(6);
                   const char *from = memoryKind(q.isNull(7) ? -1 : q.integer(7)),
                              *to = memoryKind(q.isNull(8) ? -1 : q.integer(8));
                   auto [known, added] =
-                      copyNames.try_emplace(std::make_tuple(copyKind(kind), from, to), 0);
+                      p.copyNames.try_emplace(std::make_tuple(copyKind(kind), from, to), 0);
                   if (added)
                     known->second = nameIndex(
-                        formatv("Memcpy {0} ({1} -> {2})", copyKind(kind), from, to).str());
-                  llvm::Expected<GpuOp> c = op(q, OpKind::Memcpy, table, index, known->second);
+                        p, formatv("Memcpy {0} ({1} -> {2})", copyKind(kind), from, to).str());
+                  llvm::Expected<GpuOp> c =
+                      op(q, OpKind::Memcpy, table, index, trace, known->second);
                   if (!c)
                     return c.takeError();
                   c->bytes = uint64_t(std::max<int64_t>(0, q.integer(5)));
@@ -537,11 +577,13 @@ private:
     if (!present[table])
       return llvm::Error::success();
     return each(table,
-                "SELECT start, end, deviceId, streamId, correlationId, bytes FROM "
+                "SELECT start, end, deviceId, streamId, correlationId, bytes, globalPid FROM "
                 "CUPTI_ACTIVITY_KIND_MEMSET",
                 [&](const Query &q, uint64_t index) -> llvm::Error {
-                  llvm::Expected<GpuOp> m =
-                      op(q, OpKind::Memset, table, index, nameIndex("Memset (Device)"));
+                  Proc &p = proc(processOf(q, 6, /*thread=*/false));
+                  Trace &trace = p.trace;
+                  llvm::Expected<GpuOp> m = op(q, OpKind::Memset, table, index, trace,
+                                               nameIndex(p, "Memset (Device)"));
                   if (!m)
                     return m.takeError();
                   m->bytes = uint64_t(std::max<int64_t>(0, q.integer(5)));
@@ -559,14 +601,16 @@ private:
     struct Record {
       int64_t correlation, stream;
     };
-    std::unordered_map<int64_t, std::vector<Record>> records; // by event id
+    // By process, then event id (each process numbers its own).
+    std::map<std::pair<int64_t, int64_t>, std::vector<Record>> records;
     if (present["CUPTI_ACTIVITY_KIND_CUDA_EVENT"])
       if (llvm::Error e =
               each("CUPTI_ACTIVITY_KIND_CUDA_EVENT",
-                   "SELECT streamId, correlationId, eventId FROM "
+                   "SELECT streamId, correlationId, eventId, globalPid FROM "
                    "CUPTI_ACTIVITY_KIND_CUDA_EVENT WHERE correlationId IS NOT NULL",
                    [&](const Query &q, uint64_t) {
-                     records[q.integer(2)].push_back({correlationOf(q, 1), q.integer(0)});
+                     records[{processOf(q, 3, false), q.integer(2)}].push_back(
+                         {correlationOf(q, 1), q.integer(0)});
                      return llvm::Error::success();
                    }))
         return e;
@@ -574,12 +618,14 @@ private:
       std::sort(list.begin(), list.end(), [](const Record &a, const Record &b) {
         return a.correlation < b.correlation;
       });
-    uint64_t unresolved = 0;
+    std::map<int64_t, uint64_t> unresolved; // by process
     llvm::Error e =
         each("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-             "SELECT start, streamId, correlationId, syncType, eventId FROM "
+             "SELECT start, streamId, correlationId, syncType, eventId, globalPid FROM "
              "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ORDER BY start",
              [&](const Query &q, uint64_t) {
+               const int64_t pid = processOf(q, 5, false);
+               Trace &trace = proc(pid).trace;
                SyncEvent s;
                s.correlation = correlationOf(q, 2);
                // The call tells best (a device sync's row reads "event sync"
@@ -622,7 +668,7 @@ private:
                const int64_t stream = q.integer(1), event = q.integer(4);
                s.stream = stream == kNoId ? -1 : stream;
                if (s.kind == SyncEvent::StreamWait || s.kind == SyncEvent::EventSync) {
-                 auto list = records.find(event);
+                 auto list = records.find({pid, event});
                  const Record *latest = nullptr;
                  if (event != kNoId && list != records.end())
                    for (const Record &r : list->second)
@@ -632,7 +678,7 @@ private:
                    s.recordCorrelation = latest->correlation;
                    s.waitOnStream = latest->stream;
                  } else if (s.kind == SyncEvent::StreamWait) {
-                   ++unresolved;
+                   ++unresolved[pid];
                  }
                }
                s.ts = double(q.integer(0)) / 1e3;
@@ -645,8 +691,8 @@ private:
     // none of the sync rows, the import orders each wait after everything
     // issued before it (a safe superset), as for a Kineto trace recorded
     // without sync events.
-    if (unresolved)
-      trace.syncs.clear();
+    for (auto [pid, count] : unresolved)
+      proc(pid).trace.syncs.clear();
 
     return llvm::Error::success();
   }
@@ -656,8 +702,10 @@ private:
     if (!present["NVTX_EVENTS"])
       return llvm::Error::success();
     return each("NVTX_EVENTS",
-                "SELECT start, end, text, textId FROM NVTX_EVENTS WHERE end IS NOT NULL",
+                "SELECT start, end, text, textId, globalTid FROM NVTX_EVENTS WHERE end IS NOT "
+                "NULL",
                 [&](const Query &q, uint64_t) {
+                  Trace &trace = proc(processOf(q, 4, /*thread=*/true)).trace;
                   llvm::StringRef name =
                       q.isNull(2) ? stringOf(q.isNull(3) ? -1 : q.integer(3)) : q.text(2);
                   int64_t number = 0;
@@ -677,12 +725,10 @@ private:
   sqlite3 *db = nullptr;
   std::string schema;
   std::map<std::string, bool> present;
-  std::unordered_map<int64_t, std::string> text;   ///< StringIds
-  std::unordered_map<int64_t, uint32_t> nameOfId;  ///< StringIds id -> trace.names
-  std::unordered_map<int64_t, CallName> callNames; ///< StringIds id -> call
-  std::map<std::tuple<const char *, const char *, const char *>, uint32_t> copyNames;
+  std::unordered_map<int64_t, std::string> text; ///< StringIds
   uint64_t fileBytes = 0;
-  Trace trace;
+  std::vector<DeviceInfo> devicesRead; ///< TARGET_INFO_GPU, every process's
+  std::map<int64_t, Proc> procs;       ///< by globalPid
 };
 
 } // namespace
@@ -700,4 +746,6 @@ bool importer::isSqliteFile(llvm::StringRef path) {
   return magic;
 }
 
-llvm::Expected<Trace> importer::readNsys(llvm::StringRef path) { return Reader().read(path); }
+llvm::Expected<std::vector<Trace>> importer::readNsys(llvm::StringRef path) {
+  return Reader().read(path);
+}

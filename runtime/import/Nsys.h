@@ -27,9 +27,10 @@ namespace pipec::importer {
 /// Whether `path` is a regular file that starts as an SQLite database does.
 bool isSqliteFile(llvm::StringRef path);
 
-/// The export at `path`, as a Trace; errors say what is missing and what
-/// to record or export again.
-llvm::Expected<Trace> readNsys(llvm::StringRef path);
+/// The export at `path`: one Trace per process that ran GPU work (their
+/// correlation and event ids are each process's own), in process order;
+/// errors say what is missing and what to record or export again.
+llvm::Expected<std::vector<Trace>> readNsys(llvm::StringRef path);
 
 } // namespace pipec::importer
 

@@ -682,10 +682,16 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
 llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
   const std::string shown = path == "-" ? "<stdin>" : printable(path);
   if (path != "-" && isSqliteFile(path)) {
-    llvm::Expected<Trace> trace = readNsys(path);
-    if (!trace)
-      return fail("'" + shown + "': " + llvm::toString(trace.takeError()));
-    return trace;
+    llvm::Expected<std::vector<Trace>> processes = readNsys(path);
+    if (!processes)
+      return fail("'" + shown + "': " + llvm::toString(processes.takeError()));
+    if (processes->size() > 1)
+      return fail(llvm::formatv("'{0}': the export holds {1} processes that ran GPU work; "
+                                "give it alone to `pipec import` to take them as ranks of "
+                                "one program",
+                                shown, processes->size())
+                      .str());
+    return std::move(processes->front());
   }
   llvm::Expected<std::unique_ptr<ByteSource>> source = openFile(path, shown);
   if (!source)
@@ -695,6 +701,22 @@ llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
   if (!trace)
     return fail("'" + shown + "': " + llvm::toString(trace.takeError()));
   return trace;
+}
+
+llvm::Expected<std::vector<Trace>> importer::readRecording(llvm::StringRef path) {
+  if (path != "-" && isSqliteFile(path)) {
+    llvm::Expected<std::vector<Trace>> processes = readNsys(path);
+    if (!processes)
+      return fail("'" + (path == "-" ? std::string("<stdin>") : printable(path)) +
+                  "': " + llvm::toString(processes.takeError()));
+    return processes;
+  }
+  llvm::Expected<Trace> trace = readTrace(path);
+  if (!trace)
+    return trace.takeError();
+  std::vector<Trace> one;
+  one.push_back(std::move(*trace));
+  return one;
 }
 
 llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {

@@ -125,6 +125,9 @@ struct Trace {
   llvm::DenseMap<int64_t, uint32_t> callOf;
   /// The calls' names, each once (HostCall::name indexes them).
   std::vector<std::string> callNames;
+  /// The process that recorded it (Nsight Systems: its pid); -1 when the
+  /// recording does not say.
+  int64_t process = -1;
   /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
   uint64_t otherDevices = 0;
   int64_t device = 0; ///< the kept GPU's id (its ops' `device`)
@@ -161,6 +164,9 @@ constexpr size_t kMaxRanges = size_t(1) << 20;
 /// large, an op pipec cannot represent. A ROCm trace is read, and said
 /// (Trace::foreignPlatform).
 llvm::Expected<Trace> readTrace(llvm::StringRef path);
+/// The recording at `path`, as one Trace per process that ran GPU work: a
+/// Kineto trace is one; an Nsight Systems export one per process.
+llvm::Expected<std::vector<Trace>> readRecording(llvm::StringRef path);
 /// The same, from text already in memory (for tests and the fuzzer).
 llvm::Expected<Trace> parseTrace(llvm::StringRef text);
 /// The same with every event through llvm::json's DOM, none on the fast

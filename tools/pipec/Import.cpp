@@ -62,14 +62,32 @@ int tool::runImport() {
     step = importer::parseStepChoice(importStep);
   }
   if (traceInputs.size() > 1)
-    return runImportRanks(traceInputs, step, importReport, profileOut);
+    return runImportRanks(
+        traceInputs, [&](size_t r) { return importer::readTrace(traceInputs[r]); }, step,
+        importReport, profileOut);
   const std::string &traceInput = traceInputs.front();
-  Expected<importer::ImportedStep> imported = [&]() -> Expected<importer::ImportedStep> {
-    Expected<importer::Trace> trace = importer::readTrace(traceInput);
-    if (!trace)
-      return trace.takeError();
-    return importer::selectStep(std::move(*trace), step);
-  }();
+  // One recording of several processes (an Nsight Systems export of an MPI
+  // program): its processes are the ranks of one program.
+  std::vector<importer::Trace> processes;
+  {
+    Expected<std::vector<importer::Trace>> read = importer::readRecording(traceInput);
+    if (!read) {
+      toolError(toString(read.takeError()));
+      return InputErrors;
+    }
+    processes = std::move(*read);
+  }
+  if (processes.size() > 1) {
+    std::vector<std::string> sources;
+    for (const importer::Trace &t : processes)
+      sources.push_back(formatv("{0}, process {1}", traceInput, t.process).str());
+    return runImportRanks(
+        sources,
+        [&](size_t r) -> Expected<importer::Trace> { return std::move(processes[r]); }, step,
+        importReport, profileOut);
+  }
+  Expected<importer::ImportedStep> imported =
+      importer::selectStep(std::move(processes.front()), step);
   if (!imported) {
     toolError(toString(imported.takeError()));
     return InputErrors;

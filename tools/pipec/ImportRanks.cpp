@@ -62,12 +62,13 @@ std::vector<double> modelSpansUs(const runtime::LoweringRun &r, size_t ranks) {
 } // namespace
 
 int tool::runImportRanks(const std::vector<std::string> &traces,
+                         const std::function<llvm::Expected<importer::Trace>(size_t)> &read,
                          const importer::StepChoice &step, bool report,
                          const std::string &profileOut) {
   // Each rank is a device of one program: more than a program may declare
   // is said before any trace is read.
   if (traces.size() > kMaxDevices) {
-    toolError(formatv("{0} traces given: a program of several ranks holds at most {1} "
+    toolError(formatv("{0} ranks given: a program of several ranks holds at most {1} "
                       "(one device each); import fewer ranks",
                       traces.size(), kMaxDevices));
     return UsageError;
@@ -81,7 +82,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces,
     const bool defaulted = !choice.number && choice.range.empty() && r > 0;
     if (defaulted)
       choice.number = ranks[0].step.step;
-    Expected<importer::Trace> trace = importer::readTrace(traces[r]);
+    Expected<importer::Trace> trace = read(r);
     if (!trace) {
       toolError(formatv("rank {0} ({1}): {2}", r, printable(traces[r]),
                         toString(trace.takeError())));

@@ -127,8 +127,12 @@ int runAdvise();
 int runFmt();
 int runImport();
 /// pipec import with several traces: one per rank (ImportRanks.cpp).
-int runImportRanks(const std::vector<std::string> &traces, const importer::StepChoice &step,
-                   bool report, const std::string &profileOut);
+/// The ranks' recordings: `sources` names each (a file, or a process of
+/// one), `read(r)` reads rank r's.
+int runImportRanks(const std::vector<std::string> &sources,
+                   const std::function<llvm::Expected<importer::Trace>(size_t)> &read,
+                   const importer::StepChoice &step, bool report,
+                   const std::string &profileOut);
 int runProfile();
 int runCalibrate();
 

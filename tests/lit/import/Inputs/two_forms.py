@@ -122,59 +122,80 @@ with open(os.path.join(out, "kineto.json"), "w") as f:
 # The real schema's tables and columns, those pipec reads (nsys-schema.sql).
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nsys-schema.sql")) as f:
     SCHEMA = f.read()
-path = os.path.join(out, "nsys.sqlite")
-if os.path.exists(path):
-    os.remove(path)
-db = sqlite3.connect(path)
-db.executescript(SCHEMA)
-strings = {}
-
-
-def sid(text):
-    if text not in strings:
-        strings[text] = len(strings) + 1
-        db.execute("INSERT INTO StringIds VALUES (?, ?)", (strings[text], text))
-    return strings[text]
-
-
 ns = 1000
-meta = [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_SCHEMA_VERSION", "3.13.2"),
-        ("EXPORT_SCHEMA_VERSION_MAJOR", "3")]
-db.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", meta)
-db.execute("INSERT INTO TARGET_INFO_GPU VALUES (1, 0, ?, 132, 49152, 232448, 233472, 65536, "
-           "32, 64, 1024, 9, 0)", (device["name"],))
 versions = {"cudaLaunchKernel": "_v7000", "cudaMemcpyAsync": "_v3020"}
-for c in calls:
-    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, 77, ?, ?, 0, NULL)",
-               (c["ts"] * ns, (c["ts"] + c["dur"]) * ns, c["corr"],
-                sid(c["name"] + versions.get(c["name"], "_v3020"))))
-for o in ops:
-    if o["kind"] == "kernel":
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, ?, ?, 5, ?, ?, ?, "
-                   "?, ?, ?, ?, ?, ?, ?, 0, ?)",
-                   (o["ts"] * ns, (o["ts"] + o["dur"]) * ns, o["stream"], o["corr"],
-                    sid(o["name"]), sid(o["name"].split("<")[0].split()[-1]), o["regs"],
-                    *o["grid"], *o["block"], o["smem"], o.get("node")))
-    else:
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, ?, ?, 5, ?, 2, 2, "
-                   "1, NULL)",
-                   (o["ts"] * ns, (o["ts"] + o["dur"]) * ns, o["stream"], o["corr"],
-                    o["bytes"]))
 types = {"event": 1, "wait": 2, "stream": 3, "device": 4}
-for s in syncs:
-    event = s.get("event", 0xFFFFFFFF)
-    stream = s["stream"] if s["stream"] >= 0 else 0xFFFFFFFF
-    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?, ?, 0, 1, ?, ?, 5, ?, ?)",
-               (s["ts"] * ns, s["ts"] * ns, stream, s["corr"], types[s["kind"]], event))
-for r in records:
-    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (0, 1, ?, ?, 5, ?)",
-               (r["stream"], r["corr"], r["event"]))
-for s in steps:
-    db.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, NULL, NULL, NULL, ?, 77, NULL, NULL, 0)",
-               (s["ts"] * ns, (s["ts"] + s["dur"]) * ns, f"ProfilerStep#{s['number']}"))
-    # The same span as an NVTX range of the program's own name, its text a
-    # registered string (textId) as nvtxDomainRegisterString writes it.
-    db.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, NULL, NULL, NULL, NULL, 77, NULL, ?, 0)",
-               (s["ts"] * ns, (s["ts"] + s["dur"]) * ns, sid("iteration")))
-db.commit()
-db.close()
+
+
+def export(name, processes):
+    """An export of the program as recorded by each of `processes` (each its
+    own GPU; their correlation and event ids are the same numbers, each
+    process's own)."""
+    path = os.path.join(out, name)
+    if os.path.exists(path):
+        os.remove(path)
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA)
+    strings = {}
+
+    def sid(text):
+        if text not in strings:
+            strings[text] = len(strings) + 1
+            db.execute("INSERT INTO StringIds VALUES (?, ?)", (strings[text], text))
+        return strings[text]
+
+    meta = [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+            ("EXPORT_SCHEMA_VERSION", "3.13.2"), ("EXPORT_SCHEMA_VERSION_MAJOR", "3")]
+    db.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", meta)
+    for gpu, pid in enumerate(processes):
+        # nsys's serialized ids: a process's globalPid has its thread bits
+        # (the low 24) zero; a thread's globalTid is its process's plus its
+        # thread id.
+        gpid = pid << 24
+        gtid = gpid + 77
+        db.execute("INSERT INTO TARGET_INFO_GPU VALUES (1, ?, ?, 132, 49152, 232448, 233472, "
+                   "65536, 32, 64, 1024, 9, 0)", (gpu, device["name"]))
+        for c in calls:
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, ?, 0, NULL)",
+                       (c["ts"] * ns, (c["ts"] + c["dur"]) * ns, gtid, c["corr"],
+                        sid(c["name"] + versions.get(c["name"], "_v3020"))))
+        for o in ops:
+            if o["kind"] == "kernel":
+                db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 1, ?, ?, ?, ?, "
+                           "?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+                           (o["ts"] * ns, (o["ts"] + o["dur"]) * ns, gpu, o["stream"], o["corr"],
+                            gpid, sid(o["name"]), sid(o["name"].split("<")[0].split()[-1]),
+                            o["regs"], *o["grid"], *o["block"], o["smem"], o.get("node")))
+            else:
+                db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, 1, ?, ?, ?, ?, "
+                           "2, 2, 1, NULL)",
+                           (o["ts"] * ns, (o["ts"] + o["dur"]) * ns, gpu, o["stream"], o["corr"],
+                            gpid, o["bytes"]))
+        for s in syncs:
+            event = s.get("event", 0xFFFFFFFF)
+            stream = s["stream"] if s["stream"] >= 0 else 0xFFFFFFFF
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES "
+                       "(?, ?, ?, 1, ?, ?, ?, ?, ?)",
+                       (s["ts"] * ns, s["ts"] * ns, gpu, stream, s["corr"], gpid,
+                        types[s["kind"]], event))
+        for r in records:
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (?, 1, ?, ?, ?, ?)",
+                       (gpu, r["stream"], r["corr"], gpid, r["event"]))
+        for s in steps:
+            db.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, NULL, NULL, NULL, ?, ?, NULL, "
+                       "NULL, 0)",
+                       (s["ts"] * ns, (s["ts"] + s["dur"]) * ns, f"ProfilerStep#{s['number']}",
+                        gtid))
+            # The same span as an NVTX range of the program's own name, its
+            # text a registered string (textId) as nvtxDomainRegisterString
+            # writes it.
+            db.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, NULL, NULL, NULL, NULL, ?, "
+                       "NULL, ?, 0)",
+                       (s["ts"] * ns, (s["ts"] + s["dur"]) * ns, gtid, sid("iteration")))
+    db.commit()
+    db.close()
+
+
+export("nsys.sqlite", [5])
+# Two processes (an MPI program of two ranks recorded by one nsys).
+export("nsys-2proc.sqlite", [5, 6])
