@@ -177,7 +177,7 @@ public:
          {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
           "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
           "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "StringIds",
-          "TARGET_INFO_GPU", "NVTX_EVENTS"}) {
+          "TARGET_INFO_GPU", "NVTX_EVENTS", "TARGET_INFO_CUDA_STREAM"}) {
       llvm::Expected<bool> is = has(t);
       if (!is)
         return is.takeError();
@@ -191,8 +191,9 @@ public:
           "timestamps are off: CuptiUseRawGpuTimestamps=false in its config) and "
           "export again with `nsys export --type sqlite`");
     using Part = llvm::Error (Reader::*)();
-    for (Part part : {&Reader::strings, &Reader::devices, &Reader::calls, &Reader::kernels,
-                      &Reader::copies, &Reader::memsets, &Reader::syncs, &Reader::steps})
+    for (Part part :
+         {&Reader::strings, &Reader::devices, &Reader::streams, &Reader::calls,
+          &Reader::kernels, &Reader::copies, &Reader::memsets, &Reader::syncs, &Reader::steps})
       if (llvm::Error e = (this->*part)())
         return e;
     // One recording per process with GPU work (correlation ids are each
@@ -207,7 +208,10 @@ public:
       std::stable_sort(p.trace.ops.begin(), p.trace.ops.end(),
                        [](const GpuOp &a, const GpuOp &b) { return a.ts < b.ts; });
       p.trace.devices = devicesRead;
-      p.trace.process = pid >> 24;
+      p.trace.process = (pid >> 24) & 0xFFFFFF;
+      auto prio = priorities.find(p.trace.process);
+      if (prio != priorities.end())
+        p.trace.streamPriority = std::move(prio->second);
       finishTrace(p.trace);
       out.push_back(std::move(p.trace));
     }
@@ -319,6 +323,20 @@ private:
   llvm::StringRef stringOf(int64_t id) const {
     auto it = text.find(id);
     return it == text.end() ? llvm::StringRef() : llvm::StringRef(it->second);
+  }
+
+  /// Each process's streams' priorities (stored as CUDA's int, read back
+  /// as an unsigned 32-bit number: 4294967291 is -5).
+  llvm::Error streams() {
+    if (!present["TARGET_INFO_CUDA_STREAM"])
+      return llvm::Error::success();
+    return each("TARGET_INFO_CUDA_STREAM",
+                "SELECT streamId, processId, priority FROM TARGET_INFO_CUDA_STREAM",
+                [&](const Query &q, uint64_t) {
+                  const int64_t priority = int64_t(int32_t(uint32_t(q.integer(2))));
+                  priorities[q.integer(1)][q.integer(0)] = priority;
+                  return llvm::Error::success();
+                });
   }
 
   /// A runtime call's name and what it does, once per StringIds id.
@@ -729,6 +747,8 @@ private:
   uint64_t fileBytes = 0;
   std::vector<DeviceInfo> devicesRead; ///< TARGET_INFO_GPU, every process's
   std::map<int64_t, Proc> procs;       ///< by globalPid
+  /// Stream priorities by process id, then stream id.
+  std::map<int64_t, std::map<int64_t, int64_t>> priorities;
 };
 
 } // namespace

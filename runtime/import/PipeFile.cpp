@@ -53,6 +53,14 @@ std::string importer::streamName(int64_t id) {
                  : "s_neg" + std::to_string(uint64_t(0) - uint64_t(id));
 }
 
+int64_t importer::streamPriorityOf(const ImportedStep &s, int64_t stream,
+                                   const DeviceProfile &profile) {
+  auto known = s.streamPriority.find(stream);
+  if (known == s.streamPriority.end())
+    return 0;
+  return std::clamp<int64_t>(known->second, profile.priorityGreatest, profile.priorityLeast);
+}
+
 std::string importer::pipelineName(const ImportedStep &s) {
   if (s.step && !s.rangeName.empty()) {
     // The range's name as an identifier: its letters, digits and '_'.
@@ -274,7 +282,9 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
   for (int64_t id : s.streams) {
     file.streamIndex[id] = uint32_t(file.streamNames.size());
     file.streamNames.push_back(streamName(id));
-    file.streamColumns.fit({file.streamNames.back(), "", ""});
+    const int64_t priority = streamPriorityOf(s, id, profile);
+    file.streamPriorities.push_back(priority ? "priority " + std::to_string(priority) : "");
+    file.streamColumns.fit({file.streamNames.back(), "", file.streamPriorities.back()});
   }
   // The stages' columns, a half on each of two threads for a long step
   // (the first error in the file's order is the one reported).
@@ -315,8 +325,8 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
 void PipeFile::write(llvm::raw_ostream &os) const {
   os << header;
   std::string out;
-  for (const std::string &name : streamNames)
-    streamColumns.write(out, "stream", {name, "", ""}, "");
+  for (size_t i = 0; i < streamNames.size(); ++i)
+    streamColumns.write(out, "stream", {streamNames[i], "", streamPriorities[i]}, "");
   os << out;
   // A long step's lines are made a chunk at a time on two threads.
   writeInChunks(step->stages.size(), os, [&](size_t begin, size_t end, llvm::raw_ostream &os) {
@@ -364,6 +374,11 @@ llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
     program::Stream &stream = p.streams.emplace_back();
     stream.name = streamName(id);
     stream.cudaPriority = profile.priorityFor(program::PriorityClass::Normal);
+    if (int64_t priority = streamPriorityOf(s, id, profile)) {
+      stream.priorityClass = program::PriorityClass::Raw;
+      stream.rawPriority = priority;
+      stream.cudaPriority = int(priority);
+    }
   }
   p.stages.reserve(s.stages.size());
   StageLine line;

@@ -43,6 +43,9 @@ std::string stageComment(const ImportedStep &step, const ImportedStage &st);
 std::string timeText(double us);
 /// A stream's name: s7 for id 7; a negative id (s-1 is no name) s_neg1.
 std::string streamName(int64_t id);
+/// A recorded stream priority as the device's range holds it (0 when the
+/// recording gave none): what the file and the program say.
+int64_t streamPriorityOf(const ImportedStep &s, int64_t stream, const DeviceProfile &profile);
 /// The pipeline's: step_N, or trace for a trace without steps.
 std::string pipelineName(const ImportedStep &step);
 /// Appends text from the trace as a line comment may hold it: control
@@ -69,7 +72,8 @@ private:
   const DeviceProfile *profile;
   std::string header; ///< the comments and the `pipeline NAME {` line
   std::vector<std::string> streamNames;
-  std::map<int64_t, uint32_t> streamIndex; ///< by stream id (any, INT64_MAX too)
+  std::vector<std::string> streamPriorities; ///< "priority -5", or ""
+  std::map<int64_t, uint32_t> streamIndex;   ///< by stream id (any, INT64_MAX too)
   Columns streamColumns{3}, stageColumns{6};
 };
 

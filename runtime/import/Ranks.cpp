@@ -233,14 +233,16 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     t += formatv("  device rank{0};\n", r).str();
   // The streams and the stages, in columns as fmt lays them out.
   Columns streamColumns(3);
-  std::vector<std::array<std::string, 2>> streamRows;
+  std::vector<std::array<std::string, 3>> streamRows;
   for (size_t r = 0; r < n; ++r)
     for (int64_t id : ranks[r].step.streams) {
-      streamRows.push_back({streamOf(r, id), formatv("on rank{0}", r).str()});
-      streamColumns.fit({streamRows.back()[0], streamRows.back()[1], ""});
+      const int64_t priority = streamPriorityOf(ranks[r].step, id, profile);
+      streamRows.push_back({streamOf(r, id), formatv("on rank{0}", r).str(),
+                            priority ? "priority " + std::to_string(priority) : ""});
+      streamColumns.fit({streamRows.back()[0], streamRows.back()[1], streamRows.back()[2]});
     }
   for (const auto &row : streamRows)
-    streamColumns.write(t, "stream", {row[0], row[1], ""}, "");
+    streamColumns.write(t, "stream", {row[0], row[1], row[2]}, "");
 
   /// A stage's cells: name, on, work, attributes, (no accesses), deps; and
   /// the comment after it.

@@ -771,6 +771,11 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   opOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
   opsOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
 
+  for (int64_t id : out.streams) {
+    auto known = trace.streamPriority.find(id);
+    if (known != trace.streamPriority.end() && known->second != 0)
+      out.streamPriority[id] = known->second;
+  }
   if (out.streams.size() > 256)
     return fail(formatv("the step's GPU ops run on {0} streams; a .pipe pipeline has at "
                         "most 256",

@@ -92,6 +92,9 @@ struct ImportedStep {
   std::string rangeName;
   std::vector<int64_t> availableSteps;
   std::vector<int64_t> streams; ///< stream ids, in order of first use
+  /// The streams' CUDA priorities the recording gave, other than 0 (the
+  /// default), by id.
+  std::map<int64_t, int64_t> streamPriority;
   std::vector<ImportedStage> stages;
   std::vector<GpuOp> ops;             ///< the step's GPU ops (ImportedStage::op)
   std::vector<std::string> names;     ///< the ops' names (GpuOp::name indexes them)

@@ -26,6 +26,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,9 @@ struct Trace {
   /// The process that recorded it (Nsight Systems: its pid); -1 when the
   /// recording does not say.
   int64_t process = -1;
+  /// Each stream's CUDA priority where the recording says (Nsight Systems'
+  /// TARGET_INFO_CUDA_STREAM; lower is more urgent).
+  std::map<int64_t, int64_t> streamPriority;
   /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
   uint64_t otherDevices = 0;
   int64_t device = 0; ///< the kept GPU's id (its ops' `device`)

@@ -57,3 +57,13 @@ with open(good, "rb") as f:
     head = f.read(8192)
 with open(os.path.join(folder, "truncated.sqlite"), "wb") as f:
     f.write(head)
+# Stream priorities (TARGET_INFO_CUDA_STREAM, stored as CUDA's int read back
+# unsigned): stream 8 at -5, stream 9 at -9 (past the device's range), of
+# the process that ran the ops; another process's stream 7 at -5.
+fresh("priorities.sqlite", "CREATE TABLE TARGET_INFO_CUDA_STREAM (streamId INTEGER NOT NULL, "
+      "hwId INTEGER NOT NULL, vmId INTEGER NOT NULL, processId INTEGER NOT NULL, "
+      "contextId INTEGER NOT NULL, priority INTEGER NOT NULL, flag INTEGER NOT NULL); "
+      "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (8, 0, 1, 5, 1, 4294967291, 2); "
+      "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (9, 0, 1, 5, 1, 4294967287, 2); "
+      "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (7, 0, 1, 6, 1, 4294967291, 2); "
+      "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (7, 0, 1, 5, 1, 0, 3);", copy=True)
