@@ -8,7 +8,10 @@
 // the program the importer builds itself. With bit 2 of the first byte set
 // too, the trace is imported as two ranks (itself twice, its collectives
 // matched with themselves), and that file must check clean and be laid
-// out as fmt lays it out. Crashes, sanitizer reports, leaks, hangs and
+// out as fmt lays it out. With bit 3 (4), the rest is an Nsight Systems
+// SQLite export, written to a file and read as `pipec import` reads one:
+// each process's step must give a file that checks clean, to the program
+// the importer builds. Crashes, sanitizer reports, leaks, hangs and
 // inputs over the time or memory budget (scripts/fuzz's -timeout and
 // -rss_limit_mb) are findings; errors are the expected answer to bad input.
 //
@@ -30,7 +33,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <string>
+#include <unistd.h>
 
 using namespace pipec;
 
@@ -91,12 +98,48 @@ std::optional<importer::ImportedStep> stepOf(llvm::StringRef json) {
   return std::move(*step);
 }
 
+/// A step's file checks clean, is laid out as fmt lays it out, and reads
+/// back to the importer's own program.
+void checkStep(const importer::ImportedStep &step);
+
 void fuzzTrace(llvm::StringRef json) {
   std::optional<importer::ImportedStep> step = stepOf(json);
   if (!step)
     return;
-  DeviceProfile profile = importer::profileFor(step->device);
-  llvm::Expected<std::string> pipe = importer::writePipe(*step, "fuzz.json", profile);
+  checkStep(*step);
+}
+
+void fuzzExport(llvm::StringRef bytes) {
+  // SQLite reads a file: one per fuzzing process, rewritten each input.
+  static const std::string path =
+      (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
+      "/pipec-fuzz-" + std::to_string(::getpid()) + ".sqlite";
+  {
+    std::FILE *f = std::fopen(path.c_str(), "wb");
+    if (!f)
+      return;
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  llvm::Expected<std::vector<importer::Trace>> processes = importer::readRecording(path);
+  if (!processes) {
+    llvm::consumeError(processes.takeError());
+    return;
+  }
+  for (importer::Trace &trace : *processes) {
+    llvm::Expected<importer::ImportedStep> step =
+        importer::selectStep(std::move(trace), std::nullopt);
+    if (!step) {
+      llvm::consumeError(step.takeError());
+      continue;
+    }
+    checkStep(*step);
+  }
+}
+
+void checkStep(const importer::ImportedStep &step) {
+  DeviceProfile profile = importer::profileFor(step.device);
+  llvm::Expected<std::string> pipe = importer::writePipe(step, "fuzz.json", profile);
   if (!pipe) {
     llvm::consumeError(pipe.takeError());
     return;
@@ -104,7 +147,7 @@ void fuzzTrace(llvm::StringRef json) {
   // An accepted trace gives a file that checks clean, laid out as fmt
   // lays it out, and read back to the importer's program.
   program::Program program = checkedAndLaidOut(*pipe, profile);
-  llvm::Expected<program::Program> built = importer::programOf(*step, profile);
+  llvm::Expected<program::Program> built = importer::programOf(step, profile);
   if (!built)
     __builtin_trap();
   program.source = built->source;
@@ -139,7 +182,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   llvm::StringRef json(reinterpret_cast<const char *>(data) + 1, size - 1);
-  if ((data[0] & 3) == 3)
+  if (data[0] & 4)
+    fuzzExport(json);
+  else if ((data[0] & 3) == 3)
     fuzzRanks(json);
   else if (data[0] & 1)
     fuzzTrace(json);
