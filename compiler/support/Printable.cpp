@@ -2,6 +2,8 @@
 
 #include "compiler/support/Printable.h"
 
+#include "llvm/Support/ConvertUTF.h"
+
 using namespace pipec;
 
 namespace {
@@ -11,14 +13,23 @@ bool controlAt(llvm::StringRef text, size_t i, size_t &length) {
   length = 1;
   if (c < 0x20 || c == 0x7f || c == '\\')
     return true;
+  if (c < 0x80)
+    return false;
+  // A byte that begins no valid UTF-8 sequence is shown as its value: a
+  // lone 0x9b is CSI to a terminal in 8-bit mode.
+  const unsigned n = llvm::getNumBytesForUTF8(c);
+  const auto *at = reinterpret_cast<const llvm::UTF8 *>(text.data() + i);
+  if (n < 2 || i + n > text.size() || !llvm::isLegalUTF8Sequence(at, at + n))
+    return true;
   // C1 controls as UTF-8: C2 80 .. C2 9F.
-  if (c == 0xc2 && i + 1 < text.size()) {
+  if (c == 0xc2) {
     unsigned char d = static_cast<unsigned char>(text[i + 1]);
     if (d >= 0x80 && d <= 0x9f) {
       length = 2;
       return true;
     }
   }
+  length = n;
   return false;
 }
 
@@ -26,7 +37,7 @@ bool controlAt(llvm::StringRef text, size_t i, size_t &length) {
 
 bool pipec::needsEscaping(llvm::StringRef text) {
   size_t length;
-  for (size_t i = 0; i < text.size(); ++i)
+  for (size_t i = 0; i < text.size(); i += length)
     if (controlAt(text, i, length))
       return true;
   return false;
@@ -41,7 +52,8 @@ std::string pipec::printable(llvm::StringRef text) {
   for (size_t i = 0; i < text.size();) {
     size_t length;
     if (!controlAt(text, i, length)) {
-      out += text[i++];
+      out.append(text.data() + i, length);
+      i += length;
       continue;
     }
     if (text[i] == '\\') {

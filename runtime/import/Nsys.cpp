@@ -83,7 +83,9 @@ int64_t correlationOf(const Query &q, int c) {
 /// `path` as an SQLite URI: read-only and immutable, so that nothing is
 /// written beside the user's file (no journal, no lock, no -shm).
 std::string uriOf(llvm::StringRef path) {
-  std::string uri = "file:";
+  // An absolute path after an empty authority ("file:///..."): "file://x"
+  // would read x as a host.
+  std::string uri = path.startswith("/") ? "file://" : "file:";
   for (unsigned char c : path) {
     if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-')
       uri += char(c);
@@ -190,12 +192,19 @@ public:
           "Nsight Systems versions write no kernel table unless CUDA's raw GPU "
           "timestamps are off: CuptiUseRawGpuTimestamps=false in its config) and "
           "export again with `nsys export --type sqlite`");
+    if (!present["StringIds"])
+      return fail("it has no StringIds table, so its kernels and runtime calls have no names "
+                  "(and what each call did is not known): export again with `nsys export "
+                  "--type sqlite`");
     using Part = llvm::Error (Reader::*)();
     for (Part part :
          {&Reader::strings, &Reader::devices, &Reader::streams, &Reader::calls,
           &Reader::kernels, &Reader::copies, &Reader::memsets, &Reader::syncs, &Reader::steps})
       if (llvm::Error e = (this->*part)())
         return e;
+    if (procs.count(kNoProcess) && procs.size() > 1)
+      return fail("some of its rows name no process (a NULL globalPid or globalTid) beside "
+                  "rows that do, so which process made them is not known: export again");
     // One recording per process with GPU work (correlation ids are each
     // process's own), in process order: a program's ranks.
     std::vector<Trace> out;
@@ -208,7 +217,7 @@ public:
       std::stable_sort(p.trace.ops.begin(), p.trace.ops.end(),
                        [](const GpuOp &a, const GpuOp &b) { return a.ts < b.ts; });
       p.trace.devices = devicesRead;
-      p.trace.process = (pid >> 24) & 0xFFFFFF;
+      p.trace.process = pid == kNoProcess ? -1 : (pid >> 24) & 0xFFFFFF;
       auto prio = priorities.find(p.trace.process);
       if (prio != priorities.end())
         p.trace.streamPriority = std::move(prio->second);
@@ -233,17 +242,69 @@ private:
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK)
       return fail(llvm::Twine("it cannot be opened as an SQLite database: ") +
-                  (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+                  printable(db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
     // The file is someone else's: its schema runs no function of ours,
     // and nothing in it may write.
     sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
     sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20);
+    // No value of an export is a megabyte (a name is kept to a kilobyte).
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 20);
+    // Reading costs work in proportion to the file: a table whose values
+    // are computed (a generated column) could cost any amount. SQLite
+    // calls back every 1,000 of its instructions; past the budget it stops.
+    budget = (fileBytes * kStepsPerByte + kLeastSteps) / 1000;
+    sqlite3_progress_handler(
+        db, 1000,
+        [](void *self) {
+          Reader &r = *static_cast<Reader *>(self);
+          return int(++r.spent > r.budget);
+        },
+        this);
+    return checkFile(path);
+  }
+
+  /// What SQLite, opened immutable, would not say: a file cut inside a
+  /// page (its last rows read as NULLs), a write-ahead log not yet
+  /// checkpointed (its changes not seen).
+  llvm::Error checkFile(llvm::StringRef path) {
+    unsigned char head[100] = {};
+    int fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return fail(llvm::Twine("cannot read it: ") + std::strerror(errno));
+    const ssize_t got = ::pread(fd, head, sizeof head, 0);
+    ::close(fd);
+    if (got != ssize_t(sizeof head))
+      return fail("it is cut short inside the SQLite header: export it again");
+    auto be = [&](int at, int n) {
+      uint64_t v = 0;
+      for (int i = 0; i < n; ++i)
+        v = v << 8 | head[at + i];
+      return v;
+    };
+    const uint64_t page = be(16, 2) == 1 ? 65536 : be(16, 2);
+    const uint64_t pages = be(28, 4);
+    // The header's page count holds when its "version valid for" matches
+    // the change counter (SQLite's file format, 1.3.7).
+    const bool countValid = pages != 0 && be(92, 4) == be(24, 4);
+    if (page < 512 || fileBytes % page != 0 || (countValid && pages * page != fileBytes))
+      return fail(llvm::formatv("it is cut short or padded: {0} bytes, not the {1} pages of "
+                                "{2} bytes its header says; export it again",
+                                fileBytes, countValid ? pages : fileBytes / page + 1, page)
+                      .str());
+    if (head[18] == 2 || head[19] == 2) { // write-ahead logging
+      struct stat wal;
+      const std::string walPath = path.str() + "-wal";
+      if (::stat(walPath.c_str(), &wal) == 0 && wal.st_size > 0)
+        return fail("its changes are partly in '" + printable(walPath) +
+                    "', a write-ahead log not yet written back, which pipec does not read "
+                    "(it opens the export read-only and changes nothing): write it back "
+                    "with `sqlite3 FILE 'PRAGMA wal_checkpoint'`, or export again");
+    }
     return llvm::Error::success();
   }
 
   llvm::Error dbError(const llvm::Twine &what) {
-    return fail(what + ": " + sqlite3_errmsg(db) +
+    return fail(what + ": " + printable(sqlite3_errmsg(db)) +
                 " (a damaged, truncated or encrypted file: export it again)");
   }
 
@@ -260,7 +321,26 @@ private:
       return dbError("it cannot be read as an SQLite database");
     if (other && !table)
       return fail("its " + name + " is not a table: not an export Nsight Systems wrote");
-    return table;
+    if (!table)
+      return false;
+    // A table whose values are computed (generated columns, a virtual
+    // table's module) runs what its author wrote on every read.
+    Query sql(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '" +
+                      name.str() + "'");
+    if (sql.prepared() && sql.next() &&
+        llvm::StringRef(sql.text(0).str()).trim().startswith_insensitive("CREATE VIRTUAL"))
+      return fail("its " + name + " is a virtual table: not an export Nsight Systems wrote");
+    Query columns(db, "PRAGMA table_xinfo('" + name.str() + "')");
+    if (!columns.prepared())
+      return dbError("its " + name + " table cannot be read");
+    while (columns.next())
+      if (columns.integer(6) != 0) // hidden: generated or virtual
+        return fail("its " + name + " table computes its column '" +
+                    printable(columns.text(1)) +
+                    "' (a generated column): not an export Nsight Systems wrote");
+    if (columns.failed())
+      return dbError("its " + name + " table cannot be read");
+    return true;
   }
 
   llvm::Error checkSchema() {
@@ -301,7 +381,7 @@ private:
                    llvm::function_ref<llvm::Error(const Query &, uint64_t)> row) {
     Query q(db, sql);
     if (!q.prepared())
-      return fail("its " + table + " table cannot be read: " + sqlite3_errmsg(db) +
+      return fail("its " + table + " table cannot be read: " + printable(sqlite3_errmsg(db)) +
                   " (export schema " + printable(schema) + ")");
     uint64_t index = 0;
     while (q.next())
@@ -316,7 +396,7 @@ private:
     if (!present["StringIds"])
       return llvm::Error::success();
     return each("StringIds", "SELECT id, value FROM StringIds", [&](const Query &q, uint64_t) {
-      text[q.integer(0)] = q.text(1).str();
+      text[q.integer(0)] = q.text(1).take_front(4096).str();
       return llvm::Error::success();
     });
   }
@@ -344,6 +424,8 @@ private:
     uint32_t index = 0; ///< in trace.callNames
     HostCall::Kind kind = HostCall::Other;
   };
+  /// A row without its process (a NULL globalPid or globalTid).
+  static constexpr int64_t kNoProcess = std::numeric_limits<int64_t>::min();
   /// What one process recorded, and its lookups.
   struct Proc {
     Trace trace;
@@ -353,11 +435,12 @@ private:
   };
   /// The process of a row: its globalPid, or its globalTid less the thread
   /// (the low 24 bits of nsys's serialized ids); 0 where it has none.
-  static int64_t processOf(const Query &q, int c, bool thread) {
+  static int64_t processOf(const Query &q, int c, bool) {
     if (q.isNull(c))
-      return 0;
-    const int64_t id = q.integer(c);
-    return thread ? id & ~int64_t(0xFFFFFF) : id;
+      return kNoProcess;
+    // The thread's bits (a globalTid's, or junk in a globalPid's) are not
+    // the process's.
+    return q.integer(c) & ~int64_t(0xFFFFFF);
   }
   Proc &proc(int64_t pid) {
     auto [it, added] = procs.try_emplace(pid);
@@ -474,7 +557,7 @@ private:
                   }
                   HostCall call;
                   call.ts = double(start) / 1e3;
-                  call.dur = double(end - start) / 1e3;
+                  call.dur = (double(end) - double(start)) / 1e3;
                   call.correlation = corr;
                   call.thread = q.isNull(2) ? 0 : q.integer(2);
                   call.kind = name.kind;
@@ -502,7 +585,7 @@ private:
     if (end < start)
       return bad("ends before it starts");
     op.ts = double(start) / 1e3;
-    op.dur = double(end - start) / 1e3;
+    op.dur = (double(end) - double(start)) / 1e3;
     if (op.dur > kMaxStageUs)
       return bad(formatv("lasts {0:f1} s: more than the 3600 s a .pipe stage may take",
                          op.dur / 1e6));
@@ -523,7 +606,7 @@ private:
         [&](const Query &q, uint64_t index) -> llvm::Error {
           Proc &p = proc(processOf(q, 15, /*thread=*/false));
           Trace &trace = p.trace;
-          if (trace.ops.empty()) // most exports are one process: room for its ops
+          if (trace.ops.empty() && procs.size() == 1) // most exports are one process
             trace.ops.reserve(rowsOf(table) + rowsOf("CUPTI_ACTIVITY_KIND_MEMCPY") +
                               rowsOf("CUPTI_ACTIVITY_KIND_MEMSET"));
           llvm::Expected<GpuOp> k =
@@ -730,7 +813,8 @@ private:
                   const int64_t start = q.integer(0), end = q.integer(1);
                   if (end < start)
                     return llvm::Error::success();
-                  const double ts = double(start) / 1e3, dur = double(end - start) / 1e3;
+                  const double ts = double(start) / 1e3,
+                               dur = (double(end) - double(start)) / 1e3;
                   llvm::StringRef rest = name;
                   if (rest.consume_front("ProfilerStep#") && !rest.getAsInteger(10, number))
                     trace.steps.push_back({number, ts, dur});
@@ -739,6 +823,11 @@ private:
                   return llvm::Error::success();
                 });
   }
+
+  /// SQLite's instructions per byte of the file that reading may take (a
+  /// real export takes some tens), and the least for a small one.
+  static constexpr uint64_t kStepsPerByte = 200, kLeastSteps = uint64_t(1) << 27;
+  uint64_t budget = 0, spent = 0; ///< in thousands of instructions
 
   sqlite3 *db = nullptr;
   std::string schema;

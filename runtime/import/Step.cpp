@@ -194,8 +194,10 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace, const StepChoic
 }
 
 std::string importer::stepLabel(const ImportedStep &s) {
-  const std::string number = s.step ? std::to_string(*s.step) : std::string("?");
-  return (s.rangeName.empty() ? std::string("ProfilerStep") : s.rangeName) + "#" + number;
+  if (!s.step)
+    return "the whole trace";
+  return (s.rangeName.empty() ? std::string("ProfilerStep") : s.rangeName) + "#" +
+         std::to_string(*s.step);
 }
 
 llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,

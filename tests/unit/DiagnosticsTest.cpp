@@ -4,12 +4,18 @@
 // thousand system calls.
 
 #include "compiler/diag/Diagnostics.h"
+#include "compiler/support/Printable.h"
 
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <doctest/doctest.h>
+
+#include "Seed.h"
+
+#include <random>
 
 using namespace pipec;
 
@@ -55,5 +61,36 @@ TEST_CASE("a diagnostic and its note reach the stream in one write") {
       CHECK(os.text.find("t.pipe: error: an error without a place") != std::string::npos);
     }
     CHECK((os.text.find("\x1b[") != std::string::npos) == colors);
+  }
+}
+
+TEST_CASE("printable: what reaches a terminal is valid UTF-8 with no control character") {
+  using pipec::printable;
+  CHECK(printable("plain é ü 漢字") == "plain é ü 漢字");
+  CHECK(printable("a\x1b]0;x\x07"
+                  "b") == "a\\x1b]0;x\\x07b");
+  CHECK(printable("\xff") == "\\xff"); // no UTF-8 sequence begins so
+  CHECK(printable("\x9b"
+                  "2J") == "\\x9b2J");          // CSI to a terminal in 8-bit mode
+  CHECK(printable("\xc2\x9b") == "\\x9b");      // C1 as UTF-8
+  CHECK(printable("\xe6\xbc") == "\\xe6\\xbc"); // a sequence cut short
+  // Random bytes: the result is valid UTF-8, holds no C0 or C1 control, and
+  // keeps every valid printable sequence as it was.
+  PIPEC_SEEDED(rng, 7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string in(rng() % 24, ' ');
+    for (char &c : in)
+      c = char(rng() % 4 == 0 ? 0x20 + rng() % 95 : rng() % 256);
+    const std::string out = printable(in);
+    INFO(in);
+    const auto *begin = reinterpret_cast<const llvm::UTF8 *>(out.data());
+    CHECK(llvm::isLegalUTF8String(&begin, begin + out.size()));
+    for (size_t i = 0; i < out.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(out[i]);
+      CHECK((c >= 0x20 && c != 0x7f));
+      if (c == 0xc2 && i + 1 < out.size())
+        CHECK(!(static_cast<unsigned char>(out[i + 1]) >= 0x80 &&
+                static_cast<unsigned char>(out[i + 1]) <= 0x9f));
+    }
   }
 }

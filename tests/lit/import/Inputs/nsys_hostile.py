@@ -67,3 +67,43 @@ fresh("priorities.sqlite", "CREATE TABLE TARGET_INFO_CUDA_STREAM (streamId INTEG
       "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (9, 0, 1, 5, 1, 4294967287, 2); "
       "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (7, 0, 1, 6, 1, 4294967291, 2); "
       "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (7, 0, 1, 5, 1, 0, 3);", copy=True)
+# A column whose values are computed on every read (it could cost any
+# time or memory): refused.
+fresh("generated.sqlite", "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO k0; "
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (s0 INTEGER NOT NULL, end INTEGER NOT NULL, "
+      "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+      "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, "
+      "shortName INTEGER NOT NULL, registersPerThread INTEGER NOT NULL, gridX INTEGER, "
+      "gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER, "
+      "staticSharedMemory INTEGER, dynamicSharedMemory INTEGER, graphNodeId INTEGER, "
+      "start AS (s0 + 0)); "
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT start, end, deviceId, contextId, "
+      "streamId, correlationId, globalPid, demangledName, shortName, registersPerThread, "
+      "gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
+      "dynamicSharedMemory, graphNodeId FROM k0; DROP TABLE k0;", copy=True)
+# No StringIds: no names, and no call's kind.
+fresh("no-strings.sqlite", "DROP TABLE StringIds;", copy=True)
+# Calls without their thread beside ops with their process.
+fresh("no-thread.sqlite", "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = NULL;", copy=True)
+# A name with a terminal's escapes in SQLite's own message (a view made to
+# read as a table: "malformed database schema (NAME)").
+fresh("escape-message.sqlite", "CREATE VIEW \"v\x1b]0;owned\x07\" AS SELECT 1; "
+      "PRAGMA writable_schema = ON; "
+      "UPDATE sqlite_master SET type = 'table' WHERE type = 'view';", copy=True)
+# Cut inside its last page (SQLite would read its last rows as NULLs).
+with open(good, "rb") as f:
+    whole = f.read()
+with open(os.path.join(folder, "cut.sqlite"), "wb") as f:
+    f.write(whole[:-1000])
+# Changes in a write-ahead log not written back: the export alone is stale.
+wal = os.path.join(folder, "wal")
+os.makedirs(wal, exist_ok=True)
+shutil.copy(good, os.path.join(wal, "w.sqlite"))
+keep = sqlite3.connect(os.path.join(wal, "w.sqlite"))
+keep.execute("PRAGMA journal_mode=WAL")
+keep.execute("PRAGMA wal_autocheckpoint=0")
+keep.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = end + 1000")
+keep.commit()
+shutil.copy(os.path.join(wal, "w.sqlite"), os.path.join(wal, "stale.sqlite"))
+shutil.copy(os.path.join(wal, "w.sqlite-wal"), os.path.join(wal, "stale.sqlite-wal"))
+keep.close()
