@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How close pipec's model of an imported step comes to its recording, on
-real PyTorch profiler traces: for each trace in a folder (*.json,
-*.json.gz), `pipec import --report --json` of its default step (and of
+real PyTorch profiler traces and Nsight Systems exports: for each trace in
+a folder (*.json, *.json.gz; *.sqlite there or in its nsys/ folder),
+`pipec import --report --json` of its default step (and of
 every other step with --all-steps), as a Markdown table:
 
   - span: the recorded step (first GPU op start to last GPU op end);
