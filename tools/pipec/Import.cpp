@@ -19,8 +19,9 @@ namespace {
 
 cl::list<std::string> traceInputs(
     cl::Positional, cl::OneOrMore,
-    cl::desc("<trace.json or trace.json.gz> ('-' reads stdin); several: one per rank, "
-             "imported as one program of several devices"),
+    cl::desc("<trace.json, trace.json.gz or an Nsight Systems export.sqlite> ('-' reads "
+             "a trace from stdin); several: one per rank, imported as one program of several "
+             "devices"),
     cl::sub(importCommand()), cl::cat(category()));
 cl::opt<std::string>
     importStep("step",
