@@ -2,7 +2,9 @@
 
 #include "compiler/driver/Compilation.h"
 
+#include "compiler/emit/Emitters.h"
 #include "compiler/parse/Parser.h"
+#include "compiler/program/ProgramDump.h"
 #include "compiler/schedule/Lints.h"
 #include "compiler/schedule/Races.h"
 #include "compiler/schedule/StreamAssignment.h"
@@ -114,6 +116,9 @@ Outcome driver::compileIn(Source &src, DiagnosticEngine &diags, const DeviceProf
   out.parseSeconds = secondsSince(clock);
   if (diags.hadError())
     return Outcome::InputErrors;
+  auto printing = [&](Phase phase) { return request.printTo && request.printAfter == phase; };
+  if (printing(Phase::Parse))
+    ast::dump(out.file, src.sm, *request.printTo);
   if (request.stopAfter == Phase::Parse)
     return Outcome::Success;
 
@@ -141,6 +146,8 @@ Outcome driver::compileIn(Source &src, DiagnosticEngine &diags, const DeviceProf
         return Outcome::UsageError;
       }
   out.checkSeconds = secondsSince(clock);
+  if (printing(Phase::Check))
+    program::dump(out.program, *request.printTo);
   if (request.stopAfter == Phase::Check) {
     // sync declared: the races need the unrolled stages on their streams (a
     // stage without `on` gets the stream compile gives it), not a schedule.
@@ -181,6 +188,8 @@ Outcome driver::compileIn(Source &src, DiagnosticEngine &diags, const DeviceProf
         out.program.pipelines[i], profile, request.schedule, std::move(graphs[i])));
     const Schedule &s = *out.schedules.back();
     out.views.push_back(&s);
+    if (printing(Phase::Schedule))
+      emitText(s, *request.printTo);
     if (out.program.pipelines[i].syncDeclared)
       reportRaces(s, diags);
     // A graph cannot hold a host synchronisation: say how many graphs the

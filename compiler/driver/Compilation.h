@@ -96,6 +96,10 @@ struct CompileRequest {
   /// check and compile give them; run and advise, which report on what the
   /// program does, leave them out (advise counts them in a note).
   bool writingLints = true;
+  /// For developers (--print-after): after this phase, what it made goes
+  /// to `printTo` (the AST, the checked program, each schedule as text).
+  std::optional<Phase> printAfter;
+  llvm::raw_ostream *printTo = nullptr;
   ScheduleOptions schedule;
 };
 

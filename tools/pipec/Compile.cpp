@@ -33,6 +33,21 @@ cl::opt<Emit> emit(
                           "a standalone CUDA C++ program that runs the schedule")),
     cl::init(Emit::Text), cl::sub(compileCommand()), cl::cat(category()));
 
+// For developers: what a phase made, and where to stop.
+cl::opt<driver::Phase> printAfter(
+    "print-after", cl::desc("Print what a phase made to standard error (for developers)"),
+    cl::values(clEnumValN(driver::Phase::Parse, "parse", "the syntax tree"),
+               clEnumValN(driver::Phase::Check, "check",
+                          "the checked program, every field (compiler/program/ProgramDump.h)"),
+               clEnumValN(driver::Phase::Schedule, "schedule", "each schedule, as text")),
+    cl::sub(compileCommand()), cl::cat(category()));
+cl::opt<driver::Phase>
+    stopAfter("stop-after", cl::desc("Stop after a phase, emitting nothing (for developers)"),
+              cl::values(clEnumValN(driver::Phase::Parse, "parse", "the syntax"),
+                         clEnumValN(driver::Phase::Check, "check", "the checks (no schedule)"),
+                         clEnumValN(driver::Phase::Schedule, "schedule", "the schedules")),
+              cl::init(driver::Phase::Schedule), cl::sub(compileCommand()),
+              cl::cat(category()));
 cl::opt<LoweringChoice>
     lowering("lower", cl::desc("How to lower the schedule (default: streams)"),
              cl::values(clEnumValN(LoweringChoice::Streams, "streams",
@@ -85,10 +100,14 @@ int tool::runCompile() {
   options.maxStreams = invocation().maxStreams;
   options.replays = invocation().replays;
   driver::Compiled c;
-  if (int status =
-          compileFile(compileInput, model, options,
-                      {emit == Emit::AST ? driver::Phase::Parse : driver::Phase::Schedule}, c))
+  CompileGoal goal;
+  goal.stopAfter = emit == Emit::AST ? driver::Phase::Parse : stopAfter.getValue();
+  if (printAfter.getNumOccurrences())
+    goal.printAfter = printAfter.getValue();
+  if (int status = compileFile(compileInput, model, options, goal, c))
     return status;
+  if (stopAfter.getNumOccurrences() && emit != Emit::AST)
+    return Success; // asked to stop: nothing is emitted
   if (emit == Emit::AST)
     return emitTo(invocation().outputPath,
                   [&](raw_ostream &os) { ast::dump(c.file, c.src.sm, os); })

@@ -298,6 +298,8 @@ int tool::compileLoaded(const model::Model &model, const ScheduleOptions &option
   request.stopAfter = goal.stopAfter;
   request.keepSyntax = goal.keepSyntax;
   request.writingLints = goal.writingLints;
+  request.printAfter = goal.printAfter;
+  request.printTo = &llvm::errs();
   request.pipeline = invocation().pipelineName;
   request.maxStreamsGiven = invocation().maxStreamsGiven ? invocation().maxStreams : 0;
   request.schedule = options;

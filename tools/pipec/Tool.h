@@ -105,6 +105,8 @@ struct CompileGoal {
   bool keepSyntax = false;
   /// The lints about how the file is written (check and compile's).
   bool writingLints = true;
+  /// --print-after: what the phase made, to standard error.
+  std::optional<driver::Phase> printAfter;
 };
 int compileFile(llvm::StringRef path, const model::Model &model,
                 const ScheduleOptions &options, CompileGoal goal, driver::Compiled &out);
