@@ -47,6 +47,9 @@ struct Resident {
   double blockUs;              ///< the kernel's time over its waves
   uint32_t perEmptySM;         ///< its blocks an idle SM holds at once
   bool started;                ///< a block of it has run
+  /// ModelOptions::smsPerKernel: the SMs this kernel has to itself (empty
+  /// otherwise: it takes the device's, Gpu::freeSM).
+  std::vector<DeviceProfile::BlockUse> ownSM = {};
 };
 
 class Model {
@@ -86,7 +89,8 @@ public:
     else
       startGraph();
     startHost();
-    if (options.extrapolate)
+    // Kernels' own SMs are state the periodic skip-ahead does not compare.
+    if (options.extrapolate && !options.smsPerKernel)
       findPeriod();
     // The host thread's calls reach the device in order, each when the call
     // (and whatever the host did before it) is done: the host is followed
@@ -842,7 +846,7 @@ private:
     case StageKind::Memset:
     case StageKind::Collective: {
       Gpu &gpu = gpuOf(v);
-      if (gpu.resident.size() >= p.maxResidentKernels) {
+      if (!options.smsPerKernel && gpu.resident.size() >= p.maxResidentKernels) {
         blockedOnResidency = true;
         return false;
       }
@@ -850,6 +854,8 @@ private:
       residentSlot[v] = static_cast<uint32_t>(gpu.resident.size());
       gpu.resident.push_back({v, priorityOf(v), shape.blocks, 0, shape.use, shape.blockUs,
                               shape.perEmptySM, false});
+      if (options.smsPerKernel)
+        gpu.resident.back().ownSM.assign(p.sms, capacity);
       // Kept in urgency order as they come: most urgent (lower CUDA
       // priority value) first, then oldest.
       const Urgency key{gpu.resident.back().priority, v};
@@ -988,7 +994,6 @@ private:
     if (!gpu.blocksChanged || gpu.waiting.empty())
       return false;
     gpu.blocksChanged = false;
-    std::vector<DeviceProfile::BlockUse> &freeSM = gpu.freeSM;
     bool progress = false;
     bool drained = false;
     // Block shapes that found no SM in this pump: SMs only fill up during
@@ -1006,7 +1011,11 @@ private:
     // ones may be many (up to max_resident_kernels) and cost nothing here.
     for (const Urgency &u : gpu.waiting) {
       Resident *r = &gpu.resident[residentSlot[u.instance]];
-      if (hopeless(r->use))
+      // A kernel with SMs of its own (smsPerKernel) fills only those: what
+      // another found full says nothing of them.
+      const bool own = !r->ownSM.empty();
+      std::vector<DeviceProfile::BlockUse> &freeSM = own ? r->ownSM : gpu.freeSM;
+      if (!own && hopeless(r->use))
         continue;
       // SMs only fill up during one pump: the search for this kernel's next
       // block starts where the last one fitted.
@@ -1015,7 +1024,7 @@ private:
       while (r->pending) {
         uint32_t sm = findSM(freeSM, r->use, cursor);
         if (sm == kNone) {
-          if (full.size() < 4)
+          if (!own && full.size() < 4)
             full.push_back(r->use);
           break; // try smaller blocks of other kernels (backfill)
         }
@@ -1136,7 +1145,7 @@ private:
     Resident &r = resident[slot];
     for (const SMRun &run : batches[batch]) {
       for (uint32_t sm = run.first; sm < run.first + run.count; ++sm)
-        give(gpu.freeSM[sm], r.use, run.blocks);
+        give(r.ownSM.empty() ? gpu.freeSM[sm] : r.ownSM[sm], r.use, run.blocks);
       r.running -= run.count * run.blocks;
     }
     batches[batch].clear();

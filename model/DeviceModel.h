@@ -53,6 +53,9 @@ struct ModelOptions {
   /// A what-if (the gap's): no two streams share a hardware queue, whatever
   /// the profile's hardware_queues.
   bool queuePerStream = false;
+  /// A what-if (the gap's): no two kernels share the SMs: each has all of
+  /// its device's to itself, and any number may be resident at once.
+  bool smsPerKernel = false;
 };
 
 /// One replay, from the host's first call at time 0.

@@ -38,14 +38,6 @@ double makespanOf(const Schedule &s, const DeviceProfile &profile,
 } // namespace
 
 std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile &profile) {
-  // Kernels share the SMs only as many at once as a device has streams:
-  // as many times the SMs gives each of them its own (a device of one
-  // stream shares nothing, and is simulated as it is).
-  std::vector<unsigned> perDevice(std::max<size_t>(1, s.pipeline.deviceCount()), 0);
-  for (const program::Stream &st : s.streamPlan.streams)
-    ++perDevice[st.device];
-  const unsigned concurrent =
-      std::max(1u, *std::max_element(perDevice.begin(), perDevice.end()));
   struct Cause {
     const char *words;
     std::function<void(DeviceProfile &, sim::ModelOptions &)> takeAway;
@@ -72,16 +64,9 @@ std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile 
       // A mode of the model: a queue per stream, no two sharing one.
       {"streams sharing hardware queues",
        [](DeviceProfile &, sim::ModelOptions &modes) { modes.queuePerStream = true; }},
-      // As many times the SMs as kernels may run at once, up to 32 (at
-      // most 65,536 SMs): room for every kernel of most programs at once,
-      // at a bounded cost to simulate.
+      // A mode of the model: each kernel has its device's SMs to itself.
       {"kernels sharing the SMs",
-       [concurrent](DeviceProfile &p, sim::ModelOptions &) {
-         if (concurrent == 1)
-           return;
-         p.sms = std::min(p.sms * std::min(concurrent, 32u), 1u << 16);
-         p.maxResidentKernels = 1u << 20;
-       }},
+       [](DeviceProfile &, sim::ModelOptions &modes) { modes.smsPerKernel = true; }},
   };
   // Each figure is what taking that cost away alone saves: the makespan
   // minus the makespan without it, both counted down to the bound, no

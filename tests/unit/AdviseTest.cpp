@@ -14,6 +14,7 @@
 #include "compiler/format/Edit.h"
 #include "compiler/schedule/Meaning.h"
 #include "compiler/schedule/Schedule.h"
+#include "model/DeviceModel.h"
 #include "model/Model.h"
 #include "runtime/advise/Advisor.h"
 
@@ -405,4 +406,40 @@ TEST_CASE("gap: each cause is what taking it away alone saves; all at once and w
   }
   CHECK(explained > 30);
   CHECK(checkedAlone > 30); // the removals changed something often enough to tell
+}
+
+TEST_CASE("gap: with no SM sharing (a mode of the model), every kernel takes its time alone") {
+  // The "kernels sharing the SMs" what-if: each kernel has its device's SMs
+  // to itself, so once resident it runs as it would alone: its declared
+  // time, from its first block to its last; and no run of it is slower
+  // than the run with sharing.
+  PIPEC_SEEDED(rng, 31);
+  size_t kernels = 0, shared = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    std::string text = test::randomWorkload(rng, trial % 2 == 1, trial % 5 == 4);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    INFO(text);
+    DeviceProfile profile;
+    profile.sms = 2 + rng() % 8; // few SMs: kernels contend for them
+    Schedule s(front.program.pipelines[0], profile, ScheduleOptions());
+    sim::ModelOptions alone;
+    alone.smsPerKernel = true;
+    sim::ReplayTrace t = sim::simulate(s, Lowering::Streams, profile, alone);
+    sim::ReplayTrace sharing =
+        sim::simulate(s, Lowering::Streams, profile, sim::ModelOptions());
+    REQUIRE(t.end.size() == s.instances.size());
+    for (uint32_t v = 0; v < s.instances.size(); ++v) {
+      const program::Stage &st = s.instances.stage(v);
+      if (st.kind != StageKind::Kernel)
+        continue;
+      ++kernels;
+      // (Times are on a picosecond grid, each wave's end rounded up.)
+      CHECK(std::fabs(t.end[v] - t.start[v] - st.durationUs) <= 1e-3);
+      shared += sharing.end[v] - sharing.start[v] > st.durationUs + 1e-6;
+    }
+  }
+  CHECK(kernels > 200);
+  CHECK(shared > 20); // with sharing, kernels did run longer than alone
 }
