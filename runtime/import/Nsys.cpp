@@ -541,6 +541,11 @@ private:
                   const int64_t corr = correlationOf(q, 3);
                   Proc &p = proc(processOf(q, 2, /*thread=*/true));
                   Trace &trace = p.trace;
+                  if (trace.calls.empty() && procs.size() == 1) { // most exports are one
+                    const size_t rows = rowsOf("CUPTI_ACTIVITY_KIND_RUNTIME");
+                    trace.calls.reserve(rows);
+                    trace.callOf.reserve(unsigned(std::min<size_t>(rows, size_t(1) << 30)));
+                  }
                   const CallName &name = callName(p, q.integer(4));
                   // A call and its versioned entry point are two rows of one
                   // correlation (cudaMalloc, cudaMalloc_v3020): one call,

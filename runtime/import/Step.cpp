@@ -424,9 +424,10 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     st.endUs = op.ts + op.dur - origin;
     st.hostUs = isBacklog ? 0 : launchOf(op) + op.launchDur - origin;
     st.durUs = isBacklog ? st.endUs - st.startUs : op.dur;
-    if (!onStream.count(op.stream))
+    auto [stream, first] = onStream.try_emplace(op.stream);
+    if (first)
       out.streams.push_back(op.stream);
-    onStream[op.stream].push_back(uint32_t(out.stages.size()));
+    stream->second.push_back(uint32_t(out.stages.size()));
     out.stages.push_back(std::move(st));
     return uint32_t(out.stages.size() - 1);
   };
@@ -443,6 +444,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   };
   std::vector<Item> items;
   llvm::DenseMap<int64_t, uint32_t> opOfCorrelation, opsOfCorrelation;
+  // Sized once: a million ops grown by doubling rehash twenty times.
+  opOfCorrelation.reserve(unsigned(std::min<size_t>(ops.size(), size_t(1) << 30)));
+  opsOfCorrelation.reserve(unsigned(std::min<size_t>(trace.ops.size(), size_t(1) << 30)));
   for (uint32_t i = 0; i < ops.size(); ++i)
     if (ops[i]->correlation >= 0)
       opOfCorrelation.try_emplace(ops[i]->correlation, i); // a graph's first
