@@ -63,13 +63,20 @@ int64_t importer::streamPriorityOf(const ImportedStep &s, int64_t stream,
 
 std::string importer::pipelineName(const ImportedStep &s) {
   if (s.step && !s.rangeName.empty()) {
-    // The range's name as an identifier: its letters, digits and '_'.
+    // The range's name as an identifier: its words (letters and digits),
+    // joined by '_' ("## forward ##" -> "forward").
     std::string name;
-    for (char c : s.rangeName)
-      name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    for (char c : s.rangeName) {
+      if (std::isalnum(static_cast<unsigned char>(c)))
+        name += c;
+      else if (!name.empty() && name.back() != '_')
+        name += '_';
+    }
+    while (!name.empty() && name.back() == '_')
+      name.pop_back();
     if (name.size() > 64)
       name.resize(64);
-    if (!std::isalpha(static_cast<unsigned char>(name[0])))
+    if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0])))
       name = "range_" + name;
     return name + "_" + (*s.step >= 0 ? std::to_string(*s.step) : "neg");
   }

@@ -107,3 +107,6 @@ keep.commit()
 shutil.copy(os.path.join(wal, "w.sqlite"), os.path.join(wal, "stale.sqlite"))
 shutil.copy(os.path.join(wal, "w.sqlite-wal"), os.path.join(wal, "stale.sqlite-wal"))
 keep.close()
+# A range named with punctuation, as record_function names often are.
+fresh("punctuated.sqlite", "UPDATE StringIds SET value = '## forward ##' "
+      "WHERE value = 'iteration';", copy=True)
