@@ -75,8 +75,10 @@ int tool::runAdvise() {
   model.answerFor(options.schedule);
   options.schedule.assign = invocation().assignMethod;
   driver::Compiled c;
-  if (int status = compileFile(invocation().runInput, model, options.schedule,
-                               {driver::Phase::Schedule, true, /*writingLints=*/false}, c))
+  CompileGoal goal;
+  goal.keepSyntax = true;
+  goal.writingLints = false;
+  if (int status = compileFile(invocation().runInput, model, options.schedule, goal, c))
     return status;
   if (!objectiveApplies(*objective, c))
     return UsageError;

@@ -106,7 +106,7 @@ struct CompileGoal {
   /// The lints about how the file is written (check and compile's).
   bool writingLints = true;
   /// --print-after: what the phase made, to standard error.
-  std::optional<driver::Phase> printAfter;
+  std::optional<driver::Phase> printAfter = std::nullopt;
 };
 int compileFile(llvm::StringRef path, const model::Model &model,
                 const ScheduleOptions &options, CompileGoal goal, driver::Compiled &out);
