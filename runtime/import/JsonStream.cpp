@@ -2,6 +2,7 @@
 
 #include "runtime/import/JsonStream.h"
 #include "compiler/support/Fail.h"
+#include "runtime/import/Nsys.h"
 
 #include <zlib.h>
 
@@ -37,7 +38,8 @@ public:
       gzip = startsMember();
       // An Nsight Systems export is a database, read from its file
       // (importer::readNsys): here only through a pipe.
-      if (available() >= 16 && std::memcmp(&in[at], "SQLite format 3", 16) == 0)
+      if (available() >= sizeof kSqliteMagic &&
+          std::memcmp(&in[at], kSqliteMagic, sizeof kSqliteMagic) == 0)
         return fail("it is an SQLite database (an Nsight Systems export?): pipec reads one "
                     "from a file, not from a pipe or standard input");
       if (gzip && inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)

@@ -33,9 +33,6 @@ namespace {
 /// The export schema's major versions read: 2.x (Nsight Systems before
 /// 2023) and 3.x. A major version changes what tables mean.
 constexpr int kLeastMajor = 2, kMostMajor = 3;
-/// The longest time a .pipe stage may take (the language's limit).
-constexpr double kMaxStageUs = 3600e6;
-constexpr size_t kMaxDevices = 4096;
 /// CUPTI's "none" for a stream or event id (a device sync's row).
 constexpr int64_t kNoId = 0xFFFFFFFF;
 
@@ -491,9 +488,9 @@ private:
         [&](const Query &q, uint64_t) -> llvm::Error {
           if (!seen.emplace(q.integer(0), true).second)
             return llvm::Error::success(); // one row per process that used it
-          if (devicesRead.size() >= kMaxDevices)
+          if (devicesRead.size() >= kMaxTraceDevices)
             return fail("its TARGET_INFO_GPU table lists more than " +
-                        llvm::Twine(kMaxDevices) + " devices");
+                        llvm::Twine(kMaxTraceDevices) + " devices");
           auto u32 = [&](int c) {
             return uint32_t(std::clamp<int64_t>(q.integer(c), 0, int64_t(1) << 30));
           };
@@ -855,7 +852,7 @@ bool importer::isSqliteFile(llvm::StringRef path) {
   char head[16] = {};
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   const bool magic = regular && ::pread(fd, head, sizeof head, 0) == ssize_t(sizeof head) &&
-                     std::memcmp(head, "SQLite format 3", 16) == 0;
+                     std::memcmp(head, kSqliteMagic, sizeof kSqliteMagic) == 0;
   ::close(fd);
   return magic;
 }

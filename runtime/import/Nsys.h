@@ -24,6 +24,9 @@
 
 namespace pipec::importer {
 
+/// How an SQLite database's file begins (with its NUL: 16 bytes).
+constexpr char kSqliteMagic[] = "SQLite format 3";
+
 /// Whether `path` is a regular file that starts as an SQLite database does.
 bool isSqliteFile(llvm::StringRef path);
 

@@ -37,8 +37,6 @@ namespace {
 /// few hundred bytes, and one of a gigabyte (a gzip bomb's name) would be
 /// parsed into as much again.
 constexpr size_t kMaxEntryBytes = size_t(16) << 20;
-/// The most `deviceProperties` entries: a machine has a few GPUs.
-constexpr size_t kMaxDevices = 4096;
 /// Names are kept to this many bytes (a kernel's demangled name can be long,
 /// but not a megabyte).
 constexpr size_t kMaxNameBytes = 1024;
@@ -210,8 +208,9 @@ namespace {
 
 /// One deviceProperties entry.
 llvm::Error readDevice(llvm::StringRef entry, uint64_t index, Trace &trace) {
-  if (trace.devices.size() >= kMaxDevices)
-    return fail("'deviceProperties' lists more than " + llvm::Twine(kMaxDevices) + " devices");
+  if (trace.devices.size() >= kMaxTraceDevices)
+    return fail("'deviceProperties' lists more than " + llvm::Twine(kMaxTraceDevices) +
+                " devices");
   llvm::Expected<llvm::json::Value> v = llvm::json::parse(entry);
   if (!v)
     return fail("entry " + llvm::Twine(index) +
@@ -239,9 +238,6 @@ llvm::Error readDevice(llvm::StringRef entry, uint64_t index, Trace &trace) {
   trace.devices.push_back(std::move(info));
   return llvm::Error::success();
 }
-
-/// The longest time a .pipe stage may take (the language's limit).
-constexpr double kMaxStageUs = 3600e6;
 
 /// One traceEvents entry's fields (`e`, and `args` its args object):
 /// kept when it is a GPU op, a runtime call, a sync or a step; a GPU op
@@ -680,18 +676,27 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
 }
 
 llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
+  llvm::Expected<std::vector<Trace>> processes = readRecording(path);
+  if (!processes)
+    return processes.takeError();
+  if (processes->size() > 1)
+    return fail(llvm::formatv("'{0}': the export holds {1} processes that ran GPU work; "
+                              "give it alone to `pipec import` to take them as ranks of "
+                              "one program",
+                              printable(path), processes->size())
+                    .str());
+  return std::move(processes->front());
+}
+
+llvm::Expected<std::vector<Trace>> importer::readRecording(llvm::StringRef path) {
   const std::string shown = path == "-" ? "<stdin>" : printable(path);
+  std::vector<Trace> out;
   if (path != "-" && isSqliteFile(path)) {
     llvm::Expected<std::vector<Trace>> processes = readNsys(path);
     if (!processes)
       return fail("'" + shown + "': " + llvm::toString(processes.takeError()));
-    if (processes->size() > 1)
-      return fail(llvm::formatv("'{0}': the export holds {1} processes that ran GPU work; "
-                                "give it alone to `pipec import` to take them as ranks of "
-                                "one program",
-                                shown, processes->size())
-                      .str());
-    return std::move(processes->front());
+    out = std::move(*processes);
+    return out;
   }
   llvm::Expected<std::unique_ptr<ByteSource>> source = openFile(path, shown);
   if (!source)
@@ -700,23 +705,8 @@ llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
   llvm::Expected<Trace> trace = readTraceFrom(reader);
   if (!trace)
     return fail("'" + shown + "': " + llvm::toString(trace.takeError()));
-  return trace;
-}
-
-llvm::Expected<std::vector<Trace>> importer::readRecording(llvm::StringRef path) {
-  if (path != "-" && isSqliteFile(path)) {
-    llvm::Expected<std::vector<Trace>> processes = readNsys(path);
-    if (!processes)
-      return fail("'" + (path == "-" ? std::string("<stdin>") : printable(path)) +
-                  "': " + llvm::toString(processes.takeError()));
-    return processes;
-  }
-  llvm::Expected<Trace> trace = readTrace(path);
-  if (!trace)
-    return trace.takeError();
-  std::vector<Trace> one;
-  one.push_back(std::move(*trace));
-  return one;
+  out.push_back(std::move(*trace));
+  return out;
 }
 
 llvm::Expected<Trace> importer::parseTrace(llvm::StringRef text) {

@@ -34,6 +34,11 @@ namespace pipec::importer {
 
 /// The largest trace read (decompressed): a bigger one is refused.
 constexpr uint64_t kMaxTraceBytes = uint64_t(1) << 30;
+/// The most GPUs a recording may list: a machine has a few.
+constexpr size_t kMaxTraceDevices = 4096;
+/// The longest time a .pipe stage may take (the language's limit): a
+/// recorded op past it is an error naming it.
+constexpr double kMaxStageUs = 3600e6;
 
 enum class OpKind { Kernel, Memcpy, Memset };
 
