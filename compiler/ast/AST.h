@@ -12,6 +12,7 @@
 #define PIPEC_AST_AST_H
 
 #include "compiler/support/Kinds.h"
+#include "compiler/support/ReleasableList.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
@@ -227,7 +228,8 @@ struct Pipeline {
   std::vector<DeviceDecl> devices;
   std::vector<StreamDecl> streams;
   std::vector<BufferDecl> buffers;
-  std::vector<StageDecl> stages;
+  /// The longest list of a flat file: sema frees it as it reads it.
+  ReleasableList<StageDecl> stages;
   llvm::SMRange range;
   /// The parser recovered from a syntax error inside this pipeline; semantic
   /// analysis skips it rather than report errors caused by the recovery.

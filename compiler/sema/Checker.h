@@ -142,6 +142,9 @@ private:
   /// The file's totals so far, for the per-file limits.
   uint64_t fileInstances = 0, fileEdges = 0;
   std::map<const void *, sema::NameIndex> indexes;
+  /// The stage names of the pipeline being checked, each declaration's:
+  /// they outlive the declarations, which are freed as they are read.
+  std::vector<ast::Name> stageNames;
   /// Name comparisons left for "did you mean" in this file.
   uint64_t suggestBudget = 5'000'000;
   std::vector<Diagnostic> buffer;

@@ -67,6 +67,16 @@ void Sema::flush(DiagnosticEngine &out) {
   buffer.clear();
 }
 
+namespace {
+const ast::Name &nameOf(const ast::Name &n) { return n; }
+/// The program's stages a declaration becomes: a collective's part per
+/// stream it lists (version 4), one for any other.
+size_t partsOf(const ast::StageDecl &s) {
+  return s.kind == StageKind::Collective && s.stream ? 1 + s.moreStreams.size() : 1;
+}
+template <typename Decl> const ast::Name &nameOf(const Decl &d) { return d.name; }
+} // namespace
+
 template <typename Decl>
 void Sema::reportUnknown(const ast::Name &name, const char *what,
                          const std::vector<Decl> &decls) {
@@ -75,7 +85,7 @@ void Sema::reportUnknown(const ast::Name &name, const char *what,
   if (it == indexes.end()) {
     std::vector<llvm::StringRef> candidates;
     for (const Decl &d : decls)
-      candidates.push_back(d.name.text);
+      candidates.push_back(nameOf(d).text);
     it = indexes.emplace(&decls, sema::NameIndex(std::move(candidates))).first;
   }
   std::optional<size_t> near = it->second.suggest(name.text, suggestBudget);
@@ -83,11 +93,11 @@ void Sema::reportUnknown(const ast::Name &name, const char *what,
     diags.error(name.range(), formatv("unknown {0} '{1}'", what, name.text));
     return;
   }
-  const Decl &d = decls[*near];
+  const ast::Name &d = nameOf(decls[*near]);
   diags
       .error(name.range(),
-             formatv("unknown {0} '{1}'; did you mean '{2}'?", what, name.text, d.name.text))
-      .attachNote(d.name.range(), formatv("'{0}' declared here", d.name.text));
+             formatv("unknown {0} '{1}'; did you mean '{2}'?", what, name.text, d.text))
+      .attachNote(d.range(), formatv("'{0}' declared here", d.text));
 }
 
 uint32_t Sema::checkIterations(const ast::Pipeline &p, llvm::SMRange &where) {
@@ -814,7 +824,7 @@ void Sema::checkDeps(const ast::StageDecl &s, uint32_t self, uint32_t iterations
     const bool prev = distance != 0;
     auto it = stages.find(d.stage.text);
     if (it == stages.end()) {
-      reportUnknown(d.stage, "stage", p.stages);
+      reportUnknown(d.stage, "stage", stageNames);
       continue;
     }
     uint32_t target = it->second;
@@ -926,13 +936,16 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
   checkBuffers(p, out, devices, buffers);
 
   // Index every stage first: a stage may depend on one declared later.
+  // Their names stay when the declarations go (for "did you mean").
   llvm::StringMap<uint32_t> stages(static_cast<unsigned>(p.stages.size()));
   std::vector<bool> redefined(p.stages.size(), false);
   std::vector<size_t> declOf; // out.stages index -> p.stages index
   declOf.reserve(p.stages.size());
-  out.stages.reserve(p.stages.size()); // no doubling: the largest structure
+  stageNames.clear();
+  stageNames.reserve(p.stages.size());
   for (size_t i = 0; i < p.stages.size(); ++i) {
     const ast::StageDecl &s = p.stages[i];
+    stageNames.push_back(s.name);
     if (tooLong(s.name)) {
       redefined[i] = true; // checked, then dropped
       continue;
@@ -942,7 +955,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
                                           "limit is {2}",
                                           s.name.text, s.deps.size(), kMaxDependencies));
     auto [it, inserted] =
-        stages.try_emplace(s.name.text, static_cast<uint32_t>(out.stages.size()));
+        stages.try_emplace(s.name.text, static_cast<uint32_t>(declOf.size()));
     if (!inserted) {
       diags.error(s.name.range(), formatv("redefinition of stage '{0}'", s.name.text))
           .attachNote(p.stages[declOf[it->second]].name.range(), kPrevious);
@@ -950,12 +963,15 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
       continue;
     }
     // A collective: a part per stream it lists, one after another.
-    size_t parts = s.kind == StageKind::Collective && s.stream ? 1 + s.moreStreams.size() : 1;
-    for (size_t k = 0; k < parts; ++k) {
+    size_t parts = partsOf(s);
+    for (size_t k = 0; k < parts; ++k)
       declOf.push_back(i);
-      out.stages.emplace_back();
-    }
   }
+  // The program's stages are built one declaration at a time, and each
+  // chunk of declarations is freed once read: the two lists, the largest
+  // of a flat file, are never held whole at once (reserved, the program's
+  // pages are touched only as it is written).
+  out.stages.reserve(declOf.size());
   std::vector<bool> streamUsed(out.streams.size(), false);
   std::vector<bool> bufferUsed(out.buffers.size(), false);
   uint32_t next = 0;
@@ -964,26 +980,22 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
       Stage ignored; // checked for errors, then dropped
       checkStage(p.stages[i], UINT32_MAX, out, streams, stages, buffers, p, streamUsed,
                  bufferUsed, ignored);
-      continue;
-    }
-    checkStage(p.stages[i], next, out, streams, stages, buffers, p, streamUsed, bufferUsed,
-               out.stages[next]);
-    if (p.stages[i].kind == StageKind::Collective) {
-      checkCollective(p.stages[i], next, out, streams, p, streamUsed);
-      next += std::max<uint32_t>(1, out.stages[next].parts);
     } else {
-      ++next;
+      out.stages.resize(next + partsOf(p.stages[i]));
+      checkStage(p.stages[i], next, out, streams, stages, buffers, p, streamUsed, bufferUsed,
+                 out.stages[next]);
+      if (p.stages[i].kind == StageKind::Collective) {
+        checkCollective(p.stages[i], next, out, streams, p, streamUsed);
+        next += std::max<uint32_t>(1, out.stages[next].parts);
+      } else {
+        ++next;
+      }
     }
-    if (release) {
-      // Its name stays, for "did you mean" and "declared here" notes.
-      ast::StageDecl &done = release->stages[i];
-      std::vector<ast::Dep>().swap(done.deps);
-      std::vector<ast::Attr>().swap(done.attrs);
-      std::vector<ast::Access>().swap(done.accesses);
-    }
+    if (release)
+      release->stages.releaseBefore(i + 1);
   }
   if (release) {
-    std::vector<ast::StageDecl>().swap(release->stages);
+    release->stages.clear();
     llvm::StringMap<uint32_t>().swap(stages);
   }
   checkRecordedGraphs(out);
@@ -1022,6 +1034,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
   checkCycles(out);
 
   checkSize(out, iterationsAt);
+  indexes.erase(&stageNames); // the next pipeline's names are others
   if (diags.errorCount() != errorsBefore)
     return std::nullopt;
   return out;
