@@ -15,7 +15,8 @@ namespace {
 
 class SimBackend : public Backend {
 public:
-  explicit SimBackend(const DeviceProfile &profile) : profile(profile) {}
+  SimBackend(const DeviceProfile &profile, bool dispatch)
+      : profile(profile), dispatch(dispatch) {}
 
   const char *name() const override { return "sim"; }
   std::string device() const override { return profile.name; }
@@ -27,6 +28,7 @@ public:
     model.recordHost = options.recordHost;
     model.extrapolate = options.extrapolate && !options.recordHost;
     model.starts = options.timeline;
+    model.dispatch = dispatch;
     sim::ReplayTrace trace = sim::simulate(s, lowering, profile, model);
     if (trace.unfinished)
       return deadlock(s, trace);
@@ -95,10 +97,11 @@ private:
   }
 
   DeviceProfile profile;
+  bool dispatch; ///< launches pay their `issue=` time
 };
 
 } // namespace
 
-std::unique_ptr<Backend> runtime::makeSimBackend(const DeviceProfile &profile) {
-  return std::make_unique<SimBackend>(profile);
+std::unique_ptr<Backend> runtime::makeSimBackend(const DeviceProfile &profile, bool dispatch) {
+  return std::make_unique<SimBackend>(profile, dispatch);
 }

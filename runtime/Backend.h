@@ -121,8 +121,10 @@ public:
                                                           const RunOptions &options);
 };
 
-/// The deterministic device model, parameterised by `profile`.
-std::unique_ptr<Backend> makeSimBackend(const DeviceProfile &profile);
+/// The deterministic device model, parameterised by `profile`. Without
+/// `dispatch`, launches pay no `issue=` time: the what-if of pipec issuing
+/// an imported step's launches itself (the framework's dispatch gone).
+std::unique_ptr<Backend> makeSimBackend(const DeviceProfile &profile, bool dispatch = true);
 
 /// Stage pairs of the timeline where a stage started more than `slackUs`
 /// before one of its dependencies, or the previous stage on its stream, had

@@ -360,6 +360,48 @@ TEST_CASE("host: issue= is paid per launch by streams, not by a graph replay") {
   CHECK(graph->timings.replayMedian < streams->timings.replayMedian);
 }
 
+TEST_CASE("host: the model without dispatch runs the program as if it had no issue=") {
+  // import --report's "own launches" what-if is this mode of the model on
+  // the recorded schedule; it must be the run of the program without its
+  // issue= times, to the bit, in both lowerings.
+  PIPEC_SEEDED(rng, 361);
+  size_t compared = 0, differed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    DeviceProfile profile = trial % 2 ? randomProfile(rng) : DeviceProfile();
+    const std::string text = test::randomWorkload(rng, true);
+    std::string without = text;
+    for (size_t at; (at = without.find(", issue=")) != std::string::npos;)
+      without.erase(at, without.find(']', at) - at);
+    FrontendRun front(text, 0, profile), plain(without, 0, profile);
+    if (front.errors || plain.errors)
+      continue;
+    Schedule s(front.program.pipelines.at(0), profile, ScheduleOptions());
+    Schedule t(plain.program.pipelines.at(0), profile, ScheduleOptions());
+    bool sameStreams = true; // the assignment weighs issue= too
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      sameStreams &= s.streamOf(v) == t.streamOf(v);
+    if (!sameStreams)
+      continue;
+    INFO(text);
+    for (Lowering l : {Lowering::Streams, Lowering::Graph}) {
+      auto mode = runtime::makeSimBackend(profile, /*dispatch=*/false)->run(s, l, {});
+      auto zeroed = runtime::makeSimBackend(profile)->run(t, l, {});
+      auto paid = runtime::makeSimBackend(profile)->run(s, l, {});
+      REQUIRE(static_cast<bool>(mode));
+      REQUIRE(static_cast<bool>(zeroed));
+      REQUIRE(static_cast<bool>(paid));
+      CHECK(mode->start == zeroed->start);
+      CHECK(mode->end == zeroed->end);
+      CHECK(mode->hostUs.issue == 0);
+      CHECK(mode->timings.submitMedian == zeroed->timings.submitMedian);
+      differed += paid->end != mode->end;
+    }
+    ++compared;
+  }
+  CHECK(compared > 150);
+  CHECK(differed > 20); // issue= mattered in enough of them to tell
+}
+
 TEST_CASE("host: a full launch queue blocks the host until a launch starts") {
   DeviceProfile p;
   p.launchQueueDepth = 2;
