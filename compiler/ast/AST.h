@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace llvm {
@@ -133,12 +134,15 @@ struct Amount {
   }
 };
 
-/// `NAME [= INT]` inside `[...]`.
+/// `NAME [= VALUE]` inside `[...]`: an integer (`blocks=264`), an amount
+/// (`smem=48KiB`, a number with a unit), or none. One of the two is held
+/// (an imported file has four attributes on each of a million stages).
 struct Attr {
   Name name;
-  std::optional<IntLit> value;  ///< `blocks=264`
-  std::optional<Amount> amount; ///< `smem=48KiB`: a number with a unit
   llvm::SMRange range;
+  std::variant<std::monostate, IntLit, Amount> given;
+  const IntLit *value() const { return std::get_if<IntLit>(&given); }
+  const Amount *amount() const { return std::get_if<Amount>(&given); }
 };
 
 /// `@QUALIFIER[(K)]` after a dependency's name: the qualifier as spelt, with

@@ -170,11 +170,11 @@ private:
     for (const Attr &a : s.attrs) {
       indent(3);
       os << "Attr '" << a.name.text << "'";
-      if (a.value)
-        os << " = " << a.value->value;
-      if (a.amount) {
+      if (a.value())
+        os << " = " << a.value()->value;
+      if (a.amount()) {
         os << " = ";
-        print(*a.amount, os);
+        print(*a.amount(), os);
       }
       loc(a.name.range());
     }

@@ -208,11 +208,11 @@ private:
     for (const ast::Attr &a : s.attrs) {
       attrs += attrs.empty() ? "[" : ", ";
       attrs.append(a.name.text.data(), a.name.text.size());
-      if (a.value)
-        attrs += "=" + std::to_string(a.value->value);
-      if (a.amount) {
+      if (a.value())
+        attrs += "=" + std::to_string(a.value()->value);
+      if (a.amount()) {
         attrs += '=';
-        addAmount(attrs, *a.amount);
+        addAmount(attrs, *a.amount());
       }
     }
     if (!attrs.empty())

@@ -12,6 +12,9 @@
 #include "compiler/parse/Literals.h"
 #include "compiler/parse/Tokens.h"
 
+#include <algorithm>
+#include <iterator>
+
 using namespace pipec;
 using namespace pipec::parse;
 
@@ -386,22 +389,29 @@ bool DirectParser::work(ast::StageDecl &into) {
 /// attr : name (ASSIGN amount)? ;
 bool DirectParser::attrs(std::vector<ast::Attr> &into) {
   tokens.advance(); // LBRACK
+  std::vector<ast::Attr> &list = attrScratch;
+  list.clear();
+  auto done = [&](bool ok) {
+    into.reserve(into.size() + list.size());
+    std::move(list.begin(), list.end(), std::back_inserter(into));
+    return ok;
+  };
   do {
     ast::Attr a;
     antlr4::Token *n = name();
     if (!n)
-      return false;
+      return done(false);
     a.name = nameOf(ctx, n);
     if (accept(PipeParser::ASSIGN)) {
       ExprBuilder value;
       if (!amount(value))
-        return false;
+        return done(false);
       value.attrValue(a);
     }
     a.range = ctx.rangeOf(n, tokens.previous());
-    into.push_back(a);
+    list.push_back(std::move(a));
   } while (accept(PipeParser::COMMA));
-  return accept(PipeParser::RBRACK) != nullptr;
+  return done(accept(PipeParser::RBRACK) != nullptr);
 }
 
 /// access : (READS | WRITES) LPAREN name (COMMA name)* RPAREN ;

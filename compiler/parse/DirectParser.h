@@ -68,6 +68,9 @@ private:
 
   const ParseContext &ctx;
   TokenWindow &tokens;
+  /// A stage's attributes as they are read, then moved into one allocation
+  /// of their number: a stage's list never grows by doubling.
+  std::vector<ast::Attr> attrScratch;
 };
 
 } // namespace pipec::parse

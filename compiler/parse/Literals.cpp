@@ -122,9 +122,9 @@ void ExprBuilder::attrValue(ast::Attr &into) {
   const ast::ExprNode &root = nodes.back();
   if (nodes.size() == 1 && root.kind == ast::ExprNode::Number && root.unit.empty() &&
       root.number.find('.') == llvm::StringRef::npos)
-    into.value = count();
+    into.given = count();
   else
-    into.amount = amount();
+    into.given = amount();
 }
 
 ast::Amount pipec::parse::splitAmount(llvm::StringRef text) {

@@ -127,7 +127,7 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     const llvm::SMRange at = given.at;
     if (given.reported)
       continue;
-    if (a.amount && !given.value) {
+    if (a.amount() && !given.value) {
       diags.error(at, formatv("attribute '{0}' takes a whole number, not '{1}'", name,
                               sourceText(at)));
       continue;
@@ -215,9 +215,9 @@ void Sema::checkRunCondition(const ast::Attr &a, Stage &into) {
 
 /// `dynamic`, `first`, `last`: an error (true) when given a value.
 bool Sema::takesNoValue(const ast::Attr &a) {
-  if (!a.value && !a.amount)
+  if (!a.value() && !a.amount())
     return false;
-  diags.error(a.value ? a.value->range : a.amount->range(),
+  diags.error(a.value() ? a.value()->range : a.amount()->range(),
               formatv("attribute '{0}' takes no value", a.name.text));
   return true;
 }
@@ -226,12 +226,12 @@ bool Sema::takesNoValue(const ast::Attr &a) {
 Sema::AttrNumber Sema::wholeNumberOf(const ast::Attr &a) {
   AttrNumber out;
   out.at = a.name.range();
-  if (a.value) {
-    out.value = a.value->value;
-    out.at = a.value->range;
-  } else if (a.amount) {
-    out.at = a.amount->range();
-    sema::Quantity q = constants->quantityOf(*a.amount);
+  if (a.value()) {
+    out.value = a.value()->value;
+    out.at = a.value()->range;
+  } else if (a.amount()) {
+    out.at = a.amount()->range();
+    sema::Quantity q = constants->quantityOf(*a.amount());
     out.reported = q.kind == sema::Quantity::Invalid;
     if (q.kind == sema::Quantity::Bare && q.number >= 0 && sema::isWhole(q.number))
       out.value = q.number < 9e18 ? static_cast<uint64_t>(std::llround(q.number)) : UINT64_MAX;
@@ -265,23 +265,23 @@ void Sema::checkRecordedGraph(const ast::Attr &a, Stage &into) {
 /// `issue=30us`: the host's dispatch time before each launch.
 void Sema::checkIssue(const ast::Attr &a, Stage &into) {
   needsVersion(3, a.name.range(), "'issue='");
-  if (!a.amount) {
-    diags.error(a.value ? a.value->range : a.name.range(),
+  if (!a.amount()) {
+    diags.error(a.value() ? a.value()->range : a.name.range(),
                 formatv("attribute 'issue' expects a time ({0}), as in 'issue=30us'",
                         sema::timeUnitList()));
     return;
   }
-  sema::Quantity q = constants->quantityOf(*a.amount);
+  sema::Quantity q = constants->quantityOf(*a.amount());
   if (q.kind == sema::Quantity::Invalid)
     return;
   if (q.kind != sema::Quantity::Time) {
-    diags.error(a.amount->range(),
+    diags.error(a.amount()->range(),
                 formatv("attribute 'issue' expects a time ({0}), not '{1}'",
-                        sema::timeUnitList(), sourceText(a.amount->range())));
+                        sema::timeUnitList(), sourceText(a.amount()->range())));
     return;
   }
   if (q.tooLarge) {
-    diags.error(a.amount->range(), "time must be at most 3600s");
+    diags.error(a.amount()->range(), "time must be at most 3600s");
     return;
   }
   into.issueUs = q.micros;
@@ -296,8 +296,8 @@ void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
     return;
   if (number.value) {
     bytes = *number.value; // a number of bytes
-  } else if (a.amount) {
-    sema::Quantity q = constants->quantityOf(*a.amount);
+  } else if (a.amount()) {
+    sema::Quantity q = constants->quantityOf(*a.amount());
     if (q.kind != sema::Quantity::Size || q.fractionalBytes) {
       diags.error(range, formatv("attribute 'smem' expects a size ({0}) or a "
                                  "number of bytes",

@@ -301,10 +301,10 @@ public:
           put("to", *x.peer);
         for (const ast::Attr &a : x.attrs) {
           put("attr", a.name).put(a.range);
-          if (a.value)
-            put(*a.value);
-          if (a.amount)
-            put(*a.amount);
+          if (a.value())
+            put(*a.value());
+          if (a.amount())
+            put(*a.amount());
         }
         for (const ast::Access &a : x.accesses) {
           put("access").put(a.write).put(a.range).put(int(a.qualifiers.size()));

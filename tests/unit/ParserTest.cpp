@@ -31,7 +31,7 @@ TEST_CASE("parser: the seed sample gives the AST it spells") {
   const ast::StageDecl &k = p.stages[1];
   CHECK(k.stream->text == "compute");
   REQUIRE(k.attrs.size() == 1);
-  CHECK(k.attrs[0].value->value == 264);
+  CHECK(k.attrs[0].value()->value == 264);
   REQUIRE(k.deps.size() == 2);
   CHECK_FALSE(k.deps[0].qualifier);
   CHECK(k.deps[1].qualifier->text == "@prev");
