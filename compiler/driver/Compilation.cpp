@@ -45,10 +45,36 @@ llvm::Error driver::loadSource(llvm::StringRef path, Source &src) {
   return llvm::Error::success();
 }
 
+namespace {
+/// A buffer that owns the string it was made from (no copy of it).
+class StringBuffer : public llvm::MemoryBuffer {
+public:
+  StringBuffer(std::string text, llvm::StringRef name) : text(std::move(text)), name(name) {
+    init(this->text.data(), this->text.data() + this->text.size(),
+         /*RequiresNullTerminator=*/true);
+  }
+  llvm::StringRef getBufferIdentifier() const override { return name; }
+  BufferKind getBufferKind() const override { return MemoryBuffer_Malloc; }
+
+private:
+  std::string text, name;
+};
+} // namespace
+
 void driver::loadText(llvm::StringRef name, llvm::StringRef text, Source &src) {
   src.name = src.path = name.str();
   src.bufferId = src.sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
                                            llvm::SMLoc());
+}
+
+void driver::loadText(llvm::StringRef name, std::string &&text, Source &src) {
+  src.name = src.path = name.str();
+  src.bufferId = src.sm.AddNewSourceBuffer(
+      std::make_unique<StringBuffer>(std::move(text), name), llvm::SMLoc());
+}
+
+llvm::StringRef driver::textOf(const Source &src) {
+  return src.sm.getMemoryBuffer(src.bufferId)->getBuffer();
 }
 
 std::vector<llvm::StringRef> driver::splitParts(llvm::StringRef text) {

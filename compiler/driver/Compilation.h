@@ -49,6 +49,10 @@ struct Source {
 llvm::Error loadSource(llvm::StringRef path, Source &src);
 /// A source made in memory (an import's file, an edited one), named `name`.
 void loadText(llvm::StringRef name, llvm::StringRef text, Source &src);
+/// The same, taking the text over (a large one is not copied).
+void loadText(llvm::StringRef name, std::string &&text, Source &src);
+/// The text of a loaded source.
+llvm::StringRef textOf(const Source &src);
 
 /// How diagnostics are printed.
 struct DiagnosticOptions {

@@ -19,6 +19,23 @@ void Columns::fit(const Columns &other) {
     width[c] = std::max(width[c], other.width[c]);
 }
 
+size_t Columns::length(llvm::StringRef keyword, llvm::ArrayRef<llvm::StringRef> cells,
+                       llvm::StringRef trailing) const {
+  assert(cells.size() == width.size() && "one cell per column");
+  size_t n = 2 + keyword.size(), pending = 0;
+  for (size_t c = 0; c < width.size(); ++c) {
+    if (width[c] == 0)
+      continue;
+    if (!cells[c].empty()) {
+      n += pending + 1 + cells[c].size();
+      pending = width[c] - cells[c].size();
+    } else {
+      pending += width[c] + 1;
+    }
+  }
+  return n + 1 + (trailing.empty() ? 0 : 1 + trailing.size()) + 1;
+}
+
 void Columns::write(std::string &out, llvm::StringRef keyword,
                     llvm::ArrayRef<llvm::StringRef> cells, llvm::StringRef trailing) const {
   assert(cells.size() == width.size() && "one cell per column");

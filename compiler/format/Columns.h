@@ -30,6 +30,9 @@ public:
   /// and a comment after it when `trailing` is not empty.
   void write(std::string &out, llvm::StringRef keyword, llvm::ArrayRef<llvm::StringRef> cells,
              llvm::StringRef trailing) const;
+  /// The bytes write() appends for that line (to size a large output once).
+  size_t length(llvm::StringRef keyword, llvm::ArrayRef<llvm::StringRef> cells,
+                llvm::StringRef trailing) const;
 
 private:
   std::vector<size_t> width;

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 
 using namespace pipec;
 using namespace pipec::importer;
@@ -246,14 +247,35 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
 
   /// A stage's cells: name, on, work, attributes, (no accesses), deps; and
   /// the comment after it.
-  struct Row {
+  struct Cells {
     std::string name, on, work, attrs, deps, comment;
+  };
+  /// The same, held until the columns' widths are known as one string and
+  /// where each cell ends in it (a million stages: one allocation each).
+  struct Row {
+    std::string text;
+    std::array<uint32_t, 6> end;
+    llvm::StringRef cell(size_t i) const {
+      const uint32_t begin = i ? end[i - 1] : 0;
+      return llvm::StringRef(text).slice(begin, end[i]);
+    }
+    std::array<llvm::StringRef, 6> cells() const {
+      return {cell(0), cell(1), cell(2), cell(3), "", cell(4)};
+    }
   };
   std::vector<Row> rows;
   Columns stageColumns(6);
-  auto add = [&](Row row) {
-    trimComment(row.comment);
-    stageColumns.fit({row.name, row.on, row.work, row.attrs, "", row.deps});
+  auto add = [&](Cells c) {
+    trimComment(c.comment);
+    stageColumns.fit({c.name, c.on, c.work, c.attrs, "", c.deps});
+    Row row;
+    row.text.reserve(c.name.size() + c.on.size() + c.work.size() + c.attrs.size() +
+                     c.deps.size() + c.comment.size());
+    size_t i = 0;
+    for (const std::string *cell : {&c.name, &c.on, &c.work, &c.attrs, &c.deps, &c.comment}) {
+      row.text += *cell;
+      row.end[i++] = static_cast<uint32_t>(row.text.size());
+    }
     rows.push_back(std::move(row));
   };
   auto depsText = [](const std::vector<std::string> &deps) {
@@ -334,9 +356,15 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
              formatv("; the ranks measured {0} to {1}", timeText(shortest), timeText(longest))
                  .str()});
   }
+  // Sized once: a file of a million stages is a few hundred megabytes,
+  // and growing it by doubling would hold one and a half times that.
+  size_t bytes = t.size() + 2;
   for (const Row &row : rows)
-    stageColumns.write(t, "stage", {row.name, row.on, row.work, row.attrs, "", row.deps},
-                       row.comment);
+    bytes += stageColumns.length("stage", row.cells(), row.cell(5));
+  t.reserve(bytes);
+  for (const Row &row : rows)
+    stageColumns.write(t, "stage", row.cells(), row.cell(5));
   t += "}\n";
+  assert(t.size() == bytes && "Columns::length is what write appends");
   return t;
 }

@@ -138,7 +138,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces,
   driver::loadText(invocation().outputPath != "-"
                        ? invocation().outputPath
                        : "<import of " + std::to_string(rankCount) + " ranks>",
-                   *text, compiled.src);
+                   std::move(*text), compiled.src);
   const bool checked =
       reporting
           ? compileLoaded(model::Model(profile), ScheduleOptions(), {}, compiled) == Success &&
@@ -154,7 +154,8 @@ int tool::runImportRanks(const std::vector<std::string> &traces,
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
   if ((!reporting || invocation().outputPath != "-") &&
-      !emitTo(invocation().outputPath, [&](raw_ostream &os) { os << *text; }))
+      !emitTo(invocation().outputPath,
+              [&](raw_ostream &os) { os << driver::textOf(compiled.src); }))
     return WriteFailed;
   if (!reporting)
     return Success;
