@@ -33,18 +33,6 @@ double secondsSince(std::chrono::steady_clock::time_point &since) {
 
 } // namespace
 
-llvm::Error driver::loadSource(llvm::StringRef path, Source &src) {
-  src.path = path == "-" ? "<stdin>" : path.str();
-  src.name = path == "-" ? "<stdin>" : printable(path);
-  // Read, never mapped, and never more than the limit, whatever it is.
-  llvm::Expected<std::string> text = readBounded(path, kMaxFileBytes, src.name);
-  if (!text)
-    return text.takeError();
-  src.bufferId = src.sm.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(*text, src.name), llvm::SMLoc());
-  return llvm::Error::success();
-}
-
 namespace {
 /// A buffer that owns the string it was made from (no copy of it).
 class StringBuffer : public llvm::MemoryBuffer {
@@ -60,6 +48,18 @@ private:
   std::string text, name;
 };
 } // namespace
+
+llvm::Error driver::loadSource(llvm::StringRef path, Source &src) {
+  src.path = path == "-" ? "<stdin>" : path.str();
+  src.name = path == "-" ? "<stdin>" : printable(path);
+  // Read, never mapped, and never more than the limit, whatever it is.
+  llvm::Expected<std::string> text = readBounded(path, kMaxFileBytes, src.name);
+  if (!text)
+    return text.takeError();
+  src.bufferId = src.sm.AddNewSourceBuffer(
+      std::make_unique<StringBuffer>(std::move(*text), src.name), llvm::SMLoc());
+  return llvm::Error::success();
+}
 
 void driver::loadText(llvm::StringRef name, llvm::StringRef text, Source &src) {
   src.name = src.path = name.str();

@@ -2,9 +2,11 @@
 
 #include "compiler/support/ReadFile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -18,6 +20,12 @@ Expected<std::string> pipec::readBounded(StringRef path, uint64_t limit, StringR
                                display.str().c_str(), std::strerror(errno));
   }
   std::string text;
+  // A regular file's size, as far as the limit: read into one allocation,
+  // not grown by doubling (a size that changes while it is read only
+  // costs a copy more).
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    text.reserve(size_t(std::min<uint64_t>(uint64_t(st.st_size), limit)));
   char chunk[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, chunk, sizeof chunk);
