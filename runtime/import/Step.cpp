@@ -1,6 +1,7 @@
 //===- Step.cpp - One profiler step of a trace, as a pipeline -------------===//
 
 #include "runtime/import/Step.h"
+#include "runtime/import/CorrelationIndex.h"
 
 #include "compiler/schedule/Redundancy.h"
 #include "compiler/support/Fail.h"
@@ -206,6 +207,21 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   out.syncEvents = !trace.syncs.empty();
   out.names = trace.names;
   out.callNames = trace.callNames;
+  // The reader's map from a call's correlation to the call, as an index
+  // over the ids' range (a quarter of the hash map's bytes when CUPTI's
+  // ids fill it): it is held through the step's whole walk.
+  CorrelationIndex callOf;
+  {
+    int64_t lo = INT64_MAX, hi = -1;
+    for (const auto &entry : trace.callOf) {
+      lo = std::min(lo, entry.first);
+      hi = std::max(hi, entry.first);
+    }
+    callOf = CorrelationIndex(lo, hi, trace.callOf.size());
+    for (const auto &entry : trace.callOf)
+      callOf.tryEmplace(entry.first, entry.second);
+    llvm::DenseMap<int64_t, uint32_t>().swap(trace.callOf);
+  }
   // The GPU the kept ops ran on: the entry of its id (the first one when
   // none has it, or there is only one).
   for (const DeviceInfo &d : trace.devices)
@@ -435,38 +451,50 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   // The host's calls in the step, all threads together (the runtime takes
   // them one at a time), in time order. A step op whose call is not in the
   // trace is launched where it started.
-  struct Item {
+  struct Item { // 40 bytes: a million calls
     double ts, dur;
     int64_t correlation;
-    HostCall::Kind kind;
     int64_t op; ///< index into ops, or -1
     uint32_t name;
+    HostCall::Kind kind;
   };
   std::vector<Item> items;
-  llvm::DenseMap<int64_t, uint32_t> opOfCorrelation, opsOfCorrelation;
-  // Sized once: a million ops grown by doubling rehash twenty times.
-  opOfCorrelation.reserve(unsigned(std::min<size_t>(ops.size(), size_t(1) << 30)));
-  opsOfCorrelation.reserve(unsigned(std::min<size_t>(trace.ops.size(), size_t(1) << 30)));
+  // Sized once, over the ids' range (an array when they fill it).
+  auto indexOf = [](auto begin, auto end, auto correlation) {
+    int64_t lo = INT64_MAX, hi = -1;
+    size_t count = 0;
+    for (auto it = begin; it != end; ++it)
+      if (const int64_t c = correlation(*it); c >= 0) {
+        lo = std::min(lo, c);
+        hi = std::max(hi, c);
+        ++count;
+      }
+    return CorrelationIndex(lo, hi, count);
+  };
+  CorrelationIndex opOfCorrelation =
+      indexOf(ops.begin(), ops.end(), [](const GpuOp *op) { return op->correlation; });
+  CorrelationIndex opsOfCorrelation = indexOf(trace.ops.begin(), trace.ops.end(),
+                                              [](const GpuOp &op) { return op.correlation; });
   for (uint32_t i = 0; i < ops.size(); ++i)
     if (ops[i]->correlation >= 0)
-      opOfCorrelation.try_emplace(ops[i]->correlation, i); // a graph's first
+      opOfCorrelation.tryEmplace(ops[i]->correlation, i); // a graph's first
   // How many ops each call launched (a graph launch, several; all of them,
   // whether they ran in the step or before it, its call recorded or not).
   for (const GpuOp &op : trace.ops)
     if (op.correlation >= 0)
-      ++opsOfCorrelation[op.correlation];
+      ++*opsOfCorrelation.tryEmplace(op.correlation, 0).first;
   auto graphLaunched = [&](const GpuOp &op) {
-    auto it = opsOfCorrelation.find(op.correlation);
-    return it != opsOfCorrelation.end() && it->second > 1;
+    const uint32_t *n = op.correlation >= 0 ? opsOfCorrelation.find(op.correlation) : nullptr;
+    return n && *n > 1;
   };
   for (const HostCall &c : trace.calls) {
     if (c.ts < from || c.ts >= to)
       continue;
-    auto it = c.correlation >= 0 ? opOfCorrelation.find(c.correlation) : opOfCorrelation.end();
-    int64_t op = it == opOfCorrelation.end() ? -1 : int64_t(it->second);
+    const uint32_t *found = c.correlation >= 0 ? opOfCorrelation.find(c.correlation) : nullptr;
+    int64_t op = found ? int64_t(*found) : -1;
     if (op >= 0 && ops[op]->launchTs != c.ts)
       op = -1; // a duplicate correlation: the op's call is another
-    items.push_back({c.ts, c.dur, c.correlation, c.kind, op, c.name});
+    items.push_back({c.ts, c.dur, c.correlation, op, c.name, c.kind});
   }
   // One launch slot per call: a graph's ops whose call is not recorded
   // share the first one's.
@@ -474,7 +502,7 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     if (ops[i]->launchTs < 0 &&
         (i == 0 || ops[i]->correlation < 0 || ops[i - 1]->correlation != ops[i]->correlation))
       items.push_back(
-          {slotOf(*ops[i]), 0, ops[i]->correlation, HostCall::Other, int64_t(i), 0});
+          {slotOf(*ops[i]), 0, ops[i]->correlation, int64_t(i), 0, HostCall::Other});
   std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
     return a.ts != b.ts ? a.ts < b.ts : a.correlation < b.correlation;
   });
@@ -773,9 +801,9 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   }
 
   // What only the walk needed goes.
-  items = {};
-  opOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
-  opsOfCorrelation = llvm::DenseMap<int64_t, uint32_t>();
+  std::vector<Item>().swap(items); // (assigning {} would keep its capacity)
+  opOfCorrelation = CorrelationIndex();
+  opsOfCorrelation = CorrelationIndex();
 
   for (int64_t id : out.streams) {
     auto known = trace.streamPriority.find(id);
@@ -865,9 +893,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
     if (op->launchTs >= 0)
       waitsFrom = std::min(waitsFrom, op->launchTs);
   auto callIn = [&](int64_t corr, double begin) {
-    auto it = trace.callOf.find(corr);
-    return it != trace.callOf.end() && trace.calls[it->second].ts >= begin &&
-           trace.calls[it->second].ts < to;
+    const uint32_t *call = callOf.find(corr);
+    return call && trace.calls[*call].ts >= begin && trace.calls[*call].ts < to;
   };
   auto inStep = [&](int64_t corr) { return callIn(corr, from); };
   // Sync events by the call they belong to.
