@@ -26,6 +26,7 @@ Times are the best of a few runs (interleaved where two are compared): this
 virtual machine's speed wanders by tens of percent from minute to minute.
 Results are kept in docs/performance.md.
 """
+import json
 import os
 import re
 import shutil
@@ -160,14 +161,30 @@ def with_grids(path):
     return path
 
 
-if not quick:
-    big = os.path.join(work, "big.pipe")
-    with open(big, "w") as f:
+def big_pipe(name):
+    """10^7 instances: 4 stages with 528-block kernels x 2.5M iterations."""
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
         f.write("pipeline big {\n  iterations 2500000;\n  stream a; stream b;\n"
                 f"  stage A on a kernel 10us {GRID};\n"
                 f"  stage B on b kernel 10us {GRID} depends_on(A);\n"
                 f"  stage C on a kernel 10us {GRID} depends_on(B);\n"
                 f"  stage D on b kernel 10us {GRID} depends_on(C);\n}}\n")
+    return path
+
+
+def synthetic_trace(name, ops):
+    """bench/import-scale.py's trace of `ops` GPU ops, as a JSON file."""
+    spec = {"__file__": os.path.join(here, "import-scale.py")}
+    exec(open(spec["__file__"]).read().split("\ndef measure")[0], spec)
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        json.dump(spec["trace"](ops), f)
+    return path
+
+
+if not quick:
+    big = big_pipe("big.pipe")
     wall, mib, _ = min(timed([pipec, "compile", big, "--emit=json", "-o", "/dev/null"])
                        for _ in range(2))
     row("compile of 10^7 instances (4 stages x 2.5M iterations, 528-block kernels) "
@@ -191,13 +208,7 @@ row("advise of the same 10^4 automatic stages, against compile",
     advise < 10 * compile_s)
 
 if not quick:
-    spec = {"__file__": os.path.join(here, "import-scale.py")}
-    source = open(spec["__file__"]).read().split("\ndef measure")[0]
-    exec(source, spec)
-    trace = os.path.join(work, "trace.json")
-    import json
-    with open(trace, "w") as f:
-        json.dump(spec["trace"](800_000), f)
+    trace = synthetic_trace("trace.json", 800_000)
     size = os.path.getsize(trace)
     wall, mib, _ = min(timed([pipec, "import", trace, "-o", os.path.join(work, "t.pipe")])
                        for _ in range(3))
@@ -213,48 +224,40 @@ if not quick:
 if "--issue46" in sys.argv:
 
     def cpu(cmd, shell=False):
-        """(wall, user + system CPU s, system share, peak MiB) of one run."""
+        """(wall, user + system CPU s, system share, peak MiB, the rest of
+        stderr) of one run."""
         fmt = ["/usr/bin/time", "-f", "%e %U %S %M"]
         p = subprocess.run(fmt + (["sh", "-c", cmd] if shell else cmd),
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wall, user, system, peak = p.stderr.strip().splitlines()[-1].split()
+        lines = p.stderr.strip().splitlines()
+        wall, user, system, peak = lines[-1].split()
         c = float(user) + float(system)
-        return float(wall), c, float(system) / c if c else 0.0, int(peak) / 1024
+        return (float(wall), c, float(system) / c if c else 0.0, int(peak) / 1024,
+                "\n".join(lines[:-1]))
 
     def best(cmd, runs=2, shell=False):
         return min((cpu(cmd, shell) for _ in range(runs)), key=lambda r: r[1])
 
-    big = os.path.join(work, "big46.pipe")
-    with open(big, "w") as f:
-        f.write("pipeline big {\n  iterations 2500000;\n  stream a; stream b;\n"
-                f"  stage A on a kernel 10us {GRID};\n"
-                f"  stage B on b kernel 10us {GRID} depends_on(A);\n"
-                f"  stage C on a kernel 10us {GRID} depends_on(B);\n"
-                f"  stage D on b kernel 10us {GRID} depends_on(C);\n}}\n")
-    wall, c, sys_share, mib = best([pipec, "compile", big, "--emit=json", "-o", "/dev/null"])
+    big = big_pipe("big46.pipe")
+    wall, c, sys_share, mib, _ = best([pipec, "compile", big, "--emit=json", "-o", "/dev/null"])
     per = mib * 2**20 / 1e7
     row("compile of 10^7 instances to JSON: bytes an instance at the peak, system share, wall",
         f"{per:.0f} B ({mib:.0f} MiB), {sys_share:.0%} of {c:.2f} s CPU, {wall:.2f} s",
         "<= 50 B, < 15%, < 2 s", per <= 50 and sys_share < 0.15 and wall < 2)
 
-    spec = {"__file__": os.path.join(here, "import-scale.py")}
-    exec(open(spec["__file__"]).read().split("\ndef measure")[0], spec)
-    import json
-    trace = os.path.join(work, "trace46.json")
-    with open(trace, "w") as f:
-        json.dump(spec["trace"](800_000), f)
+    trace = synthetic_trace("trace46.json", 800_000)
     size = os.path.getsize(trace)
     subprocess.run(["gzip", "-1", "-k", "-f", trace], check=True)
     gz = trace + ".gz"
-    _, floor, _, _ = best(f"gzip -dc {gz} | wc -c", shell=True)
-    _, c, _, mib = best([pipec, "import", gz, "-o", "/dev/null"])
+    _, floor, _, _, _ = best(f"gzip -dc {gz} | wc -c", shell=True)
+    _, c, _, mib, _ = best([pipec, "import", gz, "-o", "/dev/null"])
     row(f"import of 800,000 GPU ops ({size / 1e6:.0f} MB of JSON, gzip -1): CPU against "
         "gzip -dc; peak against the JSON",
         f"{c:.2f} s / {floor:.2f} s = {c / floor:.1f}x; {mib * 2**20 / size:.2f}x",
         "<= 3x; < 1.5x", c <= 3 * floor and mib * 2**20 < 1.5 * size)
-    _, load, _, load_mib = best([sys.executable, "-c",
+    _, load, _, load_mib, _ = best([sys.executable, "-c",
                                  f"import json; json.load(open({trace!r}))"], runs=1)
-    _, c, _, mib = best([pipec, "import", gz, "--report", "-o", "/dev/null"])
+    _, c, _, mib, _ = best([pipec, "import", gz, "--report", "-o", "/dev/null"])
     row("import --report of the same: CPU against Python's json.load; peak against the JSON",
         f"{c:.2f} s / {load:.2f} s = {c / load:.2f}x; {mib * 2**20 / size:.2f}x "
         f"(json.load {load_mib:.0f} MiB)", "<= 0.5x; < 1.5x",
@@ -264,11 +267,8 @@ if "--issue46" in sys.argv:
     for n in (10_000, 100_000, 1_000_000):
         f = gen(f"r46_{n}.pipe", "random", "--stages", "100", "--iterations", str(n // 100),
                 "--seed", "1")
-        wall, c, _, mib = best([pipec, "run", f, "--backend=sim", "--lower=both",
-                                "--replays=1", "-o", "/dev/null"])
-        err = subprocess.run([pipec, "run", f, "--backend=sim", "--lower=both",
-                              "--replays=1", "--stats", "-o", "/dev/null"],
-                             stderr=subprocess.PIPE, text=True).stderr
+        _, c, _, _, err = best([pipec, "run", f, "--backend=sim", "--lower=both",
+                                "--replays=1", "--stats", "-o", "/dev/null"])
         events = sum(int(e) for e in re.findall(r"(\d+) simulated events", err))
         rates[n] = (c / n * 1e6, events / c)
     row("run --lower=both: CPU an instance at 10^4 / 10^5 / 10^6 (linear: no step)",
@@ -278,14 +278,12 @@ if "--issue46" in sys.argv:
         f"{rates[1_000_000][1]:,.0f}", ">= 50,000,000", rates[1_000_000][1] >= 5e7)
 
     f = gen("flat46.pipe", "random", "--stages", "1000000", "--seed", "1")
-    _, c, _, mib = best([pipec, "check", f])
+    _, c, _, mib, _ = best([pipec, "check", f])
     row("check of 10^6 flat stages: bytes a stage at the peak", f"{mib * 2**20 / 1e6:.0f} B "
         f"({mib:.0f} MiB, {c:.2f} s CPU)", "< 500 B", mib * 2**20 / 1e6 < 500)
 
-    small = os.path.join(work, "rank46.json")
-    with open(small, "w") as f:
-        json.dump(spec["trace"](100_000), f)
-    _, c, _, mib = best([pipec, "import", "-o", "/dev/null"] + [small] * 8, runs=1)
+    small = synthetic_trace("rank46.json", 100_000)
+    _, c, _, mib, _ = best([pipec, "import", "-o", "/dev/null"] + [small] * 8, runs=1)
     row("import of 8 ranks x 100,000 ops: CPU, peak", f"{c:.2f} s, {mib * 2**20 / 1e6:.0f} MB",
         "< 5 s, < 500 MB", c < 5 and mib * 2**20 < 5e8)
 

@@ -45,11 +45,6 @@ public:
     return runtime::makeSimBackend(changed);
   }
 
-  /// A run where launches pay no `issue=` dispatch: pipec's own issue of an
-  /// imported step, the framework's time gone (import --report).
-  std::unique_ptr<runtime::Backend> backendWithoutDispatch() const {
-    return runtime::makeSimBackend(device, false);
-  }
   /// `options` asking this model its questions: the graph verdict and the
   /// makespan of a stream assignment (where the caller set none).
   void answerFor(ScheduleOptions &options) const {

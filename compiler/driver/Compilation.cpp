@@ -31,9 +31,6 @@ double secondsSince(std::chrono::steady_clock::time_point &since) {
   return s;
 }
 
-} // namespace
-
-namespace {
 /// A buffer that owns the string it was made from (no copy of it).
 class StringBuffer : public llvm::MemoryBuffer {
 public:

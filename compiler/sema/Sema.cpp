@@ -68,13 +68,14 @@ void Sema::flush(DiagnosticEngine &out) {
 }
 
 namespace {
+/// A declaration's name (a list of names is its own).
 const ast::Name &nameOf(const ast::Name &n) { return n; }
+template <typename Decl> const ast::Name &nameOf(const Decl &d) { return d.name; }
 /// The program's stages a declaration becomes: a collective's part per
 /// stream it lists (version 4), one for any other.
 size_t partsOf(const ast::StageDecl &s) {
   return s.kind == StageKind::Collective && s.stream ? 1 + s.moreStreams.size() : 1;
 }
-template <typename Decl> const ast::Name &nameOf(const Decl &d) { return d.name; }
 } // namespace
 
 template <typename Decl>
@@ -943,6 +944,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
   declOf.reserve(p.stages.size());
   stageNames.clear();
   stageNames.reserve(p.stages.size());
+  indexes.erase(&stageNames); // "did you mean" indexes this pipeline's names
   for (size_t i = 0; i < p.stages.size(); ++i) {
     const ast::StageDecl &s = p.stages[i];
     stageNames.push_back(s.name);
@@ -1034,7 +1036,6 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
   checkCycles(out);
 
   checkSize(out, iterationsAt);
-  indexes.erase(&stageNames); // the next pipeline's names are others
   if (diags.errorCount() != errorsBefore)
     return std::nullopt;
   return out;

@@ -104,8 +104,6 @@ public:
     assert(i < count && i >= released && "item out of range or released");
     return chunks[i / ChunkItems][i % ChunkItems];
   }
-  T &front() { return (*this)[0]; }
-  const T &front() const { return (*this)[0]; }
   T &back() { return (*this)[count - 1]; }
   const T &back() const { return (*this)[count - 1]; }
 
@@ -119,7 +117,6 @@ public:
     chunks.back().push_back(std::move(item));
     ++count;
   }
-  void push_back(const T &item) { push_back(T(item)); }
 
   /// Frees every whole chunk of items [0, n); the items of a chunk that
   /// reaches n or past stay readable. Items below the first kept chunk may

@@ -38,6 +38,21 @@ public:
     }
   }
 
+  /// Sized for the keys `forEachKey(visit)` visits; a negative one is no id
+  /// (it goes to the hash map if inserted).
+  template <typename ForEachKey> static CorrelationIndex sizedFor(ForEachKey forEachKey) {
+    int64_t lo = INT64_MAX, hi = -1;
+    size_t count = 0;
+    forEachKey([&](int64_t key) {
+      if (key < 0)
+        return;
+      lo = std::min(lo, key);
+      hi = std::max(hi, key);
+      ++count;
+    });
+    return CorrelationIndex(lo, hi, count);
+  }
+
   /// The value of `key`; null when it has none.
   uint32_t *find(int64_t key) {
     if (uint32_t *v = slot(key))

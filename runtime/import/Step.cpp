@@ -210,18 +210,13 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   // The reader's map from a call's correlation to the call, as an index
   // over the ids' range (a quarter of the hash map's bytes when CUPTI's
   // ids fill it): it is held through the step's whole walk.
-  CorrelationIndex callOf;
-  {
-    int64_t lo = INT64_MAX, hi = -1;
-    for (const auto &entry : trace.callOf) {
-      lo = std::min(lo, entry.first);
-      hi = std::max(hi, entry.first);
-    }
-    callOf = CorrelationIndex(lo, hi, trace.callOf.size());
+  CorrelationIndex callOf = CorrelationIndex::sizedFor([&](auto visit) {
     for (const auto &entry : trace.callOf)
-      callOf.tryEmplace(entry.first, entry.second);
-    llvm::DenseMap<int64_t, uint32_t>().swap(trace.callOf);
-  }
+      visit(entry.first);
+  });
+  for (const auto &entry : trace.callOf)
+    callOf.tryEmplace(entry.first, entry.second);
+  llvm::DenseMap<int64_t, uint32_t>().swap(trace.callOf);
   // The GPU the kept ops ran on: the entry of its id (the first one when
   // none has it, or there is only one).
   for (const DeviceInfo &d : trace.devices)
@@ -460,21 +455,14 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   };
   std::vector<Item> items;
   // Sized once, over the ids' range (an array when they fill it).
-  auto indexOf = [](auto begin, auto end, auto correlation) {
-    int64_t lo = INT64_MAX, hi = -1;
-    size_t count = 0;
-    for (auto it = begin; it != end; ++it)
-      if (const int64_t c = correlation(*it); c >= 0) {
-        lo = std::min(lo, c);
-        hi = std::max(hi, c);
-        ++count;
-      }
-    return CorrelationIndex(lo, hi, count);
-  };
-  CorrelationIndex opOfCorrelation =
-      indexOf(ops.begin(), ops.end(), [](const GpuOp *op) { return op->correlation; });
-  CorrelationIndex opsOfCorrelation = indexOf(trace.ops.begin(), trace.ops.end(),
-                                              [](const GpuOp &op) { return op.correlation; });
+  CorrelationIndex opOfCorrelation = CorrelationIndex::sizedFor([&](auto visit) {
+    for (const GpuOp *op : ops)
+      visit(op->correlation);
+  });
+  CorrelationIndex opsOfCorrelation = CorrelationIndex::sizedFor([&](auto visit) {
+    for (const GpuOp &op : trace.ops)
+      visit(op.correlation);
+  });
   for (uint32_t i = 0; i < ops.size(); ++i)
     if (ops[i]->correlation >= 0)
       opOfCorrelation.tryEmplace(ops[i]->correlation, i); // a graph's first

@@ -61,21 +61,21 @@ std::vector<double> modelSpansUs(const runtime::LoweringRun &r, size_t ranks) {
 
 } // namespace
 
-int tool::runImportRanks(const std::vector<std::string> &traces,
+int tool::runImportRanks(const std::vector<std::string> &sources,
                          const std::function<llvm::Expected<importer::Trace>(size_t)> &read,
                          const importer::StepChoice &step, bool report,
                          const std::string &profileOut) {
   // Each rank is a device of one program: more than a program may declare
   // is said before any trace is read.
-  if (traces.size() > kMaxDevices) {
+  if (sources.size() > kMaxDevices) {
     toolError(formatv("{0} ranks given: a program of several ranks holds at most {1} "
                       "(one device each); import fewer ranks",
-                      traces.size(), kMaxDevices));
+                      sources.size(), kMaxDevices));
     return UsageError;
   }
   std::vector<importer::Rank> ranks;
-  ranks.reserve(traces.size());
-  for (size_t r = 0; r < traces.size(); ++r) {
+  ranks.reserve(sources.size());
+  for (size_t r = 0; r < sources.size(); ++r) {
     // Every rank's step is the one asked for, or the one rank 0's default
     // picks: the ranks run the same steps.
     importer::StepChoice choice = step;
@@ -84,7 +84,7 @@ int tool::runImportRanks(const std::vector<std::string> &traces,
       choice.number = ranks[0].step.step;
     Expected<importer::Trace> trace = read(r);
     if (!trace) {
-      toolError(formatv("rank {0} ({1}): {2}", r, printable(traces[r]),
+      toolError(formatv("rank {0} ({1}): {2}", r, printable(sources[r]),
                         toString(trace.takeError())));
       return InputErrors;
     }
@@ -96,16 +96,16 @@ int tool::runImportRanks(const std::vector<std::string> &traces,
         why = formatv("rank 0's default step is ProfilerStep#{0}, and {1} (--step=N picks "
                       "the step of every rank)",
                       *choice.number, why);
-      toolError(formatv("rank {0} ({1}): {2}", r, printable(traces[r]), why));
+      toolError(formatv("rank {0} ({1}): {2}", r, printable(sources[r]), why));
       return InputErrors;
     }
     if (!imported->foreignPlatform.empty()) {
       toolError(formatv("rank {0} ({1}) is a {2} trace: pipec models CUDA devices only "
                         "('pipec import --report' of one trace gives what it recorded)",
-                        r, printable(traces[r]), imported->foreignPlatform));
+                        r, printable(sources[r]), imported->foreignPlatform));
       return InputErrors;
     }
-    ranks.push_back({traces[r], std::move(*imported)});
+    ranks.push_back({sources[r], std::move(*imported)});
   }
   DeviceProfile profile = importer::profileFor(ranks[0].step.device);
   if (!invocation().profilePath.empty() && !loadProfile(profile))
@@ -119,12 +119,9 @@ int tool::runImportRanks(const std::vector<std::string> &traces,
   for (const std::string &note : summary.notes)
     WithColor::note(errs(), "pipec", !useColor()) << note << '\n';
   // What the report needs of the steps; the steps themselves are let go.
-  std::vector<std::string> sources;
   std::vector<double> recorded;
-  for (const importer::Rank &rank : ranks) {
-    sources.push_back(rank.source);
+  for (const importer::Rank &rank : ranks)
     recorded.push_back(recordedSpanUs(rank.step));
-  }
   const size_t rankCount = ranks.size();
   std::vector<importer::Rank>().swap(ranks);
 
