@@ -11,6 +11,8 @@
 #include "compiler/emit/Emitters.h"
 #include "compiler/emit/SpinShapeText.h"
 
+#include "compiler/lower/CallPlan.h"
+
 #include "compiler/schedule/Schedule.h"
 #include "compiler/support/Decimal.h"
 
@@ -400,29 +402,137 @@ private:
     os << " (cpu)\n";
   }
 
-  /// `b.declared[i]`: the slot access `a` touches in `iteration` (`it mod
-  /// slots`, or K iterations back for a read of `@prev(K)`).
-  void writeDeclaredSlot(const program::Access &a, uint32_t iteration) {
-    os << "b.declared["
-       << Decimal(declaredBase[a.buffer] +
-                  a.slot(iteration, s.pipeline.buffers[a.buffer].slots))
-       << ']';
+  /// A place as the program names it: `b.declared[i]` for a declared
+  /// buffer's slot, else stage k's own buffer (`b.device[c]`, ...).
+  void writePlace(const lower::Place &p, uint32_t k) {
+    switch (p.kind) {
+    case lower::Place::Declared:
+      os << "b.declared[" << Decimal(declaredBase[p.buffer] + p.slot) << ']';
+      return;
+    case lower::Place::Device:
+      os << "b.device[" << copyIndex[k] << ']';
+      return;
+    case lower::Place::Device2:
+      os << "b.device2[" << copyIndex[k] << ']';
+      return;
+    case lower::Place::Host:
+      os << "b.host[" << copyIndex[k] << ']';
+      return;
+    case lower::Place::Nothing:
+      os << "nullptr";
+      return;
+    }
   }
 
-  /// The declared buffer a kernel instance writes (else reads), as a
-  /// pointer the spin kernel touches; "nullptr" when it declares none.
+  /// The declared buffer a kernel instance touches, as a pointer the spin
+  /// kernel takes; "nullptr" when it declares none.
   void writeTouch(uint32_t v) {
-    const program::Access *touched = nullptr;
-    for (const program::Access &a : s.instances.stage(v).accesses)
-      if (!touched || a.write)
-        touched = &a;
-    if (!touched) {
+    const lower::Place p = lower::kernelPlace(s, v);
+    if (p.kind == lower::Place::Nothing) {
       os << "nullptr";
       return;
     }
     os << "static_cast<unsigned char *>(";
-    writeDeclaredSlot(*touched, s.instances.iterationOf(v));
+    writePlace(p, s.instances.stageOf(v));
     os << ')';
+  }
+
+  /// One call of the stream lowering, as a statement of `issue`.
+  void writeCall(const lower::Call &c) {
+    const std::string &stream = c.stream == kHostStream ? noStream : streamRefs[c.stream];
+    const std::string &id = c.kind == lower::Call::Dispatch || c.kind == lower::Call::Launch
+                                ? stageId(s.instances.stageOf(c.instance))
+                                : noStream;
+    switch (c.kind) {
+    case lower::Call::SetDevice:
+      os << "  CHECK(cudaSetDevice(" << c.device << "));\n";
+      return;
+    case lower::Call::Dispatch:
+      os << "  spinHost(k" << id << "Issue); // dispatch\n";
+      return;
+    case lower::Call::Launch:
+      writeLaunch(c, stream, id);
+      return;
+    case lower::Call::Record:
+      os << "  CHECK(cudaEventRecord(event[" << Decimal(c.event) << "], " << stream
+         << ")); // after ";
+      writeLabel(c.instance);
+      os << '\n';
+      return;
+    case lower::Call::Wait:
+      os << "  CHECK(cudaStreamWaitEvent(" << stream << ", event[" << Decimal(c.event)
+         << "], 0)); // for ";
+      writeLabel(c.instance);
+      os << '\n';
+      return;
+    case lower::Call::Sync:
+      os << "  CHECK(cudaEventSynchronize(event[" << Decimal(c.event) << "])); // for ";
+      writeLabel(c.instance);
+      os << '\n';
+      return;
+    case lower::Call::Cpu:
+      writeCpu(c.instance);
+      return;
+    case lower::Call::Join:
+      // This program issues every device's calls from one thread, in
+      // issue order: the other thread's cpu stage has run.
+      os << "  // join: ";
+      writeLabel(c.instance);
+      os << " ran on another device's host thread\n";
+      return;
+    case lower::Call::GroupStart:
+      os << "  NCCL_CHECK(nccl.groupStart());\n";
+      return;
+    case lower::Call::GroupEnd:
+      os << "  NCCL_CHECK(nccl.groupEnd());\n";
+      return;
+    case lower::Call::GraphLaunch:
+      break;
+    }
+    llvm_unreachable("a graph launch in the stream lowering");
+  }
+
+  /// A launch call: instance c.instance's work on `stream`.
+  void writeLaunch(const lower::Call &c, const std::string &stream, const std::string &id) {
+    const uint32_t v = c.instance;
+    const program::Stage &st = s.instances.stage(v);
+    switch (c.work) {
+    case lower::Work::Kernel:
+      os << "  spin<<<" << st.blocks << ", " << st.threads << ", k" << id
+         << "Launch.sharedBytes, " << stream << ">>>(k" << id << "Launch.nanoseconds, ";
+      writeTouch(v);
+      os << "); // ";
+      writeLabel(v);
+      os << "\n  CHECK(cudaGetLastError());\n";
+      return;
+    case lower::Work::Collective:
+      comms->writeCall(os, v, stream);
+      os << " // ";
+      break;
+    case lower::Work::PeerCopy:
+      os << "  CHECK(cudaMemcpyPeerAsync(";
+      writePeerCopyOperands(v);
+      os << ", " << stream << ")); // ";
+      break;
+    case lower::Work::Copy:
+      os << "  CHECK(cudaMemcpyAsync(";
+      writeCopyOperands(v);
+      os << ", " << stream << ")); // ";
+      break;
+    case lower::Work::Memset:
+      os << "  CHECK(cudaMemsetAsync(";
+      writePlace(lower::memsetPlace(s, v), s.instances.stageOf(v));
+      os << ", 0, k" << id << "Bytes, " << stream << ")); // ";
+      break;
+    case lower::Work::HostFunc:
+      os << "  CHECK(cudaLaunchHostFunc(" << stream << ", hostSpin, &k" << id
+         << "Microseconds)); // ";
+      break;
+    case lower::Work::HostThread:
+      llvm_unreachable("a cpu stage is a Cpu call, not a launch");
+    }
+    writeLabel(v);
+    os << '\n';
   }
 
   /// The statements that fill `cudaKernelNodeParams p` for instance v.
@@ -533,119 +643,10 @@ private:
                   s.waits);
     os << "static void issue(cudaStream_t *stream, cudaEvent_t *event, Buffers &b) {\n";
     // Millions of calls: written piece by piece, no string built per call.
-    // With several devices, each call is made with its stream's device
-    // current (set when it changes).
-    int64_t current = -1;
-    auto emitOp = [&](const Op &op) {
-      const std::string &stream = op.stream == kHostStream ? noStream : streamRefs[op.stream];
-      if (several() && op.stream != kHostStream && deviceOfStream(op.stream) != current) {
-        current = deviceOfStream(op.stream);
-        os << "  CHECK(cudaSetDevice(" << current << "));\n";
-      }
-      switch (op.kind) {
-      case Op::Launch: {
-        uint32_t k = s.instances.stageOf(op.instance);
-        const program::Stage &st = s.pipeline.stages[k];
-        if (st.issueUs > 0)
-          os << "  spinHost(k" << stageId(k) << "Issue); // dispatch\n";
-        if (st.kind == StageKind::Kernel) {
-          os << "  spin<<<" << st.blocks << ", " << st.threads << ", k" << stageId(k)
-             << "Launch.sharedBytes, " << stream << ">>>(k" << stageId(k)
-             << "Launch.nanoseconds, ";
-          writeTouch(op.instance);
-          os << "); // ";
-          writeLabel(op.instance);
-          os << "\n  CHECK(cudaGetLastError());\n";
-        } else if (st.kind == StageKind::Collective) {
-          comms->writeCall(os, op.instance, stream);
-          os << " // ";
-          writeLabel(op.instance);
-          os << '\n';
-        } else if (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P) {
-          os << "  CHECK(cudaMemcpyPeerAsync(";
-          writePeerCopyOperands(op.instance);
-          os << ", " << stream << ")); // ";
-          writeLabel(op.instance);
-          os << '\n';
-        } else if (st.kind == StageKind::Copy) {
-          os << "  CHECK(cudaMemcpyAsync(";
-          writeCopyOperands(op.instance);
-          os << ", " << stream << ")); // ";
-          writeLabel(op.instance);
-          os << '\n';
-        } else if (st.kind == StageKind::Memset) {
-          os << "  CHECK(cudaMemsetAsync(";
-          writeMemsetTarget(op.instance);
-          os << ", 0, k" << stageId(k) << "Bytes, " << stream << ")); // ";
-          writeLabel(op.instance);
-          os << '\n';
-        } else {
-          os << "  CHECK(cudaLaunchHostFunc(" << stream << ", hostSpin, &k" << stageId(k)
-             << "Microseconds)); // ";
-          writeLabel(op.instance);
-          os << '\n';
-        }
-        break;
-      }
-      case Op::Record:
-        os << "  CHECK(cudaEventRecord(event[" << Decimal(op.event) << "], " << stream
-           << ")); // after ";
-        writeLabel(op.instance);
-        os << '\n';
-        break;
-      case Op::Wait:
-        os << "  CHECK(cudaStreamWaitEvent(" << stream << ", event[" << Decimal(op.event)
-           << "], 0)); // for ";
-        writeLabel(op.instance);
-        os << '\n';
-        break;
-      case Op::Sync:
-        os << "  CHECK(cudaEventSynchronize(event[" << Decimal(op.event) << "])); // for ";
-        writeLabel(op.instance);
-        os << '\n';
-        break;
-      case Op::Cpu:
-        writeCpu(op.instance);
-        break;
-      case Op::Join:
-        // This program issues every device's calls from one thread, in
-        // issue order: the other thread's cpu stage has run.
-        os << "  // join: ";
-        writeLabel(op.instance);
-        os << " ran on another device's host thread\n";
-        break;
-      case Op::GraphLaunch:
-        break;
-      }
-    };
-    // A collective's parts are launched one after another, inside one NCCL
-    // group: NCCL enqueues them at ncclGroupEnd, so the events recorded
-    // after them are recorded after it (waits for the parts' streams may
-    // come between: they are enqueued before the parts are).
-    std::vector<const Op *> afterGroup;
-    bool inGroup = false;
-    for (const Op &op : s.ops) {
-      if (inGroup && op.kind == Op::Record) {
-        afterGroup.push_back(&op);
-        continue;
-      }
-      const program::Stage *part = nullptr;
-      if (op.kind == Op::Launch && program::isCollective(s.instances.stage(op.instance)))
-        part = &s.instances.stage(op.instance);
-      const uint32_t k = part ? s.instances.stageOf(op.instance) : 0;
-      if (part && k == part->group) {
-        os << "  NCCL_CHECK(nccl.groupStart());\n";
-        inGroup = true;
-      }
-      emitOp(op);
-      if (part && k + 1 == part->group + part->parts) {
-        os << "  NCCL_CHECK(nccl.groupEnd());\n";
-        inGroup = false;
-        for (const Op *record : afterGroup)
-          emitOp(*record);
-        afterGroup.clear();
-      }
-    }
+    lower::forEachStreamCall(s, [&](const lower::Call &c) {
+      writeCall(c);
+      return true;
+    });
     os << "}\n\n";
     const char *parts = comms ? "  b.allocateParts(kPartBytes, kParts, kPartDevice);\n"
                                 "  makeComms();\n"
@@ -739,12 +740,9 @@ private:
     commonSetup();
     const size_t n = s.instances.size();
     auto edges = s.graphEdges();
-    size_t nodes = 0;
-    for (uint32_t v = 0; v < n; ++v)
-      nodes += !s.onHost(v);
-    uint32_t graphEvents = 0;
-    const std::vector<uint32_t> eventOf = s.graphEventOf(graphEvents);
-    const uint32_t launchStreams = std::min(std::max(1u, s.segments), kGraphLaunchStreams);
+    const lower::GraphPlan plan(s);
+    const uint32_t nodes = plan.nodes, graphEvents = plan.events;
+    const uint32_t launchStreams = plan.launchStreams;
     os << formatv("constexpr int kNodes = {0};\n", n);
     os << formatv("constexpr int kSegments = {0};\n", std::max(1u, s.segments));
     os << "// Segment g is launched on launchStream[g % kLaunchStreams]: a graph launch\n"
@@ -763,100 +761,37 @@ private:
           "                  int least, int greatest, cudaEvent_t *event) {\n"
           "  (void)event;\n";
     os << "  cudaKernelNodeAttrValue priority{};\n";
-    for (uint32_t v = 0; v < n; ++v) {
-      if (s.onHost(v))
-        continue;
-      uint32_t k = s.instances.stageOf(v);
-      const program::Stage &st = s.pipeline.stages[k];
-      llvm::ArrayRef<uint32_t> preds = s.graphPredecessors().row(v);
-      llvm::ArrayRef<uint32_t> waits = s.graphWaits().row(v);
-      os << "  { // ";
-      writeLabel(v);
-      os << '\n';
-      // An ordering from another segment: an event-wait node before this one.
-      for (size_t i = 0; i < waits.size(); ++i)
-        os << "    cudaGraphNode_t wait" << Decimal(i) << ";\n"
-           << "    CHECK(cudaGraphAddEventWaitNode(&wait" << Decimal(i) << ", graph["
-           << Decimal(s.segmentOf[v]) << "], nullptr, 0, event[" << Decimal(eventOf[waits[i]])
-           << "])); // after " << s.instances.name(waits[i]) << "\n";
-      const size_t count = preds.size() + waits.size();
-      if (count) {
-        os << "    cudaGraphNode_t deps[] = {";
-        for (size_t i = 0; i < preds.size(); ++i)
-          os << (i ? ", node[" : "node[") << Decimal(preds[i]) << ']';
-        for (size_t i = 0; i < waits.size(); ++i)
-          os << (i + preds.size() ? ", wait" : "wait") << Decimal(i);
-        os << "};\n";
-      }
-      // `(&node[v], graph[g], deps, count`: every cudaGraphAdd*Node starts so.
-      auto nodeArgs = [&] {
-        os << "(&node[" << Decimal(v) << "], graph[" << Decimal(s.segmentOf[v]) << "], "
-           << (count ? "deps" : "nullptr") << ", " << Decimal(count);
-      };
-      if (st.kind == StageKind::Kernel) {
-        writeKernelParams(v);
-        os << "    CHECK(cudaGraphAddKernelNode";
-        nodeArgs();
-        os << ", &p));\n"
-              "    priority.priority = priorityOf(kStreamSpecs["
-           << Decimal(s.streamOf(v))
-           << "], least, greatest);\n"
-              "    CHECK(cudaGraphKernelNodeSetAttribute(node["
-           << Decimal(v) << "], cudaLaunchAttributePriority, &priority));\n";
-      } else if (st.kind == StageKind::Copy) {
-        os << "    CHECK(cudaGraphAddMemcpyNode1D";
-        nodeArgs();
-        os << ", ";
-        writeCopyOperands(v);
-        os << "));\n";
-      } else if (st.kind == StageKind::Memset) {
-        writeMemsetParams(v);
-        os << "    CHECK(cudaGraphAddMemsetNode";
-        nodeArgs();
-        os << ", &p));\n";
-      } else {
-        writeHostParams(k);
-        os << "    CHECK(cudaGraphAddHostNode";
-        nodeArgs();
-        os << ", &p));\n";
-      }
-      // What a host sync or a later segment waits on: an event-record node.
-      if (eventOf[v] != UINT32_MAX)
-        os << "    cudaGraphNode_t record;\n"
-           << "    CHECK(cudaGraphAddEventRecordNode(&record, graph["
-           << Decimal(s.segmentOf[v]) << "], &node[" << Decimal(v) << "], 1, event["
-           << Decimal(eventOf[v]) << "]));\n";
-      os << "  }\n";
-    }
+    plan.forEachNode([&](const lower::Node &node) {
+      writeNode(node, plan);
+      return true;
+    });
     os << "}\n\n";
-    updateDynamic();
+    updateDynamic(plan);
     // One replay: the host's calls in order (the segments' launches, cpu
     // stages, and before a synchronising cpu stage a record and a sync).
     os << "// One replay: the host's calls, in order.\n"
           "static void replay(cudaGraphExec_t *exec, cudaGraphNode_t *node, Buffers &b,\n"
           "                   cudaStream_t *launchStream, cudaEvent_t *event) {\n"
           "  (void)event;\n";
-    for (const Op &op : s.graphOps) {
-      switch (op.kind) {
-      case Op::GraphLaunch:
-        os << "  updateDynamic(exec, " << Decimal(op.event) << ", node, b);\n"
-           << "  CHECK(cudaGraphLaunch(exec[" << Decimal(op.event) << "], launchStream["
-           << Decimal(op.event % launchStreams) << "]));\n";
+    plan.forEachReplayCall([&](const lower::Call &c) {
+      switch (c.kind) {
+      case lower::Call::GraphLaunch:
+        os << "  updateDynamic(exec, " << Decimal(c.segment) << ", node, b);\n"
+           << "  CHECK(cudaGraphLaunch(exec[" << Decimal(c.segment) << "], launchStream["
+           << Decimal(c.stream) << "]));\n";
         break;
-      case Op::Record:
-        // The record is the event-record node after the producer.
+      case lower::Call::Sync:
+        os << "  CHECK(cudaEventSynchronize(event[" << Decimal(c.event) << "])); // "
+           << s.instances.name(c.instance) << " done\n";
         break;
-      case Op::Sync:
-        os << "  CHECK(cudaEventSynchronize(event[" << Decimal(op.event) << "])); // "
-           << s.instances.name(op.instance) << " done\n";
-        break;
-      case Op::Cpu:
-        writeCpu(op.instance);
+      case lower::Call::Cpu:
+        writeCpu(c.instance);
         break;
       default:
-        break;
+        llvm_unreachable("a replay is graph launches, syncs and cpu stages");
       }
-    }
+      return true;
+    });
     os << "}\n\n";
     os << formatv(R"(static void run(int replays) {{
   prepare();
@@ -924,63 +859,126 @@ private:
 
   /// The parameters of every `dynamic` stage's node, set again before each
   /// launch, as a program whose shapes change must.
-  void updateDynamic() {
+  void updateDynamic(const lower::GraphPlan &plan) {
     os << "// Before each segment's launch: the nodes of `dynamic` stages get their\n"
           "// parameters again (a changing shape would be set here).\n";
     os << "static void updateDynamic(cudaGraphExec_t *execs, int segment, "
           "cudaGraphNode_t *node, Buffers &b) {\n";
-    size_t updates = 0;
-    for (uint32_t v = 0; v < s.instances.size(); ++v) {
-      uint32_t k = s.instances.stageOf(v);
-      const program::Stage &st = s.pipeline.stages[k];
-      if (!st.dynamic || s.onHost(v))
-        continue;
-      ++updates;
+    for (uint32_t v : plan.dynamic) {
       os << "  if (segment == " << Decimal(s.segmentOf[v]) << ") { // ";
       writeLabel(v);
       os << "\n    cudaGraphExec_t exec = execs[segment];\n";
-      if (st.kind == StageKind::Kernel) {
+      switch (lower::workOf(s.instances.stage(v))) {
+      case lower::Work::Kernel:
         writeKernelParams(v);
         os << "    CHECK(cudaGraphExecKernelNodeSetParams(exec, node[" << Decimal(v)
            << "], &p));\n";
-      } else if (st.kind == StageKind::Copy) {
+        break;
+      case lower::Work::Copy:
         os << "    CHECK(cudaGraphExecMemcpyNodeSetParams1D(exec, node[" << Decimal(v)
            << "], ";
         writeCopyOperands(v);
         os << "));\n";
-      } else if (st.kind == StageKind::Memset) {
+        break;
+      case lower::Work::Memset:
         writeMemsetParams(v);
         os << "    CHECK(cudaGraphExecMemsetNodeSetParams(exec, node[" << Decimal(v)
            << "], &p));\n";
-      } else {
-        writeHostParams(k);
+        break;
+      case lower::Work::HostFunc:
+        writeHostParams(s.instances.stageOf(v));
         os << "    CHECK(cudaGraphExecHostNodeSetParams(exec, node[" << Decimal(v)
            << "], &p));\n";
+        break;
+      case lower::Work::PeerCopy:
+      case lower::Work::Collective:
+      case lower::Work::HostThread:
+        llvm_unreachable("not a node of a graph pipec emits");
       }
       os << "  }\n";
     }
-    if (!updates)
+    if (plan.dynamic.empty())
       os << "  (void)execs, (void)segment, (void)node, (void)b; // no dynamic stage\n";
     os << "}\n\n";
   }
 
-  /// What instance v's memset fills: the declared buffer it writes (this
-  /// iteration's slot), else the stage's own device buffer.
-  void writeMemsetTarget(uint32_t v) {
-    uint32_t k = s.instances.stageOf(v);
-    for (const program::Access &a : s.pipeline.stages[k].accesses)
-      if (a.write) {
-        writeDeclaredSlot(a, s.instances.iterationOf(v));
-        return;
-      }
-    os << "b.device[" << copyIndex[k] << ']';
+  /// Node `node` of the graph, with its event-wait nodes before it and its
+  /// event-record node after it, as a block of `build`.
+  void writeNode(const lower::Node &node, const lower::GraphPlan &plan) {
+    const uint32_t v = node.instance;
+    os << "  { // ";
+    writeLabel(v);
+    os << '\n';
+    // An ordering from another segment: an event-wait node before this one.
+    for (size_t i = 0; i < node.waitFor.size(); ++i)
+      os << "    cudaGraphNode_t wait" << Decimal(i) << ";\n"
+         << "    CHECK(cudaGraphAddEventWaitNode(&wait" << Decimal(i) << ", graph["
+         << Decimal(node.segment) << "], nullptr, 0, event["
+         << Decimal(plan.eventOf[node.waitFor[i]]) << "])); // after "
+         << s.instances.name(node.waitFor[i]) << "\n";
+    const size_t count = node.after.size() + node.waitFor.size();
+    if (count) {
+      os << "    cudaGraphNode_t deps[] = {";
+      for (size_t i = 0; i < node.after.size(); ++i)
+        os << (i ? ", node[" : "node[") << Decimal(node.after[i]) << ']';
+      for (size_t i = 0; i < node.waitFor.size(); ++i)
+        os << (i + node.after.size() ? ", wait" : "wait") << Decimal(i);
+      os << "};\n";
+    }
+    // `(&node[v], graph[g], deps, count`: every cudaGraphAdd*Node starts so.
+    auto nodeArgs = [&] {
+      os << "(&node[" << Decimal(v) << "], graph[" << Decimal(node.segment) << "], "
+         << (count ? "deps" : "nullptr") << ", " << Decimal(count);
+    };
+    switch (node.work) {
+    case lower::Work::Kernel:
+      writeKernelParams(v);
+      os << "    CHECK(cudaGraphAddKernelNode";
+      nodeArgs();
+      os << ", &p));\n"
+            "    priority.priority = priorityOf(kStreamSpecs["
+         << Decimal(s.streamOf(v))
+         << "], least, greatest);\n"
+            "    CHECK(cudaGraphKernelNodeSetAttribute(node["
+         << Decimal(v) << "], cudaLaunchAttributePriority, &priority));\n";
+      break;
+    case lower::Work::Copy:
+      os << "    CHECK(cudaGraphAddMemcpyNode1D";
+      nodeArgs();
+      os << ", ";
+      writeCopyOperands(v);
+      os << "));\n";
+      break;
+    case lower::Work::Memset:
+      writeMemsetParams(v);
+      os << "    CHECK(cudaGraphAddMemsetNode";
+      nodeArgs();
+      os << ", &p));\n";
+      break;
+    case lower::Work::HostFunc:
+      writeHostParams(s.instances.stageOf(v));
+      os << "    CHECK(cudaGraphAddHostNode";
+      nodeArgs();
+      os << ", &p));\n";
+      break;
+    case lower::Work::PeerCopy:
+    case lower::Work::Collective:
+    case lower::Work::HostThread:
+      llvm_unreachable("not a node of a graph pipec emits");
+    }
+    // What a host sync or a later segment waits on: an event-record node.
+    if (node.record != lower::kNoRecord)
+      os << "    cudaGraphNode_t record;\n"
+         << "    CHECK(cudaGraphAddEventRecordNode(&record, graph[" << Decimal(node.segment)
+         << "], &node[" << Decimal(v) << "], 1, event[" << Decimal(node.record) << "]));\n";
+    os << "  }\n";
   }
 
   /// `cudaMemsetParams p` for instance v, as statements.
   void writeMemsetParams(uint32_t v) {
     os << "    cudaMemsetParams p{};\n"
           "    p.dst = ";
-    writeMemsetTarget(v);
+    writePlace(lower::memsetPlace(s, v), s.instances.stageOf(v));
     os << ";\n"
           "    p.value = 0;\n"
           "    p.elementSize = 1;\n"
@@ -990,65 +988,29 @@ private:
           "    p.height = 1;\n";
   }
 
-  /// dst, src, bytes, kind of instance v's copy, for the 1D memcpy calls:
-  /// the stage's own buffers, or (version 2) the declared buffers it writes
-  /// and reads, this iteration's slot.
-  /// A copy's first written and first read declared buffer (null: none).
-  static std::pair<const program::Access *, const program::Access *>
-  firstWriteAndRead(const program::Stage &st) {
-    const program::Access *written = nullptr, *read = nullptr;
-    for (const program::Access &a : st.accesses) {
-      if (a.write && !written)
-        written = &a;
-      else if (!a.write && !read)
-        read = &a;
-    }
-    return {written, read};
-  }
-
   /// dst, dstDevice, src, srcDevice, bytes of instance v's p2p copy, for
-  /// cudaMemcpyPeerAsync: the declared buffers it writes and reads (this
-  /// iteration's slot), or its own on the two devices.
+  /// cudaMemcpyPeerAsync.
   void writePeerCopyOperands(uint32_t v) {
-    uint32_t k = s.instances.stageOf(v);
+    const uint32_t k = s.instances.stageOf(v);
     const program::Stage &st = s.pipeline.stages[k];
-    const int c = copyIndex[k];
-    const uint32_t it = s.instances.iterationOf(v);
-    auto [written, read] = firstWriteAndRead(st);
-    if (written)
-      writeDeclaredSlot(*written, it);
-    else
-      os << "b.device2[" << c << ']';
+    const lower::CopyPlaces c = lower::copyPlaces(s, v);
+    writePlace(c.dst, k);
     os << ", " << st.peerDevice << ", ";
-    if (read)
-      writeDeclaredSlot(*read, it);
-    else
-      os << "b.device[" << c << ']';
+    writePlace(c.src, k);
     os << ", " << deviceOfStream(uint32_t(st.stream)) << ", k" << stageId(k) << "Bytes";
   }
 
+  /// dst, src, bytes, kind of instance v's copy, for the 1D memcpy calls.
   void writeCopyOperands(uint32_t v) {
-    uint32_t k = s.instances.stageOf(v);
+    const uint32_t k = s.instances.stageOf(v);
     const program::Stage &st = s.pipeline.stages[k];
-    const int c = copyIndex[k];
-    const uint32_t it = s.instances.iterationOf(v);
-    const char *dst = st.direction == CopyDirection::H2D   ? "b.device["
-                      : st.direction == CopyDirection::D2H ? "b.host["
-                                                           : "b.device2[";
-    const char *src = st.direction == CopyDirection::H2D ? "b.host[" : "b.device[";
     const char *kind = st.direction == CopyDirection::H2D   ? "cudaMemcpyHostToDevice"
                        : st.direction == CopyDirection::D2H ? "cudaMemcpyDeviceToHost"
                                                             : "cudaMemcpyDeviceToDevice";
-    auto [written, read] = firstWriteAndRead(st);
-    if (written)
-      writeDeclaredSlot(*written, it);
-    else
-      os << dst << c << ']';
+    const lower::CopyPlaces c = lower::copyPlaces(s, v);
+    writePlace(c.dst, k);
     os << ", ";
-    if (read)
-      writeDeclaredSlot(*read, it);
-    else
-      os << src << c << ']';
+    writePlace(c.src, k);
     os << ", k" << stageId(k) << "Bytes, " << kind;
   }
 

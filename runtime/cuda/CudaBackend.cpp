@@ -22,6 +22,7 @@
 #include "runtime/cuda/CudaBackend.h"
 
 #include "compiler/emit/SpinShape.inc"
+#include "compiler/lower/CallPlan.h"
 #include "runtime/calibrate/CalibrationMath.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Cupti.h"
@@ -35,6 +36,8 @@
 #include <array>
 #include <chrono>
 #include <map>
+#include <memory>
+#include <optional>
 
 using namespace pipec;
 using namespace pipec::cuda;
@@ -78,12 +81,12 @@ struct Resources {
   std::vector<Event> events;
   Stream setup;  ///< launches graphs, records the timeline's origin
   Stream marker; ///< idle: timing events that place host work on the events' clock
-  /// The graph lowering: the streams segments are launched on (segment g on
-  /// launchStreams[g % kGraphLaunchStreams]), and one event per
-  /// event-record node (Schedule::graphEventOf).
+  /// The graph lowering: its plan, the streams segments are launched on
+  /// (segment g on launchStreams[g % plan->launchStreams]), and one event
+  /// per event-record node (plan->eventOf).
+  std::unique_ptr<lower::GraphPlan> plan;
   std::vector<Stream> launchStreams;
   std::vector<Event> graphEvents;
-  std::vector<uint32_t> graphEventOf;
   std::vector<DeviceMemory> deviceBuffers;   ///< per stage: source side
   std::vector<DeviceMemory> deviceBuffers2;  ///< per stage: d2d destination
   std::vector<PinnedMemory> pinnedBuffers;   ///< per stage
@@ -101,6 +104,22 @@ struct Resources {
   void *declared(const program::Pipeline &p, uint32_t b, uint32_t slot) const {
     return p.buffers[b].host ? declaredHost[b][slot].get() : declaredDevice[b][slot].get();
   }
+  /// The memory a plan's place names, for stage k.
+  void *at(const program::Pipeline &p, uint32_t k, const lower::Place &place) const {
+    switch (place.kind) {
+    case lower::Place::Declared:
+      return declared(p, place.buffer, place.slot);
+    case lower::Place::Device:
+      return deviceBuffers[k].get();
+    case lower::Place::Device2:
+      return deviceBuffers2[k].get();
+    case lower::Place::Host:
+      return pinnedBuffers[k].get();
+    case lower::Place::Nothing:
+      break;
+    }
+    return nullptr;
+  }
 };
 
 struct CopyArgs {
@@ -109,50 +128,25 @@ struct CopyArgs {
   cudaMemcpyKind kind;
 };
 
-/// Instance v's copy: between the declared buffers it reads and writes
-/// (their slots for its iteration), else the stage's own buffers.
+/// Instance v's copy, where the plan puts it.
 CopyArgs copyArgs(const Schedule &s, Resources &res, uint32_t v) {
   const uint32_t k = s.instances.stageOf(v);
-  const program::Stage &st = s.pipeline.stages[k];
-  void *device = res.deviceBuffers[k].get();
-  CopyArgs c;
-  c.bytes = res.bytes[k];
-  if (st.direction == CopyDirection::H2D)
-    c = {device, res.pinnedBuffers[k].get(), res.bytes[k], cudaMemcpyHostToDevice};
-  else if (st.direction == CopyDirection::D2H)
-    c = {res.pinnedBuffers[k].get(), device, res.bytes[k], cudaMemcpyDeviceToHost};
-  else
-    c = {res.deviceBuffers2[k].get(), device, res.bytes[k], cudaMemcpyDeviceToDevice};
-  const uint32_t it = s.instances.iterationOf(v);
-  bool readSet = false, writeSet = false;
-  for (const program::Access &a : st.accesses) {
-    void *slot =
-        res.declared(s.pipeline, a.buffer, a.slot(it, s.pipeline.buffers[a.buffer].slots));
-    if (a.write && !writeSet)
-      c.dst = slot, writeSet = true;
-    else if (!a.write && !readSet)
-      c.src = slot, readSet = true;
-  }
-  return c;
+  const lower::CopyPlaces places = lower::copyPlaces(s, v);
+  const CopyDirection direction = s.pipeline.stages[k].direction;
+  return {res.at(s.pipeline, k, places.dst), res.at(s.pipeline, k, places.src), res.bytes[k],
+          direction == CopyDirection::H2D   ? cudaMemcpyHostToDevice
+          : direction == CopyDirection::D2H ? cudaMemcpyDeviceToHost
+                                            : cudaMemcpyDeviceToDevice};
 }
 
-/// Instance v's memset: the declared buffer it writes (this iteration's
-/// slot), else the stage's own device buffer.
+/// Instance v's memset, where the plan puts it.
 struct MemsetArgs {
   void *dst;
   size_t bytes;
 };
 MemsetArgs memsetArgs(const Schedule &s, Resources &res, uint32_t v) {
   const uint32_t k = s.instances.stageOf(v);
-  MemsetArgs m{res.deviceBuffers[k].get(), res.bytes[k]};
-  const uint32_t it = s.instances.iterationOf(v);
-  for (const program::Access &a : s.pipeline.stages[k].accesses)
-    if (a.write) {
-      m.dst =
-          res.declared(s.pipeline, a.buffer, a.slot(it, s.pipeline.buffers[a.buffer].slots));
-      break;
-    }
-  return m;
+  return {res.at(s.pipeline, k, lower::memsetPlace(s, v)), res.bytes[k]};
 }
 
 cudaMemsetParams memsetParams(const MemsetArgs &m) {
@@ -397,15 +391,14 @@ private:
                    "the setup stream");
     PIPEC_CUDA_TRY(cudaStreamCreateWithFlags(res.marker.out(), cudaStreamNonBlocking),
                    "the marker stream");
-    uint32_t graphEvents = 0;
-    res.graphEventOf = s.graphEventOf(graphEvents);
-    for (uint32_t e = 0; e < graphEvents; ++e) {
+    res.plan = std::make_unique<lower::GraphPlan>(s);
+    for (uint32_t e = 0; e < res.plan->events; ++e) {
       res.graphEvents.emplace_back();
       PIPEC_CUDA_TRY(
           cudaEventCreateWithFlags(res.graphEvents.back().out(), cudaEventDisableTiming),
           "the graph lowering's events");
     }
-    for (uint32_t i = 0; i < std::min(std::max(1u, s.segments), kGraphLaunchStreams); ++i) {
+    for (uint32_t i = 0; i < res.plan->launchStreams; ++i) {
       res.launchStreams.emplace_back();
       PIPEC_CUDA_TRY(
           cudaStreamCreateWithFlags(res.launchStreams.back().out(), cudaStreamNonBlocking),
@@ -476,16 +469,10 @@ private:
       }
     const size_t n = s.instances.size();
     res.touch.assign(n, nullptr);
-    for (uint32_t v = 0; v < n; ++v) {
-      const program::Stage &st = s.instances.stage(v);
-      if (st.kind != StageKind::Kernel)
-        continue;
-      const uint32_t it = s.instances.iterationOf(v);
-      for (const program::Access &a : st.accesses)
-        if (!res.touch[v] || a.write)
-          res.touch[v] = static_cast<unsigned char *>(
-              res.declared(p, a.buffer, a.slot(it, p.buffers[a.buffer].slots)));
-    }
+    for (uint32_t v = 0; v < n; ++v)
+      if (s.instances.stage(v).kind == StageKind::Kernel)
+        res.touch[v] = static_cast<unsigned char *>(
+            res.at(p, s.instances.stageOf(v), lower::kernelPlace(s, v)));
     res.hostWork.assign(n, HostWork{});
     res.tags.resize(n);
     for (uint32_t v = 0; v < n; ++v) {
@@ -497,37 +484,61 @@ private:
     return llvm::Error::success();
   }
 
-  /// Issues instance v's work on `stream`: the calls of one launch op.
-  llvm::Error launch(const Schedule &s, Resources &res, uint32_t v, cudaStream_t stream) {
+  /// Issues instance v's work on `stream`: a launch call of the plan.
+  llvm::Error launch(const Schedule &s, Resources &res, const lower::Call &c,
+                     cudaStream_t stream) {
+    const uint32_t v = c.instance;
     const uint32_t k = s.instances.stageOf(v);
     const program::Stage &st = s.pipeline.stages[k];
-    switch (st.kind) {
-    case StageKind::Kernel:
+    switch (c.work) {
+    case lower::Work::Kernel:
       PIPEC_CUDA_TRY(launchSpin(dim3(st.blocks), dim3(st.threads), res.spinSmem[k], stream,
                                 res.spinNanos[k], res.tags[v], res.touch[v]),
                      stageContext(s, v));
       return llvm::Error::success();
-    case StageKind::Copy: {
-      CopyArgs c = copyArgs(s, res, v);
-      PIPEC_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, c.kind, stream),
+    case lower::Work::Copy: {
+      CopyArgs a = copyArgs(s, res, v);
+      PIPEC_CUDA_TRY(cudaMemcpyAsync(a.dst, a.src, a.bytes, a.kind, stream),
                      stageContext(s, v));
       return llvm::Error::success();
     }
-    case StageKind::Host:
+    case lower::Work::HostFunc:
       PIPEC_CUDA_TRY(cudaLaunchHostFunc(stream, hostSpin, &res.hostWork[v]),
                      stageContext(s, v));
       return llvm::Error::success();
-    case StageKind::Memset: {
+    case lower::Work::Memset: {
       MemsetArgs m = memsetArgs(s, res, v);
       PIPEC_CUDA_TRY(cudaMemsetAsync(m.dst, 0, m.bytes, stream), stageContext(s, v));
       return llvm::Error::success();
     }
-    case StageKind::Cpu:
-      return llvm::Error::success(); // runCpu, on the issuing thread
-    case StageKind::Collective:
-      break; // refused when the resources are made
+    case lower::Work::PeerCopy:   // several devices,
+    case lower::Work::Collective: // and collectives: refused when the resources are made
+    case lower::Work::HostThread: // a Cpu call, never a launch
+      break;
     }
-    return llvm::Error::success();
+    return unsupported(s, c);
+  }
+
+  /// A call this backend does not make (allocate refuses the programs that
+  /// need them): an error, never a silent skip.
+  static llvm::Error unsupported(const Schedule &s, const lower::Call &c) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "stage '%s': a call 'pipec run' does not make on the GPU",
+                                   s.instances.name(c.instance).c_str());
+  }
+
+  /// Runs `visit` (a plan's walk) with `step` on each of its items, up to
+  /// the first that fails.
+  template <typename Visit, typename Step> static llvm::Error each(Visit visit, Step step) {
+    std::optional<llvm::Error> failed;
+    visit([&](const auto &item) {
+      if (llvm::Error e = step(item)) {
+        failed.emplace(std::move(e));
+        return false;
+      }
+      return true;
+    });
+    return failed ? std::move(*failed) : llvm::Error::success();
   }
 
   /// A cpu stage: spins on this (the issuing) thread; with `timed`, events
@@ -552,45 +563,50 @@ private:
     }
   }
 
-  /// The schedule's host calls, exactly as emitted; with `timed`, a timing
-  /// event is recorded on each stage's own stream before and after it.
+  /// The schedule's host calls, exactly as emitted (the plan's stream
+  /// calls); with `timed`, a timing event is recorded on each stage's own
+  /// stream before and after it.
   llvm::Error issue(const Schedule &s, Resources &res, TimingEvents *timed) {
-    for (const Op &op : s.ops) {
-      cudaStream_t stream = op.stream == kHostStream ? nullptr : res.streams[op.stream].get();
-      switch (op.kind) {
-      case Op::Launch: {
-        const uint32_t v = op.instance;
-        dispatch(s.instances.stage(v).issueUs);
+    auto visit = [&](auto f) { return lower::forEachStreamCall(s, f); };
+    return each(visit, [&](const lower::Call &c) -> llvm::Error {
+      cudaStream_t stream = c.stream == kHostStream ? nullptr : res.streams[c.stream].get();
+      switch (c.kind) {
+      case lower::Call::Dispatch:
+        dispatch(s.instances.stage(c.instance).issueUs);
+        return llvm::Error::success();
+      case lower::Call::Launch: {
+        const uint32_t v = c.instance;
         if (timed)
           PIPEC_CUDA_TRY(cudaEventRecord(timed->start[v].get(), stream), stageContext(s, v));
-        if (llvm::Error e = launch(s, res, v, stream))
+        if (llvm::Error e = launch(s, res, c, stream))
           return e;
         if (timed)
           PIPEC_CUDA_TRY(cudaEventRecord(timed->end[v].get(), stream), stageContext(s, v));
+        return llvm::Error::success();
+      }
+      case lower::Call::Record:
+        PIPEC_CUDA_TRY(cudaEventRecord(res.events[c.event].get(), stream),
+                       "event e" + std::to_string(c.event));
+        return llvm::Error::success();
+      case lower::Call::Wait:
+        PIPEC_CUDA_TRY(cudaStreamWaitEvent(stream, res.events[c.event].get(), 0),
+                       "event e" + std::to_string(c.event));
+        return llvm::Error::success();
+      case lower::Call::Sync:
+        PIPEC_CUDA_TRY(cudaEventSynchronize(res.events[c.event].get()),
+                       "event e" + std::to_string(c.event));
+        return llvm::Error::success();
+      case lower::Call::Cpu:
+        return runCpu(s, res, c.instance, timed);
+      case lower::Call::SetDevice:   // several devices,
+      case lower::Call::Join:        // several host threads,
+      case lower::Call::GroupStart:  // and collectives:
+      case lower::Call::GroupEnd:    // refused when the resources are made
+      case lower::Call::GraphLaunch: // the graph lowering's
         break;
       }
-      case Op::Record:
-        PIPEC_CUDA_TRY(cudaEventRecord(res.events[op.event].get(), stream),
-                       "event e" + std::to_string(op.event));
-        break;
-      case Op::Wait:
-        PIPEC_CUDA_TRY(cudaStreamWaitEvent(stream, res.events[op.event].get(), 0),
-                       "event e" + std::to_string(op.event));
-        break;
-      case Op::Sync:
-        PIPEC_CUDA_TRY(cudaEventSynchronize(res.events[op.event].get()),
-                       "event e" + std::to_string(op.event));
-        break;
-      case Op::Cpu:
-        if (llvm::Error e = runCpu(s, res, op.instance, timed))
-          return e;
-        break;
-      case Op::GraphLaunch:
-      case Op::Join: // several devices only, which this backend refuses
-        break;
-      }
-    }
-    return llvm::Error::success();
+      return unsupported(s, c);
+    });
   }
 
   /// Times one untimed first launch (which warms up, or uploads a graph)
@@ -831,20 +847,19 @@ private:
     out.kernelArgs.assign(n, {nullptr, nullptr});
     std::vector<cudaGraphNode_t> after(timed ? n : 0, nullptr);
     std::vector<cudaGraphNode_t> deps;
-    for (uint32_t v = 0; v < n; ++v) {
-      if (s.onHost(v))
-        continue; // a cpu stage runs between the segments' launches
-      const uint32_t k = s.instances.stageOf(v);
-      const program::Stage &st = s.pipeline.stages[k];
-      cudaGraph_t graph = out.graphs[s.segmentOf[v]].get();
+    const lower::GraphPlan &plan = *res.plan;
+    auto visit = [&](auto f) { return plan.forEachNode(f); };
+    return each(visit, [&](const lower::Node &planned) -> llvm::Error {
+      const uint32_t v = planned.instance;
+      cudaGraph_t graph = out.graphs[planned.segment].get();
       deps.clear();
-      for (uint32_t u : s.graphPredecessors().row(v))
+      for (uint32_t u : planned.after)
         deps.push_back(timed ? after[u] : out.node[u]);
       // An ordering from another segment: an event-wait node before it.
-      for (uint32_t u : s.graphWaits().row(v)) {
+      for (uint32_t u : planned.waitFor) {
         cudaGraphNode_t wait;
         PIPEC_CUDA_TRY(cudaGraphAddEventWaitNode(&wait, graph, nullptr, 0,
-                                                 res.graphEvents[res.graphEventOf[u]].get()),
+                                                 res.graphEvents[plan.eventOf[u]].get()),
                        stageContext(s, v));
         deps.push_back(wait);
       }
@@ -855,47 +870,74 @@ private:
                        stageContext(s, v));
         deps.assign(1, before);
       }
+      if (llvm::Error e = addNode(s, res, options, planned, graph, deps, out))
+        return e;
       cudaGraphNode_t &node = out.node[v];
-      if (st.kind == StageKind::Kernel) {
-        out.kernelArgs[v] = {&res.spinNanos[k], &res.tags[v], &res.touch[v]};
-        cudaKernelNodeParams p = kernelParams(st, res.spinSmem[k], out.kernelArgs[v]);
-        PIPEC_CUDA_TRY(cudaGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
-                       stageContext(s, v));
-        cudaKernelNodeAttrValue priority{};
-        priority.priority = priorityFor(s.stream(s.streamOf(v)), options);
-        PIPEC_CUDA_TRY(
-            cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributePriority, &priority),
-            stageContext(s, v));
-      } else if (st.kind == StageKind::Copy) {
-        CopyArgs c = copyArgs(s, res, v);
-        PIPEC_CUDA_TRY(cudaGraphAddMemcpyNode1D(&node, graph, deps.data(), deps.size(), c.dst,
-                                                c.src, c.bytes, c.kind),
-                       stageContext(s, v));
-      } else if (st.kind == StageKind::Memset) {
-        cudaMemsetParams p = memsetParams(memsetArgs(s, res, v));
-        PIPEC_CUDA_TRY(cudaGraphAddMemsetNode(&node, graph, deps.data(), deps.size(), &p),
-                       stageContext(s, v));
-      } else {
-        cudaHostNodeParams p{};
-        p.fn = hostSpin;
-        p.userData = &res.hostWork[v];
-        PIPEC_CUDA_TRY(cudaGraphAddHostNode(&node, graph, deps.data(), deps.size(), &p),
-                       stageContext(s, v));
-      }
       if (timed)
         PIPEC_CUDA_TRY(
             cudaGraphAddEventRecordNode(&after[v], graph, &node, 1, timed->end[v].get()),
             stageContext(s, v));
       // What a host sync or a later segment waits on: an event-record node.
-      if (res.graphEventOf[v] != UINT32_MAX) {
+      if (planned.record != lower::kNoRecord) {
         cudaGraphNode_t record;
         PIPEC_CUDA_TRY(cudaGraphAddEventRecordNode(&record, graph, timed ? &after[v] : &node,
-                                                   1,
-                                                   res.graphEvents[res.graphEventOf[v]].get()),
+                                                   1, res.graphEvents[planned.record].get()),
                        stageContext(s, v));
       }
+      return llvm::Error::success();
+    });
+  }
+
+  /// The node of `planned`'s work, after `deps`: out.node[its instance].
+  llvm::Error addNode(const Schedule &s, Resources &res, const RunOptions &options,
+                      const lower::Node &planned, cudaGraph_t graph,
+                      const std::vector<cudaGraphNode_t> &deps, BuiltGraph &out) {
+    const uint32_t v = planned.instance;
+    const uint32_t k = s.instances.stageOf(v);
+    const program::Stage &st = s.pipeline.stages[k];
+    cudaGraphNode_t &node = out.node[v];
+    switch (planned.work) {
+    case lower::Work::Kernel: {
+      out.kernelArgs[v] = {&res.spinNanos[k], &res.tags[v], &res.touch[v]};
+      cudaKernelNodeParams p = kernelParams(st, res.spinSmem[k], out.kernelArgs[v]);
+      PIPEC_CUDA_TRY(cudaGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
+                     stageContext(s, v));
+      cudaKernelNodeAttrValue priority{};
+      priority.priority = priorityFor(s.stream(s.streamOf(v)), options);
+      PIPEC_CUDA_TRY(
+          cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributePriority, &priority),
+          stageContext(s, v));
+      return llvm::Error::success();
     }
-    return llvm::Error::success();
+    case lower::Work::Copy: {
+      CopyArgs c = copyArgs(s, res, v);
+      PIPEC_CUDA_TRY(cudaGraphAddMemcpyNode1D(&node, graph, deps.data(), deps.size(), c.dst,
+                                              c.src, c.bytes, c.kind),
+                     stageContext(s, v));
+      return llvm::Error::success();
+    }
+    case lower::Work::Memset: {
+      cudaMemsetParams p = memsetParams(memsetArgs(s, res, v));
+      PIPEC_CUDA_TRY(cudaGraphAddMemsetNode(&node, graph, deps.data(), deps.size(), &p),
+                     stageContext(s, v));
+      return llvm::Error::success();
+    }
+    case lower::Work::HostFunc: {
+      cudaHostNodeParams p{};
+      p.fn = hostSpin;
+      p.userData = &res.hostWork[v];
+      PIPEC_CUDA_TRY(cudaGraphAddHostNode(&node, graph, deps.data(), deps.size(), &p),
+                     stageContext(s, v));
+      return llvm::Error::success();
+    }
+    case lower::Work::PeerCopy:
+    case lower::Work::Collective:
+    case lower::Work::HostThread:
+      break;
+    }
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "stage '%s': not a node of a graph 'pipec run' builds",
+                                   s.instances.name(v).c_str());
   }
 
   static cudaKernelNodeParams kernelParams(const program::Stage &st, size_t smem,
@@ -913,30 +955,45 @@ private:
   /// whose shapes change must before each launch.
   llvm::Error updateDynamic(const Schedule &s, Resources &res, BuiltGraph &g,
                             cudaGraphExec_t exec, uint32_t segment) {
-    for (uint32_t v : dynamicInstances) {
+    for (uint32_t v : res.plan->dynamic) {
       if (s.segmentOf[v] != segment)
         continue;
       const uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
-      if (st.kind == StageKind::Kernel) {
+      switch (lower::workOf(st)) {
+      case lower::Work::Kernel: {
         cudaKernelNodeParams p = kernelParams(st, res.spinSmem[k], g.kernelArgs[v]);
         PIPEC_CUDA_TRY(cudaGraphExecKernelNodeSetParams(exec, g.node[v], &p),
                        stageContext(s, v));
-      } else if (st.kind == StageKind::Copy) {
+        break;
+      }
+      case lower::Work::Copy: {
         CopyArgs c = copyArgs(s, res, v);
         PIPEC_CUDA_TRY(
             cudaGraphExecMemcpyNodeSetParams1D(exec, g.node[v], c.dst, c.src, c.bytes, c.kind),
             stageContext(s, v));
-      } else if (st.kind == StageKind::Memset) {
+        break;
+      }
+      case lower::Work::Memset: {
         cudaMemsetParams p = memsetParams(memsetArgs(s, res, v));
         PIPEC_CUDA_TRY(cudaGraphExecMemsetNodeSetParams(exec, g.node[v], &p),
                        stageContext(s, v));
-      } else {
+        break;
+      }
+      case lower::Work::HostFunc: {
         cudaHostNodeParams p{};
         p.fn = hostSpin;
         p.userData = &res.hostWork[v];
         PIPEC_CUDA_TRY(cudaGraphExecHostNodeSetParams(exec, g.node[v], &p),
                        stageContext(s, v));
+        break;
+      }
+      case lower::Work::PeerCopy:
+      case lower::Work::Collective:
+      case lower::Work::HostThread:
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "stage '%s': not a node of a graph 'pipec run' builds",
+                                       s.instances.name(v).c_str());
       }
     }
     return llvm::Error::success();
@@ -1090,31 +1147,25 @@ private:
   /// event-record node it needs.
   llvm::Error launchGraph(const Schedule &s, Resources &res, BuiltGraph &g, Executables &x,
                           TimingEvents *timed = nullptr) {
-    for (const Op &op : s.graphOps) {
-      switch (op.kind) {
-      case Op::GraphLaunch:
-        if (llvm::Error e = updateDynamic(s, res, g, x[op.event].get(), op.event))
+    auto visit = [&](auto f) { return res.plan->forEachReplayCall(f); };
+    return each(visit, [&](const lower::Call &c) -> llvm::Error {
+      switch (c.kind) {
+      case lower::Call::GraphLaunch:
+        if (llvm::Error e = updateDynamic(s, res, g, x[c.segment].get(), c.segment))
           return e;
-        PIPEC_CUDA_TRY(
-            cudaGraphLaunch(x[op.event].get(),
-                            res.launchStreams[op.event % res.launchStreams.size()].get()),
-            "cudaGraphLaunch");
-        break;
-      case Op::Record:
-        break; // an event-record node after its producer, in the graph
-      case Op::Sync:
-        PIPEC_CUDA_TRY(cudaEventSynchronize(res.graphEvents[op.event].get()),
+        PIPEC_CUDA_TRY(cudaGraphLaunch(x[c.segment].get(), res.launchStreams[c.stream].get()),
+                       "cudaGraphLaunch");
+        return llvm::Error::success();
+      case lower::Call::Sync:
+        PIPEC_CUDA_TRY(cudaEventSynchronize(res.graphEvents[c.event].get()),
                        "the graph lowering's sync");
-        break;
-      case Op::Cpu:
-        if (llvm::Error e = runCpu(s, res, op.instance, timed))
-          return e;
-        break;
+        return llvm::Error::success();
+      case lower::Call::Cpu:
+        return runCpu(s, res, c.instance, timed);
       default:
-        break;
+        return unsupported(s, c);
       }
-    }
-    return llvm::Error::success();
+    });
   }
   llvm::Error syncSetup(Resources &res) {
     PIPEC_CUDA_TRY(cudaStreamSynchronize(res.setup.get()), "the replay");
@@ -1129,11 +1180,6 @@ private:
   llvm::Error replayGraph(const Schedule &s, Resources &res, const RunOptions &options,
                           LoweringState &state) {
     LoweringRun &r = state.run;
-    dynamicInstances.clear();
-    for (uint32_t v = 0; v < s.instances.size(); ++v)
-      if (s.instances.stage(v).dynamic && !s.onHost(v))
-        dynamicInstances.push_back(v);
-
     Clock::time_point t = Clock::now();
     if (s.hasHostStages()) {
       r.notes.push_back("no stream capture: a host synchronisation cannot be "
@@ -1253,7 +1299,6 @@ private:
   int least = 0, greatest = 0;
   double timerResolutionNs = 0;
   std::string deviceName;
-  std::vector<uint32_t> dynamicInstances;
 };
 
 } // namespace

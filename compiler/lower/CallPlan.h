@@ -1,0 +1,136 @@
+// The schedule lowered to CUDA calls, once: what the CUDA backend executes
+// and what the CUDA emitter prints. Each call and each graph node says what
+// it does and on what (the stage's work, its stream, its event, the buffer
+// slots it touches); the two consumers only turn it into a runtime call or
+// into the text of one. A stage kind becomes a CUDA operation in one place,
+// `workOf`, whose switch the compiler checks.
+//
+// The stream lowering's calls are visited in issue order, not stored: a
+// schedule of millions of instances makes no list of them.
+
+#ifndef PIPEC_LOWER_CALLPLAN_H
+#define PIPEC_LOWER_CALLPLAN_H
+
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace pipec::lower {
+
+/// What an instance's work becomes in CUDA.
+enum class Work : uint8_t {
+  Kernel,     ///< the spin kernel: a launch, or a kernel node
+  Copy,       ///< cudaMemcpyAsync, or a 1D memcpy node
+  PeerCopy,   ///< cudaMemcpyPeerAsync (several devices; streams only)
+  Memset,     ///< cudaMemsetAsync, or a memset node
+  HostFunc,   ///< cudaLaunchHostFunc, or a host node
+  Collective, ///< an NCCL call (streams only)
+  HostThread, ///< a cpu stage: the issuing thread spins; no CUDA call
+};
+
+/// The one mapping from a stage to its CUDA operation.
+Work workOf(const program::Stage &st);
+
+/// Where bytes a call moves or touches are: a slot of a declared buffer, or
+/// one of the stage's own buffers (made for a stage that declares none).
+struct Place {
+  enum Kind : uint8_t {
+    Declared, ///< slot `slot` of declared buffer `buffer`
+    Device,   ///< the stage's own device buffer (a copy's source side)
+    Device2,  ///< its second device buffer (a d2d or p2p copy's destination)
+    Host,     ///< its own pinned host buffer
+    Nothing,  ///< none (a kernel that declares no buffer)
+  };
+  Kind kind = Nothing;
+  uint32_t buffer = 0, slot = 0;
+};
+
+/// Instance v's copy (Copy, PeerCopy): the first declared buffer it writes
+/// and the first it reads, this iteration's slots, else its own buffers as
+/// its direction has them.
+struct CopyPlaces {
+  Place dst, src;
+};
+CopyPlaces copyPlaces(const Schedule &s, uint32_t v);
+/// Instance v's memset: the first declared buffer it writes, else its own
+/// device buffer.
+Place memsetPlace(const Schedule &s, uint32_t v);
+/// What instance v's kernel touches: the last declared buffer it writes,
+/// else the first it reads, else nothing.
+Place kernelPlace(const Schedule &s, uint32_t v);
+
+/// One host call.
+struct Call {
+  enum Kind : uint8_t {
+    SetDevice,   ///< make `device` current (several devices, when it changes)
+    Dispatch,    ///< the issuing thread spins the stage's issue= time
+    Launch,      ///< instance's `work` on `stream`
+    Record,      ///< record `event` on `stream`, after `instance`
+    Wait,        ///< `stream` waits for `event` (`instance`'s)
+    Sync,        ///< the issuing thread waits for `event` (`instance`'s)
+    Cpu,         ///< a cpu stage, on the issuing thread
+    Join,        ///< another device's host thread ran `instance`
+    GroupStart,  ///< an NCCL group opens (a collective's parts follow)
+    GroupEnd,    ///< it closes: NCCL enqueues the parts now
+    GraphLaunch, ///< the graph of segment `segment`, on launch stream `stream`
+  };
+  Kind kind;
+  Work work = Work::Kernel; ///< Launch
+  uint32_t stream = kHostStream;
+  uint32_t instance = 0;
+  uint32_t event = 0;   ///< Record, Wait, Sync
+  uint32_t device = 0;  ///< SetDevice
+  uint32_t segment = 0; ///< GraphLaunch
+};
+
+/// Calls `f` with each call of the stream lowering, in issue order: the
+/// schedule's ops, each launch after its issue= dispatch, each device made
+/// current when it changes, and a collective's parts inside one NCCL group
+/// (the records after them moved past its end, where NCCL enqueues them).
+/// Stops, returning false, when `f` does.
+bool forEachStreamCall(const Schedule &s, llvm::function_ref<bool(const Call &)> f);
+
+/// One node of the graph lowering: `instance` in its segment's graph,
+/// after the nodes of `after` and after an event-wait node for each of
+/// `waitFor` (producers in earlier segments, their events `eventOf`), and
+/// followed by an event-record node of `record` when a host sync or a later
+/// segment waits on it.
+struct Node {
+  uint32_t instance, segment;
+  Work work;
+  llvm::ArrayRef<uint32_t> after, waitFor;
+  uint32_t record; ///< its event, or kNoRecord
+};
+constexpr uint32_t kNoRecord = UINT32_MAX;
+
+/// The graph lowering: its nodes, its events and the host calls of a replay.
+struct GraphPlan {
+  explicit GraphPlan(const Schedule &s);
+
+  const Schedule &s;
+  /// The events of the event-record nodes (declared before eventOf, which
+  /// counts them).
+  uint32_t events = 0;
+  /// Per instance: the event of its event-record node, or kNoRecord.
+  std::vector<uint32_t> eventOf;
+  /// Segment g is launched on launch stream g % launchStreams.
+  uint32_t launchStreams = 1;
+  /// The nodes whose parameters are set again before each launch of their
+  /// segment (`dynamic` stages), in instance order.
+  std::vector<uint32_t> dynamic;
+  /// The nodes: a node per device instance, in instance order.
+  uint32_t nodes = 0;
+
+  /// Calls `f` with each node, in instance order; stops when `f` returns false.
+  bool forEachNode(llvm::function_ref<bool(const Node &)> f) const;
+  /// The host calls of one replay, in order: GraphLaunch, Sync and Cpu.
+  bool forEachReplayCall(llvm::function_ref<bool(const Call &)> f) const;
+};
+
+} // namespace pipec::lower
+
+#endif

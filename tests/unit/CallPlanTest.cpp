@@ -1,0 +1,284 @@
+// The CUDA call plan (compiler/lower/CallPlan.h) that the CUDA backend
+// executes and the emitter prints: its calls are the schedule's ops, each
+// made on its stream's device and after what it needs; its graph nodes and
+// replay calls are the graph lowering's; its places are the buffers a stage
+// declares, in the iteration's slot.
+
+#include "FrontendHelpers.h"
+#include "RandomPrograms.h"
+
+#include "compiler/lower/CallPlan.h"
+
+#include <doctest/doctest.h>
+
+#include "Seed.h"
+
+#include <algorithm>
+#include <random>
+#include <tuple>
+#include <vector>
+
+using namespace pipec;
+using lower::Call;
+using pipec::test::FrontendRun;
+
+namespace {
+
+std::vector<Call> streamCalls(const Schedule &s) {
+  std::vector<Call> calls;
+  lower::forEachStreamCall(s, [&](const Call &c) {
+    calls.push_back(c);
+    return true;
+  });
+  return calls;
+}
+
+/// What an op or a call does, to compare the two.
+using Doing = std::tuple<int, uint32_t, uint32_t, uint32_t>;
+Call::Kind kindOf(Op::Kind kind) {
+  switch (kind) {
+  case Op::Launch:
+    return Call::Launch;
+  case Op::Record:
+    return Call::Record;
+  case Op::Wait:
+    return Call::Wait;
+  case Op::Sync:
+    return Call::Sync;
+  case Op::Cpu:
+    return Call::Cpu;
+  case Op::Join:
+    return Call::Join;
+  case Op::GraphLaunch:
+    return Call::GraphLaunch;
+  }
+  return Call::GraphLaunch;
+}
+
+/// Everything the stream calls must be, checked against the schedule's ops.
+void checkStreamCalls(const Schedule &s, size_t &groups, size_t &dispatches) {
+  const std::vector<Call> calls = streamCalls(s);
+  const bool several = s.pipeline.deviceCount() > 1;
+  std::vector<uint8_t> launched(s.instances.size(), 0);
+  int64_t current = -1;
+  bool inGroup = false;
+  std::vector<Doing> fromOps, records, fromOpsRecords;
+  for (const Op &op : s.ops) {
+    if (op.kind == Op::GraphLaunch)
+      continue;
+    Doing d{kindOf(op.kind), op.stream, op.instance, op.kind == Op::Launch ? 0 : op.event};
+    (op.kind == Op::Record ? fromOpsRecords : fromOps).push_back(d);
+  }
+  std::vector<Doing> others;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call &c = calls[i];
+    if (c.stream != kHostStream && several)
+      CHECK(s.streamPlan.streams[c.stream].device == current);
+    switch (c.kind) {
+    case Call::SetDevice:
+      CHECK(several);
+      CHECK(int64_t(c.device) != current);
+      current = c.device;
+      continue;
+    case Call::Dispatch:
+      ++dispatches;
+      CHECK(s.instances.stage(c.instance).issueUs > 0);
+      REQUIRE(i + 1 < calls.size());
+      CHECK(calls[i + 1].kind == Call::Launch);
+      CHECK(calls[i + 1].instance == c.instance);
+      continue;
+    case Call::GroupStart:
+      CHECK(!inGroup);
+      inGroup = true;
+      ++groups;
+      continue;
+    case Call::GroupEnd:
+      CHECK(inGroup);
+      inGroup = false;
+      continue;
+    case Call::Launch:
+      CHECK(c.work == lower::workOf(s.instances.stage(c.instance)));
+      CHECK(c.work != lower::Work::HostThread);
+      CHECK(inGroup == (c.work == lower::Work::Collective));
+      if (s.instances.stage(c.instance).issueUs > 0)
+        CHECK((i > 0 && calls[i - 1].kind == Call::Dispatch));
+      launched[c.instance] = 1;
+      others.push_back({c.kind, c.stream, c.instance, 0});
+      continue;
+    case Call::Record:
+      // Never inside a group (NCCL enqueues its parts at the end), and
+      // after its producer's launch.
+      CHECK(!inGroup);
+      if (!s.onHost(c.instance))
+        CHECK(launched[c.instance]);
+      records.push_back({c.kind, c.stream, c.instance, c.event});
+      continue;
+    case Call::Wait:
+    case Call::Sync:
+    case Call::Cpu:
+    case Call::Join:
+      others.push_back({c.kind, c.stream, c.instance, c.event});
+      continue;
+    case Call::GraphLaunch:
+      FAIL("a graph launch among the stream calls");
+    }
+  }
+  CHECK(!inGroup);
+  // Every op is one call, in the ops' order; only records move (past a
+  // group's end), keeping their own order.
+  CHECK(others == fromOps);
+  CHECK(records == fromOpsRecords);
+}
+
+} // namespace
+
+TEST_CASE("call plan: the stream calls are the schedule's ops, each on its device") {
+  PIPEC_SEEDED(rng, 4242);
+  size_t groups = 0, dispatches = 0, programs = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const std::string text = trial % 3 == 0   ? test::randomDeviceData(rng, /*declared=*/true)
+                             : trial % 3 == 1 ? test::randomHostThreads(rng)
+                                              : test::randomWorkload(rng, /*hostThread=*/true);
+    INFO(text);
+    FrontendRun run(text);
+    if (run.errors)
+      continue;
+    ++programs;
+    Schedule s(run.program.pipelines.at(0), DeviceProfile(), ScheduleOptions());
+    checkStreamCalls(s, groups, dispatches);
+  }
+  // The generators reach what the plan reorders and adds.
+  CHECK(programs > 400);
+  CHECK(groups > 50);
+  CHECK(dispatches > 50);
+}
+
+TEST_CASE("call plan: the graph's nodes, events and replay calls") {
+  PIPEC_SEEDED(rng, 4243);
+  size_t waits = 0, syncs = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::string text = trial % 2 ? test::randomWorkload(rng, /*hostThread=*/true)
+                                       : test::randomData(rng, /*declared=*/true,
+                                                          /*host=*/true);
+    INFO(text);
+    FrontendRun run(text);
+    if (run.errors)
+      continue;
+    ScheduleOptions options;
+    options.lowering = LoweringChoice::Graph;
+    Schedule s(run.program.pipelines.at(0), DeviceProfile(), options);
+    const lower::GraphPlan plan(s);
+    std::vector<uint32_t> nodes;
+    plan.forEachNode([&](const lower::Node &node) {
+      const uint32_t v = node.instance;
+      CHECK(!s.onHost(v));
+      CHECK(node.segment == s.segmentOf[v]);
+      CHECK(node.work == lower::workOf(s.instances.stage(v)));
+      for (uint32_t u : node.after) // edges within its segment's graph
+        CHECK((!s.onHost(u) && s.segmentOf[u] == node.segment && u < v));
+      for (uint32_t u : node.waitFor) { // an earlier segment's event
+        ++waits;
+        CHECK(s.segmentOf[u] < node.segment);
+        CHECK(plan.eventOf[u] != lower::kNoRecord);
+      }
+      CHECK(node.record == plan.eventOf[v]);
+      CHECK((node.record == lower::kNoRecord || node.record < plan.events));
+      nodes.push_back(v);
+      return true;
+    });
+    std::vector<uint32_t> want, cpu, dynamic;
+    for (uint32_t v = 0; v < s.instances.size(); ++v) {
+      (s.onHost(v) ? cpu : want).push_back(v);
+      if (!s.onHost(v) && s.instances.stage(v).dynamic)
+        dynamic.push_back(v);
+    }
+    CHECK(nodes == want);
+    CHECK(plan.nodes == want.size());
+    CHECK(plan.dynamic == dynamic);
+    CHECK(plan.launchStreams == std::min(std::max(1u, s.segments), kGraphLaunchStreams));
+    // A replay launches each segment once, in order, on its launch stream,
+    // runs each cpu stage once, and syncs only on recorded events.
+    uint32_t segment = 0;
+    std::vector<uint32_t> ran;
+    plan.forEachReplayCall([&](const Call &c) {
+      switch (c.kind) {
+      case Call::GraphLaunch:
+        CHECK(c.segment == segment++);
+        CHECK(c.stream == c.segment % plan.launchStreams);
+        break;
+      case Call::Sync:
+        ++syncs;
+        CHECK(plan.eventOf[c.instance] == c.event);
+        CHECK(s.segmentOf[c.instance] < segment);
+        break;
+      case Call::Cpu:
+        ran.push_back(c.instance);
+        break;
+      default:
+        FAIL("a replay is launches, syncs and cpu stages");
+      }
+      return true;
+    });
+    CHECK(segment == s.segments);
+    std::sort(ran.begin(), ran.end());
+    CHECK(ran == cpu);
+  }
+  CHECK(waits > 20);
+  CHECK(syncs > 20);
+}
+
+TEST_CASE("call plan: a walk stops where its visitor does") {
+  FrontendRun run("pipeline p { iterations 3; stream s; stage A on s kernel 1us; }");
+  REQUIRE(run.errors == 0);
+  Schedule s(run.program.pipelines.at(0), DeviceProfile(), ScheduleOptions());
+  size_t seen = 0;
+  CHECK(!lower::forEachStreamCall(s, [&](const Call &) { return ++seen < 2; }));
+  CHECK(seen == 2);
+  CHECK(lower::forEachStreamCall(s, [](const Call &) { return true; }));
+}
+
+TEST_CASE("call plan: places are the declared slots, else the stage's own buffers") {
+  FrontendRun run(R"(pipeline p {
+  iterations 3;
+  buffer a[2] 1MB host;
+  buffer b[3] 1MB;
+  buffer c 1MB;
+  stream s;
+  stage Up   on s copy h2d reads(a) writes(b);
+  stage K    on s kernel 1us reads(b) writes(c) depends_on(Up);
+  stage Fill on s memset 1MB writes(c) depends_on(K);
+  stage Own  on s copy h2d 1MB;
+  stage Back on s copy d2h 1MB;
+  stage Move on s copy d2d 1MB;
+  stage Zero on s memset 1MB;
+  stage Idle on s kernel 1us;
+})");
+  REQUIRE(run.errors == 0);
+  Schedule s(run.program.pipelines.at(0), DeviceProfile(), ScheduleOptions());
+  auto instance = [&](const std::string &name, uint32_t iteration) {
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      if (s.instances.stage(v).name == name && s.instances.iterationOf(v) == iteration)
+        return v;
+    FAIL("no instance " << name);
+    return 0u;
+  };
+  auto is = [](const lower::Place &p, lower::Place::Kind kind, uint32_t buffer = 0,
+               uint32_t slot = 0) {
+    return p.kind == kind &&
+           (kind != lower::Place::Declared || (p.buffer == buffer && p.slot == slot));
+  };
+  // Iteration 2: slot 2 mod the ring's slots.
+  lower::CopyPlaces up = lower::copyPlaces(s, instance("Up", 2));
+  CHECK(is(up.dst, lower::Place::Declared, 1, 2));
+  CHECK(is(up.src, lower::Place::Declared, 0, 0));
+  CHECK(is(lower::kernelPlace(s, instance("K", 2)), lower::Place::Declared, 2, 0));
+  CHECK(is(lower::memsetPlace(s, instance("Fill", 1)), lower::Place::Declared, 2, 0));
+  lower::CopyPlaces own = lower::copyPlaces(s, instance("Own", 0));
+  CHECK((is(own.dst, lower::Place::Device) && is(own.src, lower::Place::Host)));
+  lower::CopyPlaces back = lower::copyPlaces(s, instance("Back", 0));
+  CHECK((is(back.dst, lower::Place::Host) && is(back.src, lower::Place::Device)));
+  lower::CopyPlaces move = lower::copyPlaces(s, instance("Move", 0));
+  CHECK((is(move.dst, lower::Place::Device2) && is(move.src, lower::Place::Device)));
+  CHECK(is(lower::memsetPlace(s, instance("Zero", 0)), lower::Place::Device));
+  CHECK(is(lower::kernelPlace(s, instance("Idle", 0)), lower::Place::Nothing));
+}
