@@ -7,7 +7,7 @@
 // in time and in instance and op numbers, the blocks after it run the same
 // way shifted again, as long as the calls they issue are the shifted calls
 // too. This file finds the range of blocks where that holds; the model
-// (DeviceModel.cpp) compares the states and extrapolates.
+// (model/sim/Extrapolation.cpp) compares the states and extrapolates.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPEC_MODEL_PERIODIC_H

@@ -361,12 +361,18 @@ TEST_CASE("model: skipping ahead in a settled periodic replay gives the full run
     // issues many blocks at one time, and no block's start is seen alone.
     DeviceProfile freeHost;
     freeHost.launchUs = freeHost.recordUs = freeHost.waitUs = 0;
-    std::vector<DeviceProfile> profiles{DeviceProfile(), tight};
+    // And on a small device with copy engines that share their link: the
+    // SMs' and the engines' own state differ between blocks where the rest
+    // does not (each component's snapshot must hold its own).
+    DeviceProfile small = tight;
+    small.sms = 2;
+    small.copyEnginesH2D = small.copyEnginesD2H = 2;
+    std::vector<DeviceProfile> profiles{DeviceProfile(), tight, small};
     if (round % 4 == 0)
       profiles.push_back(freeHost);
     for (size_t which = 0; which < profiles.size(); ++which) {
       const DeviceProfile &profile = profiles[which];
-      CAPTURE(which); // 0 the default profile, 1 the tight one, 2 the free host
+      CAPTURE(which); // 0 the default profile, 1 the tight one, 2 the small, 3 the free host
       Schedule s(front.program.pipelines.at(0), profile, ScheduleOptions());
       for (Lowering l : {Lowering::Streams, Lowering::Graph}) {
         const bool graph = l == Lowering::Graph;
