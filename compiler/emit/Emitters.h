@@ -37,14 +37,14 @@ void emitDot(llvm::ArrayRef<const Schedule *> schedules, llvm::raw_ostream &os);
 
 /// Why emitCuda cannot write these schedules, if it cannot: a pipeline of
 /// several devices, or with collectives (NCCL calls on streams), lowered to
-/// a graph. The tool asks before it writes anything.
+/// a graph. The tool asks before it opens the output.
 llvm::Error cudaCannotEmit(llvm::ArrayRef<const Schedule *> schedules);
 
 /// A standalone CUDA C++ program that performs and times every schedule
-/// (`nvcc` alone builds it); cudaCannotEmit must have said nothing.
-/// `profile` gives copies given as a time their bytes.
-void emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
-              const DeviceProfile &profile, llvm::raw_ostream &os);
+/// (`nvcc` alone builds it); `profile` gives copies given as a time their
+/// bytes. cudaCannotEmit's error, with nothing written, where it has one.
+llvm::Error emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
+                     const DeviceProfile &profile, llvm::raw_ostream &os);
 
 /// Shortest text that reads back as the same double, with a ".0" on whole
 /// numbers: 12.0, 0.25, 1e-05.

@@ -27,6 +27,14 @@ bool isCommunicationKernel(llvm::StringRef name);
 /// of isCommunicationKernel's.
 bool isCommunication(const Stage &stage, llvm::StringRef kernelName = llvm::StringRef());
 
+/// A collective's dependencies, and dependencies on it, spread over its
+/// parts (sema does it to every checked program; a program built without a
+/// parse, as the import of several ranks builds one, does it too): each
+/// part keeps what runs on its own device and what runs on no device it
+/// spans; a stage that depends on the collective depends on the part on
+/// its own device, or on every part where it has none there.
+void spreadCollectives(Pipeline &out);
+
 } // namespace pipec::program
 
 #endif // PIPEC_COMPILER_PROGRAM_COMMUNICATION_H

@@ -77,7 +77,6 @@ private:
   void checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &out,
                        const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
                        std::vector<bool> &streamUsed);
-  void spreadCollectives(Pipeline &out);
   void checkHostThread(const ast::StageDecl &s, Pipeline &out,
                        const llvm::StringMap<uint32_t> &streams, const ast::Pipeline &p,
                        Stage &into);

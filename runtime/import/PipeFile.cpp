@@ -17,16 +17,7 @@ using namespace pipec;
 using namespace pipec::importer;
 using llvm::formatv;
 
-namespace {
-
-/// A time as the file writes it, microseconds to the nanosecond without
-/// trailing zeros ("40us", "2.5us"), and the value the front end reads back
-/// from that text.
-struct Time {
-  std::string text;
-  double us = 0;
-};
-Time timeOf(double us) {
+importer::Time importer::timeOf(double us) {
   // Three decimals, correctly rounded as printf's "%.3f" is (and without
   // its cost: a million stages write two or three times each).
   char digits[64];
@@ -38,8 +29,6 @@ Time timeOf(double us) {
     number = number.drop_back();
   return {(number + "us").str(), sema::parseQuantity(number, "us").micros};
 }
-
-} // namespace
 
 std::string importer::timeText(double us) { return timeOf(us).text; }
 

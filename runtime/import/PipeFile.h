@@ -38,8 +38,15 @@ llvm::Error describe(const ImportedStep &step, const ImportedStage &st,
 /// The comment after a stage's line (without "// "): the op's full name,
 /// the sync's call.
 std::string stageComment(const ImportedStep &step, const ImportedStage &st);
-/// A time as the file writes it: microseconds, three decimals at most
-/// ("40us", "2.5us").
+/// A time as the file writes it, microseconds to the nanosecond without
+/// trailing zeros ("40us", "2.5us"), and the value the front end reads back
+/// from that text (what the program built beside the file holds).
+struct Time {
+  std::string text;
+  double us = 0;
+};
+Time timeOf(double us);
+/// timeOf's text.
 std::string timeText(double us);
 /// A stream's name: s7 for id 7; a negative id (s-1 is no name) s_neg1.
 std::string streamName(int64_t id);

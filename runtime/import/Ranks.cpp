@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <map>
 
 using namespace pipec;
 using namespace pipec::importer;
@@ -111,9 +112,9 @@ void alignStarts(const std::vector<Rank> &ranks, RanksSummary &summary) {
 
 } // namespace
 
-llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
-                                                 const DeviceProfile &profile,
-                                                 RanksSummary &summary) {
+llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
+                                               const DeviceProfile &profile,
+                                               RanksSummary &summary, bool withProgram) {
   const size_t n = ranks.size();
   // Every rank's streams are streams of the one pipeline: more than it may
   // declare is said here, not as a diagnostic on the file it would be.
@@ -232,6 +233,48 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
   t += "pipeline " + pipelineName(ranks[0].step) + " {\n";
   for (size_t r = 0; r < n; ++r)
     t += formatv("  device rank{0};\n", r).str();
+  // The program the file checks to, built beside it, line by line: what
+  // sema would make of each line (tests hold the two to each other).
+  RanksFile file;
+  file.program.source = "imported.pipe";
+  program::Pipeline &p = file.program.pipelines.emplace_back();
+  p.name = pipelineName(ranks[0].step);
+  std::vector<std::map<int64_t, uint32_t>> streamIndex(n);
+  for (size_t r = 0; r < n; ++r) {
+    p.devices.push_back({formatv("rank{0}", r).str(), {}});
+    for (int64_t id : ranks[r].step.streams) {
+      streamIndex[r][id] = uint32_t(p.streams.size());
+      program::Stream &stream = p.streams.emplace_back();
+      stream.name = streamOf(r, id);
+      stream.device = uint32_t(r);
+      stream.cudaPriority = profile.priorityFor(program::PriorityClass::Normal);
+      if (int64_t priority = streamPriorityOf(ranks[r].step, id, profile)) {
+        stream.priorityClass = program::PriorityClass::Raw;
+        stream.rawPriority = priority;
+        stream.cudaPriority = int(priority);
+      }
+    }
+  }
+  // Each rank's stages' indices in the program (a collective's: its first
+  // part, as a dependency on it names it before spreadCollectives).
+  std::vector<std::vector<uint32_t>> indexOf(n);
+  for (size_t r = 0; r < n; ++r)
+    indexOf[r].assign(ranks[r].step.stages.size(), 0);
+  if (withProgram) {
+    size_t stages = n;
+    for (size_t r = 0; r < n; ++r)
+      stages += ranks[r].step.stages.size() + matched;
+    p.stages.reserve(stages);
+  }
+  auto hostStage = [&](size_t r, std::string name, const Time &time) {
+    if (!withProgram)
+      return;
+    program::Stage &stage = p.stages.emplace_back();
+    stage.name = std::move(name);
+    stage.kind = StageKind::Cpu;
+    stage.durationUs = time.us;
+    stage.hostDevice = uint32_t(r);
+  };
   // The streams and the stages, in columns as fmt lays them out.
   Columns streamColumns(3);
   std::vector<std::array<std::string, 3>> streamRows;
@@ -242,8 +285,12 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
                             priority ? "priority " + std::to_string(priority) : ""});
       streamColumns.fit({streamRows.back()[0], streamRows.back()[1], streamRows.back()[2]});
     }
-  for (const auto &row : streamRows)
+  for (const auto &row : streamRows) {
+    // "  stream NAME ...": where the name is, for a diagnostic at its line.
+    file.streamNameAt.push_back(t.size() + 9);
     streamColumns.write(t, "stream", {row[0], row[1], row[2]}, "");
+    assert(llvm::StringRef(t).substr(file.streamNameAt.back()).startswith(row[0]));
+  }
 
   /// A stage's cells: name, on, work, attributes, (no accesses), deps; and
   /// the comment after it.
@@ -297,6 +344,18 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     std::vector<std::string> deps;
     for (uint32_t d : st.deps)
       deps.push_back(nameOf[r][d]);
+    indexOf[r][i] = uint32_t(p.stages.size());
+    if (withProgram) {
+      program::Stage &stage = p.stages.emplace_back(std::move(line.stage));
+      stage.name = nameOf[r][i];
+      if (st.onHost())
+        stage.hostDevice = uint32_t(r);
+      else
+        stage.stream = int32_t(streamIndex[r].at(s.opOf(st).stream));
+      stage.deps.reserve(st.deps.size());
+      for (uint32_t d : st.deps)
+        stage.deps.push_back(program::Dependency{indexOf[r][d], 0, {}, -1});
+    }
     add({nameOf[r][i],
          st.onHost() ? formatv("on rank{0}", r).str() : "on " + streamOf(r, s.opOf(st).stream),
          line.work, line.attrs, depsText(deps), "// " + stageComment(s, st)});
@@ -304,12 +363,14 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
   };
   // A rank whose host began the step later than the first one's.
   for (size_t r = 0; r < n; ++r)
-    if (summary.startDelayUs[r] >= 0.0005)
-      add({freshName(formatv("r{0}_start", r).str()), formatv("on rank{0}", r).str(),
-           "cpu " + timeText(summary.startDelayUs[r]), "", "",
-           formatv("// its host began the step {0} after the first rank's",
-                   timeText(summary.startDelayUs[r]))
+    if (summary.startDelayUs[r] >= 0.0005) {
+      const Time delay = timeOf(summary.startDelayUs[r]);
+      const std::string name = freshName(formatv("r{0}_start", r).str());
+      hostStage(r, name, delay);
+      add({name, formatv("on rank{0}", r).str(), "cpu " + delay.text, "", "",
+           formatv("// its host began the step {0} after the first rank's", delay.text)
                .str()});
+    }
   std::vector<uint32_t> next(n, 0);
   for (size_t k = 0; k <= matched; ++k) {
     // Each rank's stages before its k-th collective (the rest, at the end).
@@ -325,20 +386,29 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     // The collective: its launch's dispatch stays each rank's host time
     // (a collective takes no issue=); its parts on each rank's stream.
     std::vector<std::string> streams, deps;
+    std::vector<int32_t> partStreams;
+    std::vector<program::Dependency> partDeps;
     llvm::StringSet<> seen;
     double shortest = 0, longest = 0;
     for (size_t r = 0; r < n; ++r) {
       const ImportedStep &s = ranks[r].step;
       const ImportedStage &st = s.stages[collectives[r][k].first];
       const double issue = st.dispatchUs - profile.launchUs;
-      if (issue >= 0.0005)
-        add({freshName(formatv("r{0}_issue_{1}", r, collectiveName[k]).str()),
-             formatv("on rank{0}", r).str(), "cpu " + timeText(issue), "", "",
+      if (issue >= 0.0005) {
+        const Time dispatch = timeOf(issue);
+        const std::string name =
+            freshName(formatv("r{0}_issue_{1}", r, collectiveName[k]).str());
+        hostStage(r, name, dispatch);
+        add({name, formatv("on rank{0}", r).str(), "cpu " + dispatch.text, "", "",
              "// the launch's dispatch"});
+      }
       streams.push_back(streamOf(r, s.opOf(st).stream));
+      partStreams.push_back(int32_t(streamIndex[r].at(s.opOf(st).stream)));
       for (uint32_t d : st.deps)
-        if (seen.insert(nameOf[r][d]).second)
+        if (seen.insert(nameOf[r][d]).second) {
           deps.push_back(nameOf[r][d]);
+          partDeps.push_back(program::Dependency{indexOf[r][d], 0, {}, -1});
+        }
       shortest = r == 0 ? st.durUs : std::min(shortest, st.durUs);
       longest = std::max(longest, st.durUs);
       ++next[r];
@@ -346,12 +416,28 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     std::string on = "on ";
     for (size_t r = 0; r < n; ++r)
       on += (r ? ", " : "(") + streams[r];
+    // Its parts, one per rank, one after another; a dependency on it names
+    // the first.
+    const Time time = timeOf(shortest);
+    const uint32_t first = uint32_t(p.stages.size());
+    for (size_t r = 0; r < n && withProgram; ++r) {
+      indexOf[r][collectives[r][k].first] = first;
+      program::Stage &part = p.stages.emplace_back();
+      part.name =
+          n > 1 ? formatv("{0}:rank{1}", collectiveName[k], r).str() : collectiveName[k];
+      part.kind = StageKind::Collective;
+      part.collective = collectives[0][k].second;
+      part.durationUs = time.us;
+      part.group = first;
+      part.parts = uint32_t(n);
+      part.stream = partStreams[r];
+      part.deps = partDeps;
+    }
     const ImportedStep &s0 = ranks[0].step;
     std::string comment = "// ";
     addCommentText(comment, s0.names[s0.opOf(s0.stages[collectives[0][k].first]).name]);
     add({collectiveName[k], on + ")",
-         std::string(spelling(collectives[0][k].second)) + " " + timeText(shortest), "",
-         depsText(deps),
+         std::string(spelling(collectives[0][k].second)) + " " + time.text, "", depsText(deps),
          comment +
              formatv("; the ranks measured {0} to {1}", timeText(shortest), timeText(longest))
                  .str()});
@@ -366,5 +452,8 @@ llvm::Expected<std::string> importer::writeRanks(const std::vector<Rank> &ranks,
     stageColumns.write(t, "stage", row.cells(), row.cell(5));
   t += "}\n";
   assert(t.size() == bytes && "Columns::length is what write appends");
-  return t;
+  file.text = std::move(t);
+  if (withProgram)
+    program::spreadCollectives(p);
+  return file;
 }

@@ -135,7 +135,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       emitText(s, os);
       emitJSON(one, "fuzz.pipe", os);
       emitDot(one, os);
-      emitCuda(one, "fuzz.pipe", profile, os);
+      // A lowering CUDA cannot be written in is an error, and nothing.
+      if (llvm::Error e = emitCuda(one, "fuzz.pipe", profile, os)) {
+        llvm::Error why = cudaCannotEmit(one);
+        if (!why)
+          __builtin_trap();
+        llvm::consumeError(std::move(why));
+        llvm::consumeError(std::move(e));
+      }
       if (s.instances.size() <= 2000) {
         auto backend = runtime::makeSimBackend(profile);
         auto run = backend->run(s, s.lowering, runtime::RunOptions());

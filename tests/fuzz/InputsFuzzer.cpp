@@ -165,15 +165,20 @@ void fuzzRanks(llvm::StringRef json) {
   }
   DeviceProfile profile = importer::profileFor(ranks[0].step.device);
   importer::RanksSummary summary;
-  llvm::Expected<std::string> pipe = importer::writeRanks(ranks, profile, summary);
-  if (!pipe) {
-    llvm::consumeError(pipe.takeError());
+  llvm::Expected<importer::RanksFile> file = importer::writeRanks(ranks, profile, summary);
+  if (!file) {
+    llvm::consumeError(file.takeError());
     return;
   }
   // The ranks are one: every collective of one matches the other's.
   if (summary.unmatched)
     __builtin_trap();
-  checkedAndLaidOut(*pipe, profile);
+  // The file checks clean, laid out as fmt lays it out, to the program
+  // built beside it.
+  program::Program program = checkedAndLaidOut(file->text, profile);
+  program.source = file->program.source;
+  if (test::programText(file->program) != test::programText(program))
+    __builtin_trap();
 }
 
 } // namespace

@@ -7,7 +7,10 @@
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
 
+#include "compiler/emit/Emitters.h"
 #include "compiler/lower/CallPlan.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <doctest/doctest.h>
 
@@ -281,4 +284,28 @@ TEST_CASE("call plan: places are the declared slots, else the stage's own buffer
   CHECK((is(move.dst, lower::Place::Device2) && is(move.src, lower::Place::Device)));
   CHECK(is(lower::memsetPlace(s, instance("Zero", 0)), lower::Place::Device));
   CHECK(is(lower::kernelPlace(s, instance("Idle", 0)), lower::Place::Nothing));
+}
+
+TEST_CASE("call plan: emitCuda refuses a graph it cannot write, and writes nothing") {
+  // A collective on one device lowered to a graph: NCCL's calls are made on
+  // streams (the fuzzer found the emitter reaching a node it has no call for).
+  FrontendRun run(R"(version 4;
+pipeline one {
+  stream s;
+  stream c;
+  stage G on s kernel 50us;
+  stage AR on (c) allreduce 64MB depends_on(G);
+})");
+  REQUIRE(run.errors == 0);
+  ScheduleOptions options;
+  options.lowering = LoweringChoice::Graph;
+  Schedule s(run.program.pipelines.at(0), DeviceProfile(), options);
+  REQUIRE(s.lowering == Lowering::Graph);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  const Schedule *one[] = {&s};
+  llvm::Error e = emitCuda(one, "one.pipe", DeviceProfile(), os);
+  REQUIRE(static_cast<bool>(e));
+  CHECK(llvm::toString(std::move(e)).find("collectives") != std::string::npos);
+  CHECK(os.str().empty());
 }

@@ -692,6 +692,60 @@ std::string randomEvent(std::mt19937 &rng) {
 
 } // namespace
 
+TEST_CASE("import: several ranks' file checks clean to the program built beside it") {
+  // Each rank a random recording whose first kernels are NCCL collectives
+  // (two all-reduces on every rank, an all-gather on some: matched, then
+  // left unmatched); the file parses, checks without a warning, is in
+  // fmt's layout, and reads back to exactly the program writeRanks built.
+  PIPEC_SEEDED(rng, 47);
+  const char *allReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)";
+  const char *allGather = "ncclDevKernel_AllGather_RING_LL(ncclDevComm*)";
+  size_t files = 0, collectives = 0, unmatched = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const size_t n = 2 + rng() % 3;
+    std::vector<Rank> ranks;
+    for (size_t r = 0; r < n; ++r) {
+      Recording rec = record(rng, /*syncEvents=*/trial % 2 == 0);
+      // Its kernels' names, in the file's order: "k<op>".
+      std::vector<std::string> names;
+      for (size_t at = rec.json.find("\"name\":\"k"); at != std::string::npos;
+           at = rec.json.find("\"name\":\"k", at + 1))
+        names.push_back(rec.json.substr(at + 8, rec.json.find('"', at + 8) - at - 8));
+      for (size_t i = 0; i < names.size() && i < 3; ++i) {
+        if (i == 2 && r % 2)
+          break; // the all-gather: on even ranks only
+        const std::string from = "\"name\":\"" + names[i] + "\"";
+        const std::string to =
+            std::string("\"name\":\"") + (i < 2 ? allReduce : allGather) + "\"";
+        rec.json.replace(rec.json.find(from), from.size(), to);
+      }
+      auto trace = parseTrace(rec.json);
+      REQUIRE(static_cast<bool>(trace));
+      auto step = selectStep(std::move(*trace), std::nullopt);
+      REQUIRE(static_cast<bool>(step));
+      ranks.push_back({"rank" + std::to_string(r) + ".json", std::move(*step)});
+    }
+    DeviceProfile profile = profileFor(ranks[0].step.device);
+    RanksSummary summary;
+    auto file = writeRanks(ranks, profile, summary);
+    REQUIRE(static_cast<bool>(file));
+    INFO(file->text);
+    ++files;
+    collectives += summary.collectives;
+    unmatched += summary.unmatched;
+    test::FrontendRun front(file->text);
+    REQUIRE(front.errors == 0);
+    CHECK(front.all.empty()); // not even a warning
+    llvm::StringRef parsed = front.sm->getMemoryBuffer(1)->getBuffer();
+    CHECK(formatFile(front.file, parsed) == file->text);
+    front.program.source = file->program.source;
+    CHECK(test::programText(file->program) == test::programText(front.program));
+  }
+  CHECK(files == 60);
+  CHECK(collectives > 60);
+  CHECK(unmatched > 10);
+}
+
 TEST_CASE("import: the fast event reader reads what llvm::json reads, on random events") {
   PIPEC_SEEDED(rng, 29);
   unsigned agreedOk = 0, agreedError = 0;

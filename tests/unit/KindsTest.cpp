@@ -167,7 +167,9 @@ TEST_CASE("kinds: every stage kind is read, laid out, scheduled, run and written
       std::string cuda;
       {
         llvm::raw_string_ostream os(cuda);
-        emitCuda({&s}, text, profile, os);
+        llvm::Error e = emitCuda({&s}, text, profile, os);
+        CHECK_FALSE(static_cast<bool>(e));
+        llvm::consumeError(std::move(e));
       }
       CHECK(cuda.find("int main(") != std::string::npos);
       std::string html, trace;

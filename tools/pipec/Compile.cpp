@@ -129,7 +129,7 @@ int tool::runCompile() {
       emitDot(c.views, os);
       break;
     case Emit::CUDA:
-      emitCuda(c.views, c.src.path, profile, os);
+      llvm::cantFail(emitCuda(c.views, c.src.path, profile, os)); // asked above
       break;
     default:
       for (size_t i = 0; i < c.views.size(); ++i) {

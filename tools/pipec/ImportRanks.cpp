@@ -12,6 +12,7 @@
 
 #include "compiler/emit/Emitters.h"
 #include "compiler/program/TimeFormat.h"
+#include "compiler/schedule/Lints.h"
 #include "compiler/sema/Sema.h"
 #include "compiler/support/Printable.h"
 #include "runtime/Backend.h"
@@ -110,10 +111,14 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
   DeviceProfile profile = importer::profileFor(ranks[0].step.device);
   if (!invocation().profilePath.empty() && !loadProfile(profile))
     return UsageError;
+  // The report schedules the program the file checks to: built beside it,
+  // only then.
+  const bool reporting = report || invocation().jsonOutput;
   importer::RanksSummary summary;
-  Expected<std::string> text = importer::writeRanks(ranks, profile, summary);
-  if (!text) {
-    toolError(toString(text.takeError()));
+  Expected<importer::RanksFile> file =
+      importer::writeRanks(ranks, profile, summary, /*withProgram=*/reporting);
+  if (!file) {
+    toolError(toString(file.takeError()));
     return InputErrors;
   }
   for (const std::string &note : summary.notes)
@@ -125,39 +130,48 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
   const size_t rankCount = ranks.size();
   std::vector<importer::Rank>().swap(ranks);
 
-  // The front end checks it as it would the written file (named for it:
-  // a warning, such as too many streams for a device's queues, points at
-  // the line it will have there).
-  // The report schedules it (compile checks it first); the file alone
-  // needs only the check.
-  const bool reporting = report || invocation().jsonOutput;
-  driver::Compiled compiled;
+  // What the front end would warn about in the file (a device's streams
+  // past its hardware queues), at the line the file has the stream on: the
+  // program's streams point into the text. (The file's other warnings,
+  // sema's and the redundant-dependency lint's, the import never gives:
+  // tests hold its files to checking without one.)
+  driver::Source src;
   driver::loadText(invocation().outputPath != "-"
                        ? invocation().outputPath
                        : "<import of " + std::to_string(rankCount) + " ranks>",
-                   std::move(*text), compiled.src);
-  const bool checked =
-      reporting
-          ? compileLoaded(model::Model(profile), ScheduleOptions(), {}, compiled) == Success &&
-                compiled.schedules.size() == 1
-          : driver::checkSource(compiled.src, profile, diagnosticOptions(), ScheduleOptions());
-  if (!checked) {
-    toolError("internal error: the program imported from the ranks' traces does not check "
-              "(the diagnostics above); please report it with the traces");
-    return InputErrors;
+                   std::move(file->text), src);
+  program::Pipeline &pipeline = file->program.pipelines.front();
+  const char *text = driver::textOf(src).data();
+  for (size_t i = 0; i < pipeline.streams.size(); ++i) {
+    const char *name = text + file->streamNameAt[i];
+    pipeline.streams[i].range = {
+        SMLoc::getFromPointer(name),
+        SMLoc::getFromPointer(name + pipeline.streams[i].name.size())};
   }
-
+  {
+    const driver::DiagnosticOptions options = diagnosticOptions();
+    DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, options.colors),
+                           options.errorLimit);
+    lintHardwareQueues(pipeline, profile.hardwareQueues, diags);
+    diags.finish();
+  }
   if (!profileOut.empty() &&
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
   if ((!reporting || invocation().outputPath != "-") &&
-      !emitTo(invocation().outputPath,
-              [&](raw_ostream &os) { os << driver::textOf(compiled.src); }))
+      !emitTo(invocation().outputPath, [&](raw_ostream &os) { os << driver::textOf(src); }))
     return WriteFailed;
   if (!reporting)
     return Success;
 
-  const Schedule &schedule = *compiled.schedules.front();
+  // The report schedules the program the file checks to, built beside it
+  // (tests hold it to the front end's reading of the file), as compile
+  // would: the model's answers, the --assign method.
+  const model::Model deviceModel(profile);
+  ScheduleOptions scheduleOptions;
+  deviceModel.answerFor(scheduleOptions);
+  scheduleOptions.assign = invocation().assignMethod;
+  const Schedule schedule(file->program.pipelines.front(), profile, scheduleOptions);
   runtime::RunOptions options;
   options.replays = invocation().replays;
   Expected<runtime::LoweringRun> run =
