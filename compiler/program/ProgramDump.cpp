@@ -11,13 +11,16 @@ void program::dump(const Program &program, llvm::raw_ostream &os) {
   for (const Pipeline &p : program.pipelines) {
     os << "pipeline " << p.name << " iterations=" << p.iterations
        << " syncDeclared=" << p.syncDeclared << "\n";
+    for (const Device &d : p.devices)
+      os << "  device " << d.name << "\n";
     for (const Stream &s : p.streams)
       os << "  stream " << s.name << " class=" << spelling(s.priorityClass)
          << " raw=" << s.rawPriority << " cuda=" << s.cudaPriority << " auto=" << s.isAuto
-         << "\n";
+         << " device=" << s.device << "\n";
     for (const Buffer &b : p.buffers)
       os << "  buffer " << b.name << " slots=" << b.slots << " bytes=" << b.bytes
-         << " host=" << b.host << " state=" << b.state << "/" << b.stateDeclared << "\n";
+         << " host=" << b.host << " state=" << b.state << "/" << b.stateDeclared
+         << " device=" << b.device << "\n";
     for (const Stage &s : p.stages) {
       os << "  stage " << s.name << " stream=" << s.stream << " kind=" << spelling(s.kind)
          << " direction=" << spelling(s.direction) << " us=";
@@ -26,7 +29,10 @@ void program::dump(const Program &program, llvm::raw_ostream &os) {
          << " threads=" << s.threads << " smem=" << s.smemBytes << " regs=" << s.regs
          << " dynamic=" << s.dynamic << " graph=" << s.graph << " issue=";
       number(s.issueUs);
-      os << " runs=" << s.runs.first << s.runs.last << "/" << s.runs.every << "\n";
+      os << " runs=" << s.runs.first << s.runs.last << "/" << s.runs.every
+         << " peer=" << s.peerDevice << " hostDevice=" << s.hostDevice
+         << " collective=" << spelling(s.collective) << " group=" << s.group
+         << " parts=" << s.parts << "\n";
       for (const Access &a : s.accesses)
         os << "    " << (a.write ? "writes " : "reads ") << a.buffer << "@" << a.distance
            << "\n";

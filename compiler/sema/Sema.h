@@ -7,6 +7,9 @@
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/program/Program.h"
 
+#include <optional>
+#include <string>
+
 namespace pipec {
 
 /// The language's limits (docs/language.md).
@@ -48,6 +51,29 @@ constexpr unsigned kOldestVersion = 1, kNewestVersion = 5;
 struct SemaOptions {
   unsigned automaticStreams = kMaxStreams;
 };
+
+namespace sema {
+
+/// What bounds a pipeline's cost once unrolled: its instances, the
+/// dependencies between them, and the vector clocks the reduction and the
+/// race check keep over the instances a dependency can reach back over.
+struct PipelineSize {
+  uint64_t stages = 0, iterations = 1;
+  uint64_t edges = 0;                            ///< between instances, after unrolling
+  uint64_t distance = 0;                         ///< the farthest @prev
+  const program::Dependency *farthest = nullptr; ///< that @prev, if any
+  uint64_t spacing = 1; ///< the most iterations a conditional stage skips
+  uint64_t streams = 0; ///< declared, and those pipec would make
+};
+/// A checked pipeline's size; `automaticStreams` are counted where a stage
+/// has no stream.
+PipelineSize measure(const program::Pipeline &pipeline, uint64_t automaticStreams);
+/// Why a pipeline of this size cannot be unrolled within the limits (the
+/// message sema gives at the pipeline, saying what to change); none when
+/// it can. The file's totals are the caller's.
+std::optional<std::string> sizeProblem(const PipelineSize &size);
+
+} // namespace sema
 
 /// Checks every pipeline of `file` that parsed cleanly and reports all errors
 /// and warnings, in source order. The result is meaningful only when no error

@@ -142,58 +142,73 @@ void Sema::markState(Pipeline &out) {
   }
 }
 
-/// Every limit that bounds what a pipeline costs after unrolling: its
-/// instances, the dependencies between them, the vector-clock window, and
-/// the file's totals. Each is an error at the pipeline, saying what to
-/// change.
-void Sema::checkSize(const Pipeline &out, llvm::SMRange iterationsAt) {
-  const uint64_t stages = out.stages.size(), iterations = out.iterations;
-  const uint64_t instances = stages * iterations;
-  if (instances > kMaxStageInstances) {
-    diags.error(iterationsAt, formatv("too many stage instances: {0} stages x {1} "
-                                      "iterations = {2}; the limit is {3}",
-                                      stages, iterations, instances, kMaxStageInstances));
-    return;
-  }
-  uint64_t edges = 0, distance = 0, spacing = 1;
-  const Dependency *farthest = nullptr;
+PipelineSize sema::measure(const Pipeline &out, uint64_t automaticStreams) {
+  PipelineSize size;
+  size.stages = out.stages.size();
+  size.iterations = out.iterations;
   bool unpinned = false;
   for (const Stage &st : out.stages) {
     unpinned |= program::unpinned(st);
-    spacing = std::max<uint64_t>(spacing, st.runs.spacing(out.iterations));
+    size.spacing = std::max<uint64_t>(size.spacing, st.runs.spacing(out.iterations));
     for (const Dependency &d : st.deps) {
-      if (d.distance < iterations)
-        edges += iterations - d.distance;
-      if (d.distance > distance)
-        distance = d.distance, farthest = &d;
+      if (d.distance < size.iterations)
+        size.edges += size.iterations - d.distance;
+      if (d.distance > size.distance)
+        size.distance = d.distance, size.farthest = &d;
     }
   }
-  if (edges > kMaxInstanceEdges) {
-    diags.error(iterationsAt,
-                formatv("too many dependencies between stage instances: {0} after "
-                        "unrolling {1} iterations; the limit is {2}",
-                        edges, iterations, kMaxInstanceEdges));
-    return;
-  }
+  size.streams = out.streams.size() + (unpinned ? automaticStreams : 0);
+  return size;
+}
+
+std::optional<std::string> sema::sizeProblem(const PipelineSize &size) {
+  const uint64_t stages = size.stages, iterations = size.iterations;
+  const uint64_t instances = stages * iterations;
+  if (instances > kMaxStageInstances)
+    return formatv("too many stage instances: {0} stages x {1} iterations = {2}; the limit "
+                   "is {3}",
+                   stages, iterations, instances, kMaxStageInstances)
+        .str();
+  if (size.edges > kMaxInstanceEdges)
+    return formatv("too many dependencies between stage instances: {0} after unrolling {1} "
+                   "iterations; the limit is {2}",
+                   size.edges, iterations, kMaxInstanceEdges)
+        .str();
   // The reduction and the race check keep a vector clock over the streams
   // for each instance a dependency can reach back over: @prev's distance,
   // and past the iterations a conditional stage skips.
-  const uint64_t streams = out.streams.size() + (unpinned ? options.automaticStreams : 0);
-  const uint64_t reach = std::max<uint64_t>(1, distance) + spacing;
+  const uint64_t reach = std::max<uint64_t>(1, size.distance) + size.spacing;
   const uint64_t window = std::min(instances, reach * stages);
-  if (window * std::max<uint64_t>(1, streams) > kMaxClockEntries) {
-    llvm::SMRange at = farthest && farthest->range.isValid() ? farthest->range : iterationsAt;
-    diags.error(at, formatv("this pipeline needs {0} vector-clock entries ({1} instances "
-                            "a dependency can reach back over, {2} stages x {3} "
-                            "iterations, times {4} streams); the limit is {5}: a "
-                            "shorter @prev distance, fewer stages or fewer streams{6}",
-                            window * streams, window, stages,
-                            std::min<uint64_t>(iterations, reach), streams, kMaxClockEntries,
-                            spacing > 1 ? " (a stage that skips iterations reaches back "
-                                          "over the iterations it skips)"
-                                        : ""));
+  const uint64_t streams = size.streams;
+  if (window * std::max<uint64_t>(1, streams) > kMaxClockEntries)
+    return formatv("this pipeline needs {0} vector-clock entries ({1} instances a "
+                   "dependency can reach back over, {2} stages x {3} iterations, times {4} "
+                   "streams); the limit is {5}: a shorter @prev distance, fewer stages or "
+                   "fewer streams{6}",
+                   window * streams, window, stages, std::min<uint64_t>(iterations, reach),
+                   streams, kMaxClockEntries,
+                   size.spacing > 1 ? " (a stage that skips iterations reaches back over "
+                                      "the iterations it skips)"
+                                    : "")
+        .str();
+  return std::nullopt;
+}
+
+/// Every limit that bounds what a pipeline costs after unrolling (sizeProblem),
+/// and the file's totals. Each is an error at the pipeline (the vector
+/// clocks' at the farthest @prev), saying what to change.
+void Sema::checkSize(const Pipeline &out, llvm::SMRange iterationsAt) {
+  const PipelineSize size = measure(out, options.automaticStreams);
+  if (std::optional<std::string> problem = sizeProblem(size)) {
+    const bool clocks =
+        size.stages * size.iterations <= kMaxStageInstances && size.edges <= kMaxInstanceEdges;
+    llvm::SMRange at = clocks && size.farthest && size.farthest->range.isValid()
+                           ? size.farthest->range
+                           : iterationsAt;
+    diags.error(at, *problem);
     return;
   }
+  const uint64_t instances = size.stages * size.iterations, edges = size.edges;
   fileInstances += instances;
   fileEdges += edges;
   if (fileInstances > kMaxFileInstances || fileEdges > kMaxInstanceEdges)

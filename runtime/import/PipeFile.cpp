@@ -237,8 +237,26 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
   return comment;
 }
 
+llvm::Error importer::checkSize(const sema::PipelineSize &size, llvm::StringRef what) {
+  if (std::optional<std::string> problem = sema::sizeProblem(size))
+    return fail(what + " is more than a .pipe pipeline may hold: " + *problem);
+  return llvm::Error::success();
+}
+
+/// The step's program's size: its stages, their dependencies, its streams.
+static sema::PipelineSize sizeOf(const ImportedStep &s) {
+  sema::PipelineSize size;
+  size.stages = s.stages.size();
+  for (const ImportedStage &st : s.stages)
+    size.edges += st.deps.size();
+  size.streams = s.streams.size();
+  return size;
+}
+
 llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef source,
                                        const DeviceProfile &profile) {
+  if (llvm::Error e = checkSize(sizeOf(s), "the step"))
+    return e;
   PipeFile file(s, profile);
   std::string &h = file.header;
   auto commentLine = [&](const llvm::Twine &text) {
@@ -360,6 +378,8 @@ llvm::Expected<std::string> importer::writePipe(const ImportedStep &step,
 
 llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
                                                      const DeviceProfile &profile) {
+  if (llvm::Error e = checkSize(sizeOf(s), "the step"))
+    return e;
   program::Program out;
   out.source = "imported.pipe";
   program::Pipeline &p = out.pipelines.emplace_back();

@@ -15,6 +15,7 @@
 #include "compiler/format/Columns.h"
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/program/Program.h"
+#include "compiler/sema/Sema.h"
 #include "runtime/import/Step.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -83,6 +84,10 @@ private:
   std::map<int64_t, uint32_t> streamIndex;   ///< by stream id (any, INT64_MAX too)
   Columns streamColumns{3}, stageColumns{6};
 };
+
+/// An error when a program of `size` is past what sema lets a pipeline
+/// hold once unrolled (the written file would not check): `what` names it.
+llvm::Error checkSize(const sema::PipelineSize &size, llvm::StringRef what);
 
 /// The whole file as text (tests, the fuzzer).
 llvm::Expected<std::string> writePipe(const ImportedStep &step, llvm::StringRef source,

@@ -341,6 +341,11 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
     plain.graphLaunch = -1;
     if (llvm::Error e = describe(s, plain, profile, line))
       return e;
+    if (st.deps.size() > kMaxDependencies)
+      return fail(formatv("rank {0}: stage '{1}' has {2} dependencies; a stage may have at "
+                          "most {3}",
+                          r, st.name, st.deps.size(), kMaxDependencies)
+                      .str());
     std::vector<std::string> deps;
     for (uint32_t d : st.deps)
       deps.push_back(nameOf[r][d]);
@@ -413,6 +418,11 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
       longest = std::max(longest, st.durUs);
       ++next[r];
     }
+    if (deps.size() > kMaxDependencies)
+      return fail(formatv("collective '{0}' depends on {1} stages of the ranks; a stage may "
+                          "have at most {2}",
+                          collectiveName[k], deps.size(), kMaxDependencies)
+                      .str());
     std::string on = "on ";
     for (size_t r = 0; r < n; ++r)
       on += (r ? ", " : "(") + streams[r];
@@ -442,6 +452,20 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
              formatv("; the ranks measured {0} to {1}", timeText(shortest), timeText(longest))
                  .str()});
   }
+  // The limits sema holds the written file to: its stages (a collective's
+  // parts one per rank), their dependencies as spread over the parts (each
+  // part keeps its own rank's), its streams.
+  sema::PipelineSize size;
+  size.stages = rows.size() + matched * (n - 1);
+  for (const Rank &rank : ranks)
+    for (const ImportedStage &st : rank.step.stages)
+      size.edges += st.deps.size();
+  size.streams = streams;
+  if (llvm::Error e = checkSize(size, formatv("the {0} ranks' step", n).str()))
+    return e;
+  assert((!withProgram || (sema::measure(p, 0).stages == size.stages &&
+                           sema::measure(p, 0).edges == size.edges)) &&
+         "the size counted is the program's");
   // Sized once: a file of a million stages is a few hundred megabytes,
   // and growing it by doubling would hold one and a half times that.
   size_t bytes = t.size() + 2;

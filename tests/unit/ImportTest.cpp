@@ -873,3 +873,22 @@ TEST_CASE("communication: one list of kernel names, the analysis's and the impor
   CHECK_FALSE(isCommunicationKernel("dispatch_gemm")); // not an expert-parallel library's
   CHECK_FALSE(isCommunicationKernel("volta_sgemm_128x64_nn"));
 }
+
+TEST_CASE("import: a step past sema's limits is an error, as its file would be") {
+  // The vector clocks: stages x streams past 2^26 (one iteration, no
+  // @prev: each stage's instance is one a dependency can reach back over).
+  sema::PipelineSize size;
+  size.stages = 300'000;
+  size.streams = 256;
+  llvm::Error e = checkSize(size, "the 2 ranks' step");
+  REQUIRE(static_cast<bool>(e));
+  const std::string why = llvm::toString(std::move(e));
+  CHECK(why.find("the 2 ranks' step is more than a .pipe pipeline may hold") == 0);
+  CHECK(why.find("vector-clock entries") != std::string::npos);
+  size.streams = 200; // 6 x 10^7: within
+  CHECK_FALSE(static_cast<bool>(checkSize(size, "the step")));
+  size.edges = kMaxInstanceEdges + 1;
+  e = checkSize(size, "the step");
+  REQUIRE(static_cast<bool>(e));
+  CHECK(llvm::toString(std::move(e)).find("too many dependencies") != std::string::npos);
+}
