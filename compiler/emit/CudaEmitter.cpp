@@ -314,19 +314,27 @@ public:
     for (size_t k = 0; k < s.pipeline.stages.size(); ++k) {
       const program::Stage &st = s.pipeline.stages[k];
       std::string id = "k" + stageId(k);
-      if (st.kind == StageKind::Copy || st.kind == StageKind::Memset)
+      switch (st.kind) {
+      case StageKind::Copy:
+      case StageKind::Memset:
         os << formatv("constexpr unsigned long long {0}Bytes = {1}ull; // {2} {3}\n", id,
                       copyBytes(st, profile), spelling(st.kind),
                       st.kind == StageKind::Memset ? "" : spelling(st.direction));
-      else if (st.kind == StageKind::Kernel)
+        break;
+      case StageKind::Kernel:
         os << formatv("const KernelStage {0} = {{\"{1}\", {2}, {3}, {4}, {5}ull, {6}};\n"
                       "SpinLaunch {0}Launch; // set by prepare()\n",
                       id, st.name, formatv("{0:f3}", st.durationUs).str(), st.blocks,
                       st.threads, st.smemBytes,
                       profile.blocksPerSM(st.threads, st.smemBytes, st.regs));
-      else
+        break;
+      case StageKind::Host:       // hostSpin's argument
+      case StageKind::Cpu:        // spinHost's
+      case StageKind::Collective: // NCCL's time (its bytes are the part tables')
         os << formatv("double {0}Microseconds = {1}; // {2}\n", id,
                       formatv("{0:f3}", st.durationUs).str(), spelling(st.kind));
+        break;
+      }
       if (st.issueUs > 0)
         os << formatv(
             "[[maybe_unused]] constexpr double {0}Issue = {1}; // dispatch, each launch\n", id,

@@ -232,11 +232,19 @@ private:
         if (streamUsed[s])
           ready = std::max(ready, streamFree[s] + p.streamGapUs);
         double cost = st.durationUs;
-        if (st.kind == StageKind::Copy) {
+        switch (st.kind) {
+        case StageKind::Copy: // its direction's engine
           ready = std::max(ready, engineFree[engineIndex(st.direction)]);
           cost += p.copyLatencyUs;
-        } else if (st.kind == StageKind::Host) {
+          break;
+        case StageKind::Host: // the host-function executor
           ready = std::max(ready + p.hostFuncLatencyUs, hostFree);
+          break;
+        case StageKind::Kernel: // the SMs, not modelled here
+        case StageKind::Memset:
+        case StageKind::Collective:
+        case StageKind::Cpu:
+          break;
         }
         start = ready;
         return ready + cost;
@@ -273,10 +281,19 @@ private:
       streamFree[chosen] = end;
       streamUsed[chosen] = 1;
       lastOn[chosen] = v;
-      if (st.kind == StageKind::Copy)
+      switch (st.kind) {
+      case StageKind::Copy:
         engineFree[engineIndex(st.direction)] = end;
-      else if (st.kind == StageKind::Host)
+        break;
+      case StageKind::Host:
         hostFree = end;
+        break;
+      case StageKind::Kernel:
+      case StageKind::Memset:
+      case StageKind::Collective:
+      case StageKind::Cpu:
+        break;
+      }
     }
     return c;
   }

@@ -87,11 +87,18 @@ bool Simulator::pumpEngines(unsigned device, double now) {
 
 void Simulator::itemDone(uint32_t v, double now) {
   const program::Stage &stage = s.instances.stage(v);
-  if (stage.kind == StageKind::Copy) {
-    unsigned e = engineIndex(stage.direction);
-    gpuOf(v).engineBusy[e] = 0;
-  } else if (stage.kind == StageKind::Host) {
+  switch (stage.kind) {
+  case StageKind::Copy:
+    gpuOf(v).engineBusy[engineIndex(stage.direction)] = 0;
+    break;
+  case StageKind::Host:
     gpuOf(v).hostBusy = 0;
+    break;
+  case StageKind::Kernel: // end as their blocks do (blockDone)
+  case StageKind::Memset:
+  case StageKind::Collective:
+  case StageKind::Cpu: // on the host thread
+    break;
   }
   finish(v, now);
 }

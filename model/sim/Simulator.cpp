@@ -82,12 +82,19 @@ ReplayTrace Simulator::run() {
 
 Shape Simulator::shapeOf(const program::Stage &stage) const {
   Shape shape;
-  if (stage.kind == StageKind::Memset || stage.kind == StageKind::Collective) {
+  switch (stage.kind) {
+  case StageKind::Memset:
+  case StageKind::Collective:
     // A collective on one device (a single-rank communicator) copies its
     // buffer: as a fill, a small grid for its time.
     shape.use = p.blockUse(32, 0, 0);
     shape.blockUs = stage.durationUs;
-  } else if (stage.kind == StageKind::Kernel) {
+    break;
+  case StageKind::Copy: // a copy engine's, a host function's, the host thread's:
+  case StageKind::Host: // no SM (the shape is never asked for)
+  case StageKind::Cpu:
+    break;
+  case StageKind::Kernel: {
     uint64_t waves = p.waves(stage), blocks = stage.blocks;
     if (waves > kMaxWaves) {
       uint64_t perWave =
@@ -98,6 +105,8 @@ Shape Simulator::shapeOf(const program::Stage &stage) const {
     shape.blocks = static_cast<uint32_t>(blocks);
     shape.use = p.blockUse(stage.threads, stage.smemBytes, stage.regs);
     shape.blockUs = stage.durationUs / double(waves);
+    break;
+  }
   }
   shape.perEmptySM = fitting(p.smCapacity(), shape.use);
   return shape;
