@@ -297,25 +297,14 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
   struct Cells {
     std::string name, on, work, attrs, deps, comment;
   };
-  /// The same, held until the columns' widths are known as one string and
-  /// where each cell ends in it (a million stages: one allocation each).
-  struct Row {
-    std::string text;
-    std::array<uint32_t, 6> end;
-    llvm::StringRef cell(size_t i) const {
-      const uint32_t begin = i ? end[i - 1] : 0;
-      return llvm::StringRef(text).slice(begin, end[i]);
-    }
-    std::array<llvm::StringRef, 6> cells() const {
-      return {cell(0), cell(1), cell(2), cell(3), "", cell(4)};
-    }
-  };
-  std::vector<Row> rows;
-  Columns stageColumns(6);
+  // The same, held until the columns' widths are known as one string and
+  // where each cell ends in it (a million stages: one allocation each).
+  std::vector<RanksFile::Row> &rows = file.rows;
+  Columns &stageColumns = file.stageColumns;
   auto add = [&](Cells c) {
     trimComment(c.comment);
     stageColumns.fit({c.name, c.on, c.work, c.attrs, "", c.deps});
-    Row row;
+    RanksFile::Row row;
     row.text.reserve(c.name.size() + c.on.size() + c.work.size() + c.attrs.size() +
                      c.deps.size() + c.comment.size());
     size_t i = 0;
@@ -466,18 +455,35 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
   assert((!withProgram || (sema::measure(p, 0).stages == size.stages &&
                            sema::measure(p, 0).edges == size.edges)) &&
          "the size counted is the program's");
+  file.head = std::move(t);
+  if (withProgram)
+    program::spreadCollectives(p);
+  return file;
+}
+
+void RanksFile::write(llvm::raw_ostream &os) const {
+  os << head;
+  std::string line;
+  for (const Row &row : rows) {
+    line.clear();
+    stageColumns.write(line, "stage", row.cells(), row.cell(5));
+    os << line;
+  }
+  os << "}\n";
+}
+
+std::string RanksFile::text() const {
   // Sized once: a file of a million stages is a few hundred megabytes,
   // and growing it by doubling would hold one and a half times that.
-  size_t bytes = t.size() + 2;
+  size_t bytes = head.size() + 2;
   for (const Row &row : rows)
     bytes += stageColumns.length("stage", row.cells(), row.cell(5));
+  std::string t;
   t.reserve(bytes);
+  t += head;
   for (const Row &row : rows)
     stageColumns.write(t, "stage", row.cells(), row.cell(5));
   t += "}\n";
   assert(t.size() == bytes && "Columns::length is what write appends");
-  file.text = std::move(t);
-  if (withProgram)
-    program::spreadCollectives(p);
-  return file;
+  return t;
 }

@@ -14,12 +14,15 @@
 #ifndef PIPEC_RUNTIME_IMPORT_RANKS_H
 #define PIPEC_RUNTIME_IMPORT_RANKS_H
 
+#include "compiler/format/Columns.h"
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/program/Program.h"
 #include "runtime/import/Step.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,13 +59,39 @@ struct RanksSummary {
 /// without a parse (at 8 ranks of 100,000 ops the parse and check of the
 /// file took half of the import's time and most of its memory). Tests hold
 /// the two to each other.
-struct RanksFile {
-  std::string text;
+class RanksFile {
+public:
   /// Its streams (always) and stages (withProgram), without source ranges.
   program::Program program;
   /// Where each stream's name is in the text (a byte offset): a diagnostic
   /// about a stream points at the line the file has it on.
   std::vector<size_t> streamNameAt;
+
+  /// The file, written a line at a time (a million stages are a few hundred
+  /// megabytes: not held whole).
+  void write(llvm::raw_ostream &os) const;
+  /// The file as one string (for a diagnostic that points into it, and
+  /// tests).
+  std::string text() const;
+
+private:
+  friend llvm::Expected<RanksFile> writeRanks(const std::vector<Rank> &, const DeviceProfile &,
+                                              RanksSummary &, bool);
+  /// A stage's cells as one string, and where each ends in it.
+  struct Row {
+    std::string text;
+    std::array<uint32_t, 6> end;
+    llvm::StringRef cell(size_t i) const {
+      const uint32_t begin = i ? end[i - 1] : 0;
+      return llvm::StringRef(text).slice(begin, end[i]);
+    }
+    std::array<llvm::StringRef, 6> cells() const {
+      return {cell(0), cell(1), cell(2), cell(3), "", cell(4)};
+    }
+  };
+  std::string head; ///< up to the stages: comments, devices, streams
+  std::vector<Row> rows;
+  Columns stageColumns{6};
 };
 
 /// The ranks' steps as a file and its program (its stages only

@@ -175,7 +175,7 @@ void fuzzRanks(llvm::StringRef json) {
     __builtin_trap();
   // The file checks clean, laid out as fmt lays it out, to the program
   // built beside it.
-  program::Program program = checkedAndLaidOut(file->text, profile);
+  program::Program program = checkedAndLaidOut(file->text(), profile);
   program.source = file->program.source;
   if (test::programText(file->program) != test::programText(program))
     __builtin_trap();

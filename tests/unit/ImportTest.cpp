@@ -729,15 +729,15 @@ TEST_CASE("import: several ranks' file checks clean to the program built beside 
     RanksSummary summary;
     auto file = writeRanks(ranks, profile, summary);
     REQUIRE(static_cast<bool>(file));
-    INFO(file->text);
+    INFO(file->text());
     ++files;
     collectives += summary.collectives;
     unmatched += summary.unmatched;
-    test::FrontendRun front(file->text);
+    test::FrontendRun front(file->text());
     REQUIRE(front.errors == 0);
     CHECK(front.all.empty()); // not even a warning
     llvm::StringRef parsed = front.sm->getMemoryBuffer(1)->getBuffer();
-    CHECK(formatFile(front.file, parsed) == file->text);
+    CHECK(formatFile(front.file, parsed) == file->text());
     front.program.source = file->program.source;
     CHECK(test::programText(file->program) == test::programText(front.program));
   }

@@ -24,6 +24,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace llvm;
 using namespace pipec;
 using namespace pipec::tool;
@@ -132,23 +134,29 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
 
   // What the front end would warn about in the file (a device's streams
   // past its hardware queues), at the line the file has the stream on: the
-  // program's streams point into the text. (The file's other warnings,
-  // sema's and the redundant-dependency lint's, the import never gives:
-  // tests hold its files to checking without one.)
-  driver::Source src;
-  driver::loadText(invocation().outputPath != "-"
-                       ? invocation().outputPath
-                       : "<import of " + std::to_string(rankCount) + " ranks>",
-                   std::move(file->text), src);
+  // program's streams point into the text, made whole only then. (The
+  // file's other warnings, sema's and the redundant-dependency lint's, the
+  // import never gives: tests hold its files to checking without one.)
   program::Pipeline &pipeline = file->program.pipelines.front();
-  const char *text = driver::textOf(src).data();
-  for (size_t i = 0; i < pipeline.streams.size(); ++i) {
-    const char *name = text + file->streamNameAt[i];
-    pipeline.streams[i].range = {
-        SMLoc::getFromPointer(name),
-        SMLoc::getFromPointer(name + pipeline.streams[i].name.size())};
-  }
-  {
+  std::vector<size_t> streamsOn(std::max<size_t>(1, pipeline.devices.size()), 0);
+  for (const program::Stream &stream : pipeline.streams)
+    ++streamsOn[stream.device];
+  const bool warns =
+      profile.hardwareQueues > 0 &&
+      *std::max_element(streamsOn.begin(), streamsOn.end()) > profile.hardwareQueues;
+  driver::Source src;
+  if (warns) {
+    driver::loadText(invocation().outputPath != "-"
+                         ? invocation().outputPath
+                         : "<import of " + std::to_string(rankCount) + " ranks>",
+                     file->text(), src);
+    const char *text = driver::textOf(src).data();
+    for (size_t i = 0; i < pipeline.streams.size(); ++i) {
+      const char *name = text + file->streamNameAt[i];
+      pipeline.streams[i].range = {
+          SMLoc::getFromPointer(name),
+          SMLoc::getFromPointer(name + pipeline.streams[i].name.size())};
+    }
     const driver::DiagnosticOptions options = diagnosticOptions();
     DiagnosticEngine diags(printingHandler(src.sm, errs(), src.name, options.colors),
                            options.errorLimit);
@@ -159,7 +167,12 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
       !emitTo(profileOut, [&](raw_ostream &os) { writeDeviceProfile(profile, os); }))
     return WriteFailed;
   if ((!reporting || invocation().outputPath != "-") &&
-      !emitTo(invocation().outputPath, [&](raw_ostream &os) { os << driver::textOf(src); }))
+      !emitTo(invocation().outputPath, [&](raw_ostream &os) {
+        if (warns)
+          os << driver::textOf(src);
+        else
+          file->write(os);
+      }))
     return WriteFailed;
   if (!reporting)
     return Success;
