@@ -24,8 +24,6 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
-
 using namespace llvm;
 using namespace pipec;
 using namespace pipec::tool;
@@ -137,13 +135,15 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
   // program's streams point into the text, made whole only then. (The
   // file's other warnings, sema's and the redundant-dependency lint's, the
   // import never gives: tests hold its files to checking without one.)
+  // The lint says whether it warns (asked once without the text, its
+  // diagnostics only counted): the text is made whole only then.
   program::Pipeline &pipeline = file->program.pipelines.front();
-  std::vector<size_t> streamsOn(std::max<size_t>(1, pipeline.devices.size()), 0);
-  for (const program::Stream &stream : pipeline.streams)
-    ++streamsOn[stream.device];
-  const bool warns =
-      profile.hardwareQueues > 0 &&
-      *std::max_element(streamsOn.begin(), streamsOn.end()) > profile.hardwareQueues;
+  size_t warnings = 0;
+  {
+    DiagnosticEngine count([&](const Diagnostic &) { ++warnings; }, 0);
+    lintHardwareQueues(pipeline, profile.hardwareQueues, count);
+  }
+  const bool warns = warnings > 0;
   driver::Source src;
   if (warns) {
     driver::loadText(invocation().outputPath != "-"
