@@ -182,8 +182,8 @@ Outcome driver::compileIn(Source &src, DiagnosticEngine &diags, const DeviceProf
         if (pinned) {
           std::vector<uint32_t> streamOfStage;
           for (const program::Stage &st : p.stages)
-            streamOfStage.push_back(onHostThread(st.kind) ? kHostStream
-                                                          : static_cast<uint32_t>(st.stream));
+            streamOfStage.push_back(
+                onHostThread(st.kind()) ? kHostStream : static_cast<uint32_t>(st.stream));
           reportRaces(instances,
                       findRaces(instances, streamOfStage, p.streams, diags.errorsLeft()),
                       diags);

@@ -15,6 +15,7 @@
 
 #include "compiler/schedule/Schedule.h"
 #include "compiler/support/Decimal.h"
+#include "compiler/support/Overloaded.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -57,8 +58,8 @@ std::string commentText(llvm::StringRef text) {
 uint64_t copyBytes(const program::Stage &st, const DeviceProfile &profile) {
   if (st.bytes)
     return std::max<uint64_t>(1, *st.bytes);
-  double gbps =
-      profile.copyGBps(st.kind == StageKind::Memset ? CopyDirection::D2D : st.direction);
+  double gbps = profile.copyGBps(st.kind() == StageKind::Memset ? CopyDirection::D2D
+                                                                : st.copy().direction);
   return std::max<uint64_t>(1, static_cast<uint64_t>(st.durationUs * gbps * 1e3));
 }
 
@@ -267,8 +268,8 @@ public:
     // Copy stages, numbered for the buffers.
     copyIndex.assign(s.pipeline.stages.size(), -1);
     for (size_t k = 0; k < s.pipeline.stages.size(); ++k)
-      if (s.pipeline.stages[k].kind == StageKind::Copy ||
-          s.pipeline.stages[k].kind == StageKind::Memset)
+      if (s.pipeline.stages[k].kind() == StageKind::Copy ||
+          s.pipeline.stages[k].kind() == StageKind::Memset)
         copyIndex[k] = copies++;
     if (program::hasCollectives(s.pipeline))
       comms.emplace(s, profile);
@@ -314,27 +315,34 @@ public:
     for (size_t k = 0; k < s.pipeline.stages.size(); ++k) {
       const program::Stage &st = s.pipeline.stages[k];
       std::string id = "k" + stageId(k);
-      switch (st.kind) {
-      case StageKind::Copy:
-      case StageKind::Memset:
-        os << formatv("constexpr unsigned long long {0}Bytes = {1}ull; // {2} {3}\n", id,
-                      copyBytes(st, profile), spelling(st.kind),
-                      st.kind == StageKind::Memset ? "" : spelling(st.direction));
-        break;
-      case StageKind::Kernel:
-        os << formatv("const KernelStage {0} = {{\"{1}\", {2}, {3}, {4}, {5}ull, {6}};\n"
-                      "SpinLaunch {0}Launch; // set by prepare()\n",
-                      id, st.name, formatv("{0:f3}", st.durationUs).str(), st.blocks,
-                      st.threads, st.smemBytes,
-                      profile.blocksPerSM(st.threads, st.smemBytes, st.regs));
-        break;
-      case StageKind::Host:       // hostSpin's argument
-      case StageKind::Cpu:        // spinHost's
-      case StageKind::Collective: // NCCL's time (its bytes are the part tables')
+      auto bytes = [&](llvm::StringRef what) {
+        os << formatv("constexpr unsigned long long {0}Bytes = {1}ull; // {2}\n", id,
+                      copyBytes(st, profile), what);
+      };
+      // hostSpin's argument, spinHost's, NCCL's time (its bytes are the
+      // part tables').
+      auto microseconds = [&] {
         os << formatv("double {0}Microseconds = {1}; // {2}\n", id,
-                      formatv("{0:f3}", st.durationUs).str(), spelling(st.kind));
-        break;
-      }
+                      formatv("{0:f3}", st.durationUs).str(), spelling(st.kind()));
+      };
+      std::visit(Overloaded{
+                     [&](const program::KernelWork &k) {
+                       os << formatv("const KernelStage {0} = {{\"{1}\", {2}, {3}, {4}, "
+                                     "{5}ull, {6}};\n"
+                                     "SpinLaunch {0}Launch; // set by prepare()\n",
+                                     id, st.name, formatv("{0:f3}", st.durationUs).str(),
+                                     k.blocks, k.threads, k.smemBytes,
+                                     profile.blocksPerSM(k.threads, k.smemBytes, k.regs));
+                     },
+                     [&](const program::CopyWork &c) {
+                       bytes((llvm::Twine("copy ") + spelling(c.direction)).str());
+                     },
+                     [&](const program::MemsetWork &) { bytes("memset "); },
+                     [&](const program::HostWork &) { microseconds(); },
+                     [&](const program::CpuWork &) { microseconds(); },
+                     [&](const program::CollectiveWork &) { microseconds(); },
+                 },
+                 st.work);
       if (st.issueUs > 0)
         os << formatv(
             "[[maybe_unused]] constexpr double {0}Issue = {1}; // dispatch, each launch\n", id,
@@ -343,7 +351,7 @@ public:
     os << "// Each kernel stage's launch on this device (SpinShape.inc).\n"
           "static void prepare() {\n";
     for (size_t k = 0; k < s.pipeline.stages.size(); ++k)
-      if (s.pipeline.stages[k].kind == StageKind::Kernel)
+      if (s.pipeline.stages[k].kind() == StageKind::Kernel)
         os << "  k" << stageId(k) << "Launch = spinLaunch(k" << stageId(k) << ");\n";
     os << "}\n";
     os << "const unsigned long long kCopyBytes[kCopies] = {";
@@ -358,9 +366,10 @@ public:
       if (copyIndex[k] >= 0) {
         const program::Stage &st = s.pipeline.stages[k];
         os << (i++ ? ", " : "")
-           << (st.kind == StageKind::Memset         ? 3
-               : st.direction == CopyDirection::P2P ? 4
-                                                    : static_cast<int>(st.direction));
+           << (st.kind() == StageKind::Memset ? 3
+               : st.copy().direction == CopyDirection::P2P
+                   ? 4
+                   : static_cast<int>(st.copy().direction));
       }
     if (!copies)
       os << "0";
@@ -506,7 +515,7 @@ private:
     const program::Stage &st = s.instances.stage(v);
     switch (c.work) {
     case lower::Work::Kernel:
-      os << "  spin<<<" << st.blocks << ", " << st.threads << ", k" << id
+      os << "  spin<<<" << st.kernel().blocks << ", " << st.kernel().threads << ", k" << id
          << "Launch.sharedBytes, " << stream << ">>>(k" << id << "Launch.nanoseconds, ";
       writeTouch(v);
       os << "); // ";
@@ -555,7 +564,7 @@ private:
           "    cudaKernelNodeParams p{};\n"
           "    p.func = reinterpret_cast<void *>(&spin);\n"
           "    p.gridDim = dim3("
-       << st.blocks << ");\n    p.blockDim = dim3(" << st.threads
+       << st.kernel().blocks << ");\n    p.blockDim = dim3(" << st.kernel().threads
        << ");\n    p.sharedMemBytes = static_cast<unsigned>(k"
        << stageId(s.instances.stageOf(v)) << "Launch.sharedBytes);\n"
        << "    p.kernelParams = args;\n";
@@ -597,8 +606,8 @@ private:
       if (copyIndex[k] >= 0) {
         const program::Stage &st = s.pipeline.stages[k];
         os << (i++ ? ", " : "")
-           << (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P
-                   ? st.peerDevice
+           << (st.kind() == StageKind::Copy && st.copy().direction == CopyDirection::P2P
+                   ? st.copy().peerDevice
                    : deviceOfStream(uint32_t(std::max(0, st.stream))));
       }
     if (!copies)
@@ -1003,7 +1012,7 @@ private:
     const program::Stage &st = s.pipeline.stages[k];
     const lower::CopyPlaces c = lower::copyPlaces(s, v);
     writePlace(c.dst, k);
-    os << ", " << st.peerDevice << ", ";
+    os << ", " << st.copy().peerDevice << ", ";
     writePlace(c.src, k);
     os << ", " << deviceOfStream(uint32_t(st.stream)) << ", k" << stageId(k) << "Bytes";
   }
@@ -1012,9 +1021,10 @@ private:
   void writeCopyOperands(uint32_t v) {
     const uint32_t k = s.instances.stageOf(v);
     const program::Stage &st = s.pipeline.stages[k];
-    const char *kind = st.direction == CopyDirection::H2D   ? "cudaMemcpyHostToDevice"
-                       : st.direction == CopyDirection::D2H ? "cudaMemcpyDeviceToHost"
-                                                            : "cudaMemcpyDeviceToDevice";
+    const char *kind = st.copy().direction == CopyDirection::H2D ? "cudaMemcpyHostToDevice"
+                       : st.copy().direction == CopyDirection::D2H
+                           ? "cudaMemcpyDeviceToHost"
+                           : "cudaMemcpyDeviceToDevice";
     const lower::CopyPlaces c = lower::copyPlaces(s, v);
     writePlace(c.dst, k);
     os << ", ";

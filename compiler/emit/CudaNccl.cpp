@@ -83,24 +83,24 @@ Communicators::Communicators(const Schedule &s, const DeviceProfile &profile) : 
   uint32_t slots = 0;
   for (uint32_t k = 0; k < p.stages.size(); ++k) {
     const program::Stage &st = p.stages[k];
-    if (!program::isCollective(st) || st.group != k)
+    if (!program::isCollective(st) || st.collective().group != k)
       continue;
     std::vector<uint32_t> devices;
-    for (uint32_t r = 0; r < st.parts; ++r)
+    for (uint32_t r = 0; r < st.collective().parts; ++r)
       devices.push_back(s.streamPlan.streams[p.stages[k + r].stream].device);
     auto [it, added] = slotOf.try_emplace(devices, slots);
     if (added) {
       sets.push_back(devices);
       slots += static_cast<uint32_t>(devices.size());
     }
-    for (uint32_t r = 0; r < st.parts; ++r) {
+    for (uint32_t r = 0; r < st.collective().parts; ++r) {
       partOf[k + r] = static_cast<int32_t>(partStage.size());
       partStage.push_back(k + r);
       partComm.push_back(it->second + r);
       // Given a time, the bytes that take it by NCCL's formulas.
-      partBytes.push_back(
-          st.bytes ? std::max<uint64_t>(1, *st.bytes)
-                   : profile.collectiveBytes(st.collective, st.durationUs, st.parts));
+      partBytes.push_back(st.bytes ? std::max<uint64_t>(1, *st.bytes)
+                                   : profile.collectiveBytes(st.collective().op, st.durationUs,
+                                                             st.collective().parts));
     }
   }
 }
@@ -154,9 +154,10 @@ void Communicators::writeCall(llvm::raw_ostream &os, uint32_t v,
   const program::Stage &st = s.pipeline.stages[k];
   const int32_t part = partOf[k];
   const std::string buffers = formatv("b.send[{0}], b.recv[{0}], kPartBytes[{0}]", part);
-  const std::string ranks = st.parts > 1 ? formatv(" / {0}", st.parts).str() : "";
+  const std::string ranks =
+      st.collective().parts > 1 ? formatv(" / {0}", st.collective().parts).str() : "";
   const std::string tail = formatv("comm[kPartComm[{0}]], {1}", part, stream);
-  switch (st.collective) {
+  switch (st.collective().op) {
   case CollectiveOp::AllReduce:
     os << "  NCCL_CHECK(nccl.allReduce(" << buffers << ", ncclInt8, ncclSum, " << tail
        << "));";

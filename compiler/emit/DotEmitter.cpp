@@ -55,12 +55,12 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
         continue;
       lane.push_back(v);
       const program::Stage &stage = inst.stage(v);
-      std::string work =
-          program::isCollective(stage) ? spelling(stage.collective) : spelling(stage.kind);
-      if (stage.kind == StageKind::Copy)
-        work += std::string(" ") + spelling(stage.direction);
-      if (stage.kind == StageKind::Copy && stage.direction == CopyDirection::P2P)
-        work += " to " + s.pipeline.devices[stage.peerDevice].name;
+      std::string work = program::isCollective(stage) ? spelling(stage.collective().op)
+                                                      : spelling(stage.kind());
+      if (stage.kind() == StageKind::Copy)
+        work += std::string(" ") + spelling(stage.copy().direction);
+      if (stage.kind() == StageKind::Copy && stage.copy().direction == CopyDirection::P2P)
+        work += " to " + s.pipeline.devices[stage.copy().peerDevice].name;
       os << "    " << p << "n" << v << " [label="
          << quote(inst.name(v) + "\n" + work + " " + formatTime(stage.durationUs)) << "];\n";
     }

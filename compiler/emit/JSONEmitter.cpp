@@ -170,18 +170,19 @@ private:
       if (s.streamPlan.streamOfStage[k] == kHostStream) {
         t << ",\"stream\":null";
         if (p.devices.size() > 1)
-          t << ",\"device\":\"" << p.devices[st.hostDevice].name << '"';
+          t << ",\"device\":\"" << p.devices[st.cpu().hostDevice].name << '"';
       } else
         t << ",\"stream\":\"" << s.stream(s.streamPlan.streamOfStage[k]).name << '"';
-      t << ",\"kind\":\"" << spelling(st.kind) << "\",\"direction\":";
-      if (st.kind == StageKind::Copy)
-        t << '"' << spelling(st.direction) << '"';
+      t << ",\"kind\":\"" << spelling(st.kind()) << "\",\"direction\":";
+      if (st.kind() == StageKind::Copy)
+        t << '"' << spelling(st.copy().direction) << '"';
       else
         t << "null";
       if (program::isCollective(st))
-        t << ",\"collective\":\"" << spelling(st.collective) << "\",\"ranks\":" << st.parts;
-      if (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P)
-        t << ",\"to_device\":\"" << p.devices[st.peerDevice].name << '"';
+        t << ",\"collective\":\"" << spelling(st.collective().op)
+          << "\",\"ranks\":" << st.collective().parts;
+      if (st.kind() == StageKind::Copy && st.copy().direction == CopyDirection::P2P)
+        t << ",\"to_device\":\"" << p.devices[st.copy().peerDevice].name << '"';
       t << ",\"duration_us\":";
       writeNumber(t, st.durationUs);
       t << ",\"bytes\":";
@@ -189,8 +190,11 @@ private:
         t << *st.bytes;
       else
         t << "null";
-      t << ",\"blocks\":" << st.blocks << ",\"threads\":" << st.threads
-        << ",\"smem\":" << st.smemBytes << ",\"regs\":" << st.regs
+      // Every stage has the grid keys: a kernel's, the defaults for another.
+      const auto *kernel = std::get_if<program::KernelWork>(&st.work);
+      const program::KernelWork grid = kernel ? *kernel : program::KernelWork{};
+      t << ",\"blocks\":" << grid.blocks << ",\"threads\":" << grid.threads
+        << ",\"smem\":" << grid.smemBytes << ",\"regs\":" << grid.regs
         << ",\"dynamic\":" << (st.dynamic ? "true" : "false") << ",\"issue_us\":";
       writeNumber(t, st.issueUs);
       if (st.graph >= 0) // version 5: a node of recorded graph launch N

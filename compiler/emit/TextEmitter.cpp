@@ -185,7 +185,7 @@ void graph(const Schedule &s, llvm::raw_ostream &os) {
     const program::Stream &st = s.stream(s.streamOf(v));
     os << "  node " << Decimal(v) << "  ";
     s.instances.writeName(os, v);
-    os << "  (" << spelling(s.instances.stage(v).kind) << ", priority " << st.cudaPriority
+    os << "  (" << spelling(s.instances.stage(v).kind()) << ", priority " << st.cudaPriority
        << ")\n";
   }
   for (auto [from, to] : edges) {

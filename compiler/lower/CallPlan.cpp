@@ -1,6 +1,7 @@
 // The schedule as CUDA calls: see CallPlan.h.
 
 #include "compiler/lower/CallPlan.h"
+#include "compiler/support/Overloaded.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -10,21 +11,18 @@ using namespace pipec;
 using namespace pipec::lower;
 
 Work lower::workOf(const program::Stage &st) {
-  switch (st.kind) {
-  case StageKind::Kernel:
-    return Work::Kernel;
-  case StageKind::Copy:
-    return st.direction == CopyDirection::P2P ? Work::PeerCopy : Work::Copy;
-  case StageKind::Memset:
-    return Work::Memset;
-  case StageKind::Host:
-    return Work::HostFunc;
-  case StageKind::Cpu:
-    return Work::HostThread;
-  case StageKind::Collective:
-    return Work::Collective;
-  }
-  llvm_unreachable("a stage kind without its CUDA work");
+  return std::visit(Overloaded{
+                        [](const program::KernelWork &) { return Work::Kernel; },
+                        [](const program::CopyWork &c) {
+                          return c.direction == CopyDirection::P2P ? Work::PeerCopy
+                                                                   : Work::Copy;
+                        },
+                        [](const program::HostWork &) { return Work::HostFunc; },
+                        [](const program::MemsetWork &) { return Work::Memset; },
+                        [](const program::CpuWork &) { return Work::HostThread; },
+                        [](const program::CollectiveWork &) { return Work::Collective; },
+                    },
+                    st.work);
 }
 
 namespace {
@@ -40,7 +38,7 @@ Place declared(const Schedule &s, const program::Access &a, uint32_t v) {
 CopyPlaces lower::copyPlaces(const Schedule &s, uint32_t v) {
   const program::Stage &st = s.instances.stage(v);
   CopyPlaces c;
-  switch (st.direction) {
+  switch (st.copy().direction) {
   case CopyDirection::H2D:
     c = {{Place::Device}, {Place::Host}};
     break;
@@ -145,14 +143,14 @@ bool lower::forEachStreamCall(const Schedule &s, llvm::function_ref<bool(const C
     if (op.kind == Op::Launch && program::isCollective(s.instances.stage(op.instance)))
       part = &s.instances.stage(op.instance);
     const uint32_t k = part ? s.instances.stageOf(op.instance) : 0;
-    if (part && k == part->group) {
+    if (part && k == part->collective().group) {
       if (!f(Call{Call::GroupStart}))
         return false;
       inGroup = true;
     }
     if (!call(op))
       return false;
-    if (part && k + 1 == part->group + part->parts) {
+    if (part && k + 1 == part->collective().group + part->collective().parts) {
       if (!f(Call{Call::GroupEnd}))
         return false;
       inGroup = false;

@@ -25,9 +25,9 @@ bool program::isCommunicationKernel(llvm::StringRef name) {
 
 bool program::isCommunication(const Stage &stage, llvm::StringRef kernelName) {
   if (isCollective(stage) ||
-      (stage.kind == StageKind::Copy && stage.direction == CopyDirection::P2P))
+      (stage.kind() == StageKind::Copy && stage.copy().direction == CopyDirection::P2P))
     return true;
-  return stage.kind == StageKind::Kernel &&
+  return stage.kind() == StageKind::Kernel &&
          isCommunicationKernel(kernelName.empty() ? llvm::StringRef(stage.name) : kernelName);
 }
 
@@ -41,12 +41,12 @@ void program::spreadCollectives(Pipeline &out) {
   constexpr uint32_t kHost = UINT32_MAX;
   auto deviceOf = [&](uint32_t v) {
     const Stage &st = out.stages[v];
-    if (onHostThread(st.kind) && !out.devices.empty())
-      return st.hostDevice;
+    if (onHostThread(st.kind()) && !out.devices.empty())
+      return st.cpu().hostDevice;
     return st.stream == kNoStream ? kHost : out.streams[st.stream].device;
   };
   auto partOn = [&](uint32_t group, uint32_t device) -> uint32_t {
-    for (uint32_t k = 0; k < out.stages[group].parts; ++k)
+    for (uint32_t k = 0; k < out.stages[group].collective().parts; ++k)
       if (deviceOf(group + k) == device)
         return group + k;
     return UINT32_MAX;
@@ -54,12 +54,12 @@ void program::spreadCollectives(Pipeline &out) {
   // A dependency of a stage on `device`: on the part there, or every part.
   auto retarget = [&](const Dependency &d, uint32_t device, std::vector<Dependency> &into) {
     const Stage &target = out.stages[d.stage];
-    if (!isCollective(target) || target.parts < 2) {
+    if (collectiveParts(target) < 2) {
       into.push_back(d);
       return;
     }
     uint32_t part = device == kHost ? UINT32_MAX : partOn(d.stage, device);
-    for (uint32_t k = 0; k < target.parts; ++k)
+    for (uint32_t k = 0; k < target.collective().parts; ++k)
       if (part == UINT32_MAX || part == d.stage + k) {
         Dependency moved = d;
         moved.stage = d.stage + k;
@@ -69,18 +69,19 @@ void program::spreadCollectives(Pipeline &out) {
   std::vector<Dependency> spread;
   for (uint32_t v = 0; v < out.stages.size(); ++v) {
     Stage &st = out.stages[v];
-    bool touches = isCollective(st) && st.parts > 1;
+    bool touches = collectiveParts(st) > 1;
     for (const Dependency &d : st.deps)
-      touches |= isCollective(out.stages[d.stage]) && out.stages[d.stage].parts > 1;
+      touches |= collectiveParts(out.stages[d.stage]) > 1;
     if (!touches)
       continue;
     const uint32_t device = deviceOf(v);
     spread.clear();
     for (const Dependency &d : st.deps) {
-      if (isCollective(st) && st.parts > 1 && !isCollective(out.stages[d.stage])) {
+      if (collectiveParts(st) > 1 && !isCollective(out.stages[d.stage])) {
         // A part keeps what its own device runs, and what no part's does.
         uint32_t from = deviceOf(d.stage);
-        if (from != device && from != kHost && partOn(st.group, from) != UINT32_MAX)
+        if (from != device && from != kHost &&
+            partOn(st.collective().group, from) != UINT32_MAX)
           continue;
       }
       retarget(d, device, spread);

@@ -110,7 +110,7 @@ unsigned DeviceProfile::blocksPerSM(uint32_t threads, uint64_t smemBytes,
   return static_cast<unsigned>(fit);
 }
 
-uint64_t DeviceProfile::waves(const program::Stage &k) const {
+uint64_t DeviceProfile::waves(const program::KernelWork &k) const {
   uint64_t perWave = uint64_t(blocksPerSM(k.threads, k.smemBytes, k.regs)) * sms;
   if (!perWave)
     return 1;

@@ -91,7 +91,7 @@ struct DeviceProfile {
   unsigned blocksPerSM(uint32_t threads, uint64_t smemBytes = 0, uint32_t regs = 0) const;
   /// A kernel's waves when it runs alone: its blocks over what the device
   /// holds at once (at least 1). Each block runs for T / waves.
-  uint64_t waves(const program::Stage &kernel) const;
+  uint64_t waves(const program::KernelWork &kernel) const;
 
   /// The CUDA priority a `high`/`normal`/`low` stream gets; `normal` is the
   /// midpoint rounded towards `low`.

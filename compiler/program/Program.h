@@ -14,8 +14,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace pipec::program {
@@ -112,33 +115,72 @@ struct RunCondition {
   }
 };
 
-struct Stage {
-  std::string name;
-  RunCondition runs;          ///< `[first]`, `[last]`, `[every=K]`
-  int32_t stream = kNoStream; ///< index into Pipeline::streams, or kNoStream
-  StageKind kind = StageKind::Kernel;
-  CopyDirection direction = CopyDirection::H2D;
-  /// A `copy p2p`: the device it writes to (index into Pipeline::devices);
-  /// it runs on its stream's device, the source.
-  uint32_t peerDevice = 0;
-  /// A `cpu` stage (version 4): the device whose host thread runs it, as
-  /// `on DEVICE` names it (the first device without it). Each device has a
-  /// host thread of its own, which issues that device's calls.
-  uint32_t hostDevice = 0;
-  /// A collective (version 4) is one stage per device it spans, its parts:
-  /// stages group .. group + parts - 1, one after another, each on a stream
-  /// of its own device, named `NAME:DEVICE` (just NAME when it spans one).
-  /// A part ends when every part has started and the work is done; a
-  /// dependency on the collective is on the part of the consumer's device.
-  CollectiveOp collective = CollectiveOp::AllReduce;
-  uint32_t group = 0; ///< a collective's first part
-  uint32_t parts = 0; ///< a collective's parts; 0 for any other stage
-  double durationUs = 0;
-  std::optional<uint64_t> bytes; ///< copies given as a size
+/// What only a stage of one kind has, one alternative per row of
+/// StageKinds.def and in its order (checked below): a stage's work is a
+/// `StageWork`, and a `std::visit` over it does not compile until it
+/// handles every kind. What every kind has (the time, the size, when it
+/// runs, what it touches) stays in Stage.
+struct KernelWork {
   uint32_t blocks = 1;
   uint32_t threads = 128;
   uint64_t smemBytes = 0; ///< shared memory per block (`smem=`)
   uint32_t regs = 0;      ///< registers per thread (`regs=`), 0: not limiting
+};
+struct CopyWork {
+  CopyDirection direction = CopyDirection::H2D;
+  /// A `copy p2p`: the device it writes to (index into Pipeline::devices);
+  /// it runs on its stream's device, the source.
+  uint32_t peerDevice = 0;
+};
+struct HostWork {};
+struct MemsetWork {};
+struct CpuWork {
+  /// The device whose host thread runs it (version 4), as `on DEVICE` names
+  /// it (the first device without it). Each device has a host thread of its
+  /// own, which issues that device's calls.
+  uint32_t hostDevice = 0;
+};
+/// A collective (version 4) is one stage per device it spans, its parts:
+/// stages group .. group + parts - 1, one after another, each on a stream
+/// of its own device, named `NAME:DEVICE` (just NAME when it spans one).
+/// A part ends when every part has started and the work is done; a
+/// dependency on the collective is on the part of the consumer's device.
+struct CollectiveWork {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  uint32_t group = 0; ///< the first part
+  uint32_t parts = 0; ///< how many
+};
+
+using StageWork =
+    std::variant<KernelWork, CopyWork, HostWork, MemsetWork, CpuWork, CollectiveWork>;
+
+static_assert(std::variant_size_v<StageWork> == std::size(kStageKinds),
+              "one StageWork alternative per row of StageKinds.def");
+#define STAGE_KIND(Name, Keyword, Version, Noun, OnHostThread)                                \
+  static_assert(                                                                              \
+      std::is_same_v<std::variant_alternative_t<size_t(StageKind::Name), StageWork>,          \
+                     Name##Work>,                                                             \
+      "StageWork's alternatives in StageKinds.def's order");
+#include "compiler/support/StageKinds.def"
+
+/// The work of a stage of the kind, its fields at their defaults.
+inline StageWork workOf(StageKind kind) {
+  switch (kind) {
+#define STAGE_KIND(Name, Keyword, Version, Noun, OnHostThread)                                \
+  case StageKind::Name:                                                                       \
+    return Name##Work{};
+#include "compiler/support/StageKinds.def"
+  }
+  return KernelWork{};
+}
+
+struct Stage {
+  std::string name;
+  RunCondition runs;          ///< `[first]`, `[last]`, `[every=K]`
+  int32_t stream = kNoStream; ///< index into Pipeline::streams, or kNoStream
+  StageWork work;             ///< what its kind alone has
+  double durationUs = 0;
+  std::optional<uint64_t> bytes; ///< copies, memsets and collectives given as a size
   bool dynamic = false;
   /// `issue=T` (version 3): host time spent preparing each launch before
   /// its API call (the framework's dispatch), microseconds. Paid per launch
@@ -152,19 +194,42 @@ struct Stage {
   /// Declared dependencies (duplicates removed), then the inferred ones.
   std::vector<Dependency> deps;
   llvm::SMRange range; ///< the stage's name
+
+  StageKind kind() const { return static_cast<StageKind>(work.index()); }
+  /// The work of a stage known to be of that kind (checked).
+  const KernelWork &kernel() const { return std::get<KernelWork>(work); }
+  KernelWork &kernel() { return std::get<KernelWork>(work); }
+  const CopyWork &copy() const { return std::get<CopyWork>(work); }
+  CopyWork &copy() { return std::get<CopyWork>(work); }
+  const CpuWork &cpu() const { return std::get<CpuWork>(work); }
+  CpuWork &cpu() { return std::get<CpuWork>(work); }
+  const CollectiveWork &collective() const { return std::get<CollectiveWork>(work); }
+  CollectiveWork &collective() { return std::get<CollectiveWork>(work); }
 };
 
 /// A part of a collective (version 4).
-inline bool isCollective(const Stage &s) { return s.kind == StageKind::Collective; }
+inline bool isCollective(const Stage &s) { return s.kind() == StageKind::Collective; }
+/// A copy to a peer device (version 4).
+inline bool isPeerCopy(const Stage &s) {
+  const CopyWork *copy = std::get_if<CopyWork>(&s.work);
+  return copy && copy->direction == CopyDirection::P2P;
+}
+/// The parts of the collective a stage is a part of; 0 for any other stage.
+inline uint32_t collectiveParts(const Stage &s) {
+  const CollectiveWork *c = std::get_if<CollectiveWork>(&s.work);
+  return c ? c->parts : 0;
+}
 /// The stage's name as declared: a collective's part `AR:gpu1` is `AR`.
 inline llvm::StringRef declaredName(const Stage &s) {
-  return isCollective(s) && s.parts > 1 ? llvm::StringRef(s.name).split(':').first
-                                        : llvm::StringRef(s.name);
+  return collectiveParts(s) > 1 ? llvm::StringRef(s.name).split(':').first
+                                : llvm::StringRef(s.name);
 }
 
 /// A stage that runs on a stream but was declared without `on`: the
 /// compiler gives it one. A `cpu` stage runs on the host thread, on none.
-inline bool unpinned(const Stage &s) { return s.stream == kNoStream && !onHostThread(s.kind); }
+inline bool unpinned(const Stage &s) {
+  return s.stream == kNoStream && !onHostThread(s.kind());
+}
 
 struct Pipeline {
   std::string name;

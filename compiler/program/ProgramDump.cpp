@@ -1,6 +1,7 @@
 //===- ProgramDump.cpp ----------------------------------------------------===//
 
 #include "compiler/program/ProgramDump.h"
+#include "compiler/support/Overloaded.h"
 
 #include "llvm/Support/Format.h"
 
@@ -22,17 +23,31 @@ void program::dump(const Program &program, llvm::raw_ostream &os) {
          << " host=" << b.host << " state=" << b.state << "/" << b.stateDeclared
          << " device=" << b.device << "\n";
     for (const Stage &s : p.stages) {
-      os << "  stage " << s.name << " stream=" << s.stream << " kind=" << spelling(s.kind)
-         << " direction=" << spelling(s.direction) << " us=";
+      os << "  stage " << s.name << " stream=" << s.stream << " kind=" << spelling(s.kind());
+      std::visit(Overloaded{
+                     [&](const KernelWork &k) {
+                       os << " blocks=" << k.blocks << " threads=" << k.threads
+                          << " smem=" << k.smemBytes << " regs=" << k.regs;
+                     },
+                     [&](const CopyWork &c) {
+                       os << " direction=" << spelling(c.direction)
+                          << " peer=" << c.peerDevice;
+                     },
+                     [&](const HostWork &) {},
+                     [&](const MemsetWork &) {},
+                     [&](const CpuWork &c) { os << " hostDevice=" << c.hostDevice; },
+                     [&](const CollectiveWork &c) {
+                       os << " collective=" << spelling(c.op) << " group=" << c.group
+                          << " parts=" << c.parts;
+                     },
+                 },
+                 s.work);
+      os << " us=";
       number(s.durationUs);
-      os << " bytes=" << (s.bytes ? std::to_string(*s.bytes) : "-") << " blocks=" << s.blocks
-         << " threads=" << s.threads << " smem=" << s.smemBytes << " regs=" << s.regs
-         << " dynamic=" << s.dynamic << " graph=" << s.graph << " issue=";
+      os << " bytes=" << (s.bytes ? std::to_string(*s.bytes) : "-") << " dynamic=" << s.dynamic
+         << " graph=" << s.graph << " issue=";
       number(s.issueUs);
-      os << " runs=" << s.runs.first << s.runs.last << "/" << s.runs.every
-         << " peer=" << s.peerDevice << " hostDevice=" << s.hostDevice
-         << " collective=" << spelling(s.collective) << " group=" << s.group
-         << " parts=" << s.parts << "\n";
+      os << " runs=" << s.runs.first << s.runs.last << "/" << s.runs.every << "\n";
       for (const Access &a : s.accesses)
         os << "    " << (a.write ? "writes " : "reads ") << a.buffer << "@" << a.distance
            << "\n";

@@ -39,10 +39,12 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p, Analysi
   std::vector<std::array<double, 4>> share(s.pipeline.stages.size());
   for (size_t i = 0; i < share.size(); ++i) {
     const program::Stage &st = s.pipeline.stages[i];
-    if (st.kind != StageKind::Kernel)
+    if (st.kind() != StageKind::Kernel)
       continue;
-    DeviceProfile::BlockUse block = p.blockUse(st.threads, st.smemBytes, st.regs);
-    double blockTime = double(st.blocks) * st.durationUs / double(p.waves(st));
+    DeviceProfile::BlockUse block =
+        p.blockUse(st.kernel().threads, st.kernel().smemBytes, st.kernel().regs);
+    double blockTime =
+        double(st.kernel().blocks) * st.durationUs / double(p.waves(st.kernel()));
     share[i] = {blockTime * double(block.threads) / double(cap.threads),
                 blockTime * double(block.slots) / double(cap.slots),
                 blockTime * double(block.smem) / double(cap.smem),
@@ -53,7 +55,7 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p, Analysi
     if (s.onHost(v))
       continue; // the host thread: its own bound
     Use &u = use[s.streamPlan.streams[s.streamOf(v)].device];
-    switch (st.kind) {
+    switch (st.kind()) {
     case StageKind::Kernel: {
       const std::array<double, 4> &k = share[inst.stageOf(v)];
       for (unsigned r = 0; r < 4; ++r)
@@ -61,8 +63,8 @@ static void addResourceBounds(const Schedule &s, const DeviceProfile &p, Analysi
       break;
     }
     case StageKind::Copy:
-      u.copies[engineIndex(st.direction)] += st.durationUs;
-      ++u.copyCount[engineIndex(st.direction)];
+      u.copies[engineIndex(st.copy().direction)] += st.durationUs;
+      ++u.copyCount[engineIndex(st.copy().direction)];
       break;
     case StageKind::Host:
       u.host += st.durationUs;
@@ -269,11 +271,11 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
         via[v] = u;
       }
     const program::Stage &st = inst.stage(v);
-    if (program::isCollective(st) && st.parts > 1) {
+    if (program::collectiveParts(st) > 1) {
       partStart.push_back(start);
-      if (partStart.size() < st.parts)
+      if (partStart.size() < st.collective().parts)
         return;
-      const uint32_t first = v + 1 - st.parts;
+      const uint32_t first = v + 1 - st.collective().parts;
       size_t latest = std::max_element(partStart.begin(), partStart.end()) - partStart.begin();
       for (uint32_t w = first; w <= v; ++w) {
         finish[w] = partStart[latest] + st.durationUs;
@@ -321,9 +323,10 @@ Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
       continue;
     StreamOrderDelay d{u, v, s.streamOf(v), delay};
     const program::Stage &from = inst.stage(u), &to = inst.stage(v);
-    if (from.kind == StageKind::Copy && to.kind == StageKind::Copy &&
-        from.direction == to.direction && from.direction != program::CopyDirection::P2P &&
-        profile.copyEngines(from.direction) == 1) {
+    if (from.kind() == StageKind::Copy && to.kind() == StageKind::Copy &&
+        from.copy().direction == to.copy().direction &&
+        from.copy().direction != program::CopyDirection::P2P &&
+        profile.copyEngines(from.copy().direction) == 1) {
       d.reason = StreamOrderDelay::CopyEngine;
     } else if (s.pipeline.syncDeclared) {
       // A slot both touch, one writing: the stream order is its only order.
@@ -399,7 +402,7 @@ std::string pipec::describeStreamOrderDelay(const Schedule &s, const StreamOrder
     const program::Stage &st = s.instances.stage(d.from);
     words += formatv("; both are {0} copies, and the device's one {0} copy engine runs them "
                      "one at a time on any stream: another stream would not start it sooner",
-                     spelling(st.direction));
+                     spelling(st.copy().direction));
     break;
   }
   }

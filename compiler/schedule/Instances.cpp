@@ -37,18 +37,18 @@ std::vector<uint32_t> pipec::issueOrder(const program::Pipeline &p) {
   std::vector<uint32_t> partsLeft;
   auto groupOf = [&](uint32_t v) {
     const program::Stage &st = p.stages[v];
-    return program::isCollective(st) && st.parts > 1 ? st.group : v;
+    return program::collectiveParts(st) > 1 ? st.collective().group : v;
   };
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
   auto nowReady = [&](uint32_t v) {
     uint32_t g = groupOf(v);
-    if (g == v && !(program::isCollective(p.stages[v]) && p.stages[v].parts > 1)) {
+    if (g == v && program::collectiveParts(p.stages[v]) <= 1) {
       ready.push(v);
       return;
     }
     if (partsLeft.empty())
       partsLeft.assign(n, 0);
-    if (++partsLeft[g] == p.stages[g].parts)
+    if (++partsLeft[g] == p.stages[g].collective().parts)
       ready.push(g);
   };
   for (uint32_t v = 0; v < n; ++v)
@@ -60,7 +60,7 @@ std::vector<uint32_t> pipec::issueOrder(const program::Pipeline &p) {
     uint32_t g = ready.top();
     ready.pop();
     const program::Stage &st = p.stages[g];
-    uint32_t parts = program::isCollective(st) && st.parts > 1 ? st.parts : 1;
+    uint32_t parts = program::collectiveParts(st) > 1 ? st.collective().parts : 1;
     for (uint32_t v = g; v < g + parts; ++v)
       order.push_back(v);
     for (uint32_t v = g; v < g + parts; ++v)

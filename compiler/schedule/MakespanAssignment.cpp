@@ -153,8 +153,8 @@ private:
     uint32_t a = autoIndex[pos];
     if (a != kNone)
       return D + c.autoStream[a];
-    return onHostThread(stageAt(pos).kind) ? D + K
-                                           : static_cast<uint32_t>(stageAt(pos).stream);
+    return onHostThread(stageAt(pos).kind()) ? D + K
+                                             : static_cast<uint32_t>(stageAt(pos).stream);
   }
 
   static bool better(const Candidate &a, const Candidate &b) {
@@ -211,7 +211,7 @@ private:
     uint32_t opened = 0;
     for (uint32_t v = 0; v < n; ++v) {
       const program::Stage &st = stageAt(v);
-      if (onHostThread(st.kind)) {
+      if (onHostThread(st.kind())) {
         // The host thread itself: it waits for what the stage depends on,
         // works, and only then issues what follows.
         double start = issue;
@@ -232,9 +232,9 @@ private:
         if (streamUsed[s])
           ready = std::max(ready, streamFree[s] + p.streamGapUs);
         double cost = st.durationUs;
-        switch (st.kind) {
+        switch (st.kind()) {
         case StageKind::Copy: // its direction's engine
-          ready = std::max(ready, engineFree[engineIndex(st.direction)]);
+          ready = std::max(ready, engineFree[engineIndex(st.copy().direction)]);
           cost += p.copyLatencyUs;
           break;
         case StageKind::Host: // the host-function executor
@@ -281,9 +281,9 @@ private:
       streamFree[chosen] = end;
       streamUsed[chosen] = 1;
       lastOn[chosen] = v;
-      switch (st.kind) {
+      switch (st.kind()) {
       case StageKind::Copy:
-        engineFree[engineIndex(st.direction)] = end;
+        engineFree[engineIndex(st.copy().direction)] = end;
         break;
       case StageKind::Host:
         hostFree = end;
@@ -444,7 +444,7 @@ private:
     plan.streams = q.streams;
     plan.streamOfStage.assign(n, 0);
     for (uint32_t k = 0; k < q.stages.size(); ++k)
-      plan.streamOfStage[k] = onHostThread(q.stages[k].kind)
+      plan.streamOfStage[k] = onHostThread(q.stages[k].kind())
                                   ? kHostStream
                                   : static_cast<uint32_t>(q.stages[k].stream);
     plan.autoStages = static_cast<uint32_t>(autoPos.size());

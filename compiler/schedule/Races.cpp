@@ -62,7 +62,7 @@ std::vector<Race> pipec::findRaces(const Instances &inst,
   const uint32_t streams = host + static_cast<uint32_t>(p.deviceCount());
   auto chainOfStage = [&](uint32_t stage) {
     uint32_t c = streamOfStage[stage];
-    return c == kHostStream ? host + p.stages[stage].hostDevice : c;
+    return c == kHostStream ? host + p.stages[stage].cpu().hostDevice : c;
   };
   // The host thread that issues a chain's stages.
   auto threadChain = [&](uint32_t c) { return c >= host ? c : host + onStreams[c].device; };
@@ -206,10 +206,9 @@ void pipec::reportRaces(const Instances &inst, const std::vector<Race> &races,
     auto deviceOf = [&](const program::Stage &st) {
       return st.stream < 0 ? 0u : p.streams[st.stream].device;
     };
-    const bool oneStream = !onHostThread(a.kind) && !onHostThread(b.kind) &&
-                           !(program::isCollective(a) && a.parts > 1) &&
-                           !(program::isCollective(b) && b.parts > 1) &&
-                           deviceOf(a) == deviceOf(b);
+    const bool oneStream = !onHostThread(a.kind()) && !onHostThread(b.kind()) &&
+                           program::collectiveParts(a) <= 1 &&
+                           program::collectiveParts(b) <= 1 && deviceOf(a) == deviceOf(b);
     diags
         .error(where, llvm::formatv("data race on '{0}': '{1}' {2} it and '{3}' {4} it "
                                     "with no ordering between them{5}",

@@ -88,11 +88,11 @@ Schedule::Schedule(const program::Pipeline &pipeline, const DeviceProfile &profi
   const uint32_t streams = static_cast<uint32_t>(streamPlan.streams.size());
   instanceStream.resize(n);
   for (const program::Stage &st : pipeline.stages)
-    hostStages |= onHostThread(st.kind);
+    hostStages |= onHostThread(st.kind());
   for (uint32_t v = 0; v < n; ++v) {
     uint32_t stream = streamPlan.streamOfStage[instances.stageOf(v)];
     instanceStream[v] =
-        stream == kHostStream ? streams + instances.stage(v).hostDevice : stream;
+        stream == kHostStream ? streams + instances.stage(v).cpu().hostDevice : stream;
   }
   // Every predecessor lies within the instances' reach: k + 1 iterations'
   // worth for the farthest @prev(k) (and the previous instance on a stream,

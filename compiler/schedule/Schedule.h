@@ -166,7 +166,7 @@ struct Schedule {
   /// Whether a device's host thread runs `cpu` stages.
   bool hasHostStages(uint32_t device) const {
     for (const program::Stage &st : pipeline.stages)
-      if (onHostThread(st.kind) && st.hostDevice == device)
+      if (onHostThread(st.kind()) && st.cpu().hostDevice == device)
         return true;
     return false;
   }

@@ -144,7 +144,7 @@ StreamPlan pipec::assignStreams(const Instances &inst, const StageGraph &graph,
       autoPos.push_back(pos);
     } else {
       plan.streamOfStage[inst.order()[pos]] =
-          onHostThread(s.kind) ? kHostStream : static_cast<uint32_t>(s.stream);
+          onHostThread(s.kind()) ? kHostStream : static_cast<uint32_t>(s.stream);
     }
   }
   plan.autoStages = static_cast<uint32_t>(autoPos.size());

@@ -57,8 +57,8 @@ bool takes(AttrTakers takers, StageKind kind) {
 } // namespace
 
 void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
-  bool isKernel = into.kind == StageKind::Kernel;
-  bool isCpu = onHostThread(into.kind);
+  bool isKernel = into.kind() == StageKind::Kernel;
+  bool isCpu = onHostThread(into.kind());
   llvm::StringMap<const ast::Attr *> seen;
   for (const ast::Attr &a : s.attrs) {
     llvm::StringRef name = a.name.text;
@@ -66,7 +66,7 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     if (!rule) {
       std::vector<llvm::StringRef> valid;
       for (const AttrRule &r : kAttributes)
-        if (takes(r.takers, into.kind))
+        if (takes(r.takers, into.kind()))
           valid.push_back(r.name);
       std::optional<size_t> near = sema::suggestName(name, valid);
       diags.error(a.name.range(), near
@@ -98,10 +98,10 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
                           name));
       continue;
     }
-    if (!takes(rule->takers, into.kind)) {
+    if (!takes(rule->takers, into.kind())) {
       diags.error(a.name.range(), formatv("unknown attribute '{0}' for a {1} stage; only "
                                           "kernel stages take '{0}'",
-                                          name, spelling(into.kind)));
+                                          name, spelling(into.kind())));
       continue;
     }
     if (redefined())
@@ -145,16 +145,19 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       continue;
     }
     uint32_t value = static_cast<uint32_t>(*given.value);
-    (name == "blocks" ? into.blocks : name == "threads" ? into.threads : into.regs) = value;
+    (name == "blocks"    ? into.kernel().blocks
+     : name == "threads" ? into.kernel().threads
+                         : into.kernel().regs) = value;
   }
-  if (isKernel && profile.blocksPerSM(into.threads, into.smemBytes, into.regs) == 0) {
+  if (isKernel && profile.blocksPerSM(into.kernel().threads, into.kernel().smemBytes,
+                                      into.kernel().regs) == 0) {
     diags.error(into.range, formatv("one block of kernel '{0}' ({1} threads, {2} registers "
                                     "each, {3} bytes of shared memory) does not fit on one "
                                     "SM, which has {4} threads, {5} registers and {6} bytes "
                                     "of shared memory",
-                                    into.name, into.threads, into.regs, into.smemBytes,
-                                    profile.maxThreadsPerSM, profile.registersPerSM,
-                                    profile.sharedMemoryPerSM));
+                                    into.name, into.kernel().threads, into.kernel().regs,
+                                    into.kernel().smemBytes, profile.maxThreadsPerSM,
+                                    profile.registersPerSM, profile.sharedMemoryPerSM));
     return;
   }
   if (isKernel)
@@ -165,7 +168,7 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
 /// kernel takes T per wave); since version 2 it is the whole kernel's, and
 /// a wave of blocks under a microsecond says the file may mean the old.
 void Sema::checkWaves(const ast::StageDecl &s, Stage &into) {
-  const uint64_t waves = profile.waves(into);
+  const uint64_t waves = profile.waves(into.kernel());
   if (version == 1) {
     const double whole = into.durationUs * double(waves);
     if (whole > sema::kMaxTimeUs) {
@@ -315,5 +318,5 @@ void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
                                profile.sharedMemoryPerBlock));
     return;
   }
-  into.smemBytes = bytes;
+  into.kernel().smemBytes = bytes;
 }

@@ -78,6 +78,15 @@ template <typename Decl> const ast::Name &nameOf(const Decl &d) { return d.name;
 size_t partsOf(const ast::StageDecl &s) {
   return s.kind == StageKind::Collective && s.stream ? 1 + s.moreStreams.size() : 1;
 }
+/// The work a declaration names, before its amount and attributes.
+StageWork workFor(const ast::StageDecl &s) {
+  StageWork work = program::workOf(s.kind);
+  if (auto *copy = std::get_if<CopyWork>(&work))
+    copy->direction = s.direction;
+  if (auto *collective = std::get_if<CollectiveWork>(&work))
+    collective->op = s.collective;
+  return work;
+}
 } // namespace
 
 template <typename Decl>
@@ -209,7 +218,7 @@ void Sema::checkBuffers(const ast::Pipeline &p, Pipeline &out,
 
 /// Where a stage of `into`'s kind may reach, and the words for a mismatch.
 static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
-  switch (into.kind) {
+  switch (into.kind()) {
   case StageKind::Kernel:
     return b.host ? "kernels read and write device memory" : nullptr;
   case StageKind::Host:
@@ -223,7 +232,7 @@ static const char *wrongPlace(const Stage &into, const Buffer &b, bool write) {
       return "a memset writes device memory and reads none";
     return b.host ? "a memset writes device memory" : nullptr;
   case StageKind::Copy:
-    switch (into.direction) {
+    switch (into.copy().direction) {
     case CopyDirection::H2D:
       if (write)
         return b.host ? "a 'copy h2d' writes device memory" : nullptr;
@@ -303,7 +312,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
           diags
               .error(name.range(),
                      formatv("{0} stage '{1}' cannot access {2} buffer '{3}': {4}",
-                             spelling(into.kind), into.name, b.host ? "host" : "device",
+                             spelling(into.kind()), into.name, b.host ? "host" : "device",
                              b.name, why))
               .attachNote(b.range, formatv("'{0}' is declared here, in {1} "
                                            "memory",
@@ -312,13 +321,13 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
         }
         // A `copy p2p` writes its peer's memory: the device `to` names, or
         // the one of the first buffer it writes.
-        bool toPeer =
-            write && into.kind == StageKind::Copy && into.direction == CopyDirection::P2P;
-        if (toPeer && into.peerDevice == kNoPeer && !b.host)
-          into.peerDevice = b.device;
+        bool toPeer = write && into.kind() == StageKind::Copy &&
+                      into.copy().direction == CopyDirection::P2P;
+        if (toPeer && into.copy().peerDevice == kNoPeer && !b.host)
+          into.copy().peerDevice = b.device;
         if (toPeer && !b.host && b.device != kUnknownDevice &&
-            into.peerDevice != kUnknownDevice && into.peerDevice != b.device) {
-          const std::string &peer = out.devices[into.peerDevice].name;
+            into.copy().peerDevice != kUnknownDevice && into.copy().peerDevice != b.device) {
+          const std::string &peer = out.devices[into.copy().peerDevice].name;
           const std::string &theirs = out.devices[b.device].name;
           diags
               .error(name.range(),
@@ -332,7 +341,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
         }
         // A stage touches device memory of its stream's device only (a
         // collective over several, of the devices it spans: checkCollective).
-        const bool spans = into.kind == StageKind::Collective && !s.moreStreams.empty();
+        const bool spans = into.kind() == StageKind::Collective && !s.moreStreams.empty();
         if (!toPeer && !spans && !b.host && into.stream != kNoStream &&
             out.devices.size() > 1 && b.device != kUnknownDevice &&
             out.streams[into.stream].device != b.device) {
@@ -343,7 +352,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
                      formatv("{0} stage '{1}' on device '{2}' cannot access buffer '{3}' "
                              "on device '{4}': a stage touches the memory of its stream's "
                              "device",
-                             spelling(into.kind), into.name, mine, b.name, theirs))
+                             spelling(into.kind()), into.name, mine, b.name, theirs))
               .attachNote(b.range,
                           formatv("'{0}' is declared here, on device '{1}'", b.name, theirs));
           continue;
@@ -363,7 +372,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
             .attachNote(first->range, "first listed here");
       }
     }
-  if (into.kind != StageKind::Copy)
+  if (into.kind() != StageKind::Copy)
     return;
   if (s.amount.empty()) {
     // No quantity: the size of the buffer it writes.
@@ -382,12 +391,12 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
     if (!written)
       return; // its writes were reported
     into.bytes = out.buffers[written->buffer].bytes;
-    into.durationUs = profile.copyTimeUs(into.direction, *into.bytes);
+    into.durationUs = profile.copyTimeUs(into.copy().direction, *into.bytes);
     return;
   }
   // The bytes it moves, given or derived from its time.
   double moved = into.bytes ? double(*into.bytes)
-                            : into.durationUs * 1e3 * profile.copyGBps(into.direction);
+                            : into.durationUs * 1e3 * profile.copyGBps(into.copy().direction);
   for (const Access &a : into.accesses) {
     const Buffer &b = out.buffers[a.buffer];
     if (b.bytes && moved > double(b.bytes) + 0.5)
@@ -491,22 +500,20 @@ void Sema::checkStreams(const ast::Pipeline &p, Pipeline &out,
 }
 
 void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
-  into.kind = s.kind;
-  into.direction = s.direction;
-  into.collective = s.collective;
   // Copies and memsets take a size (bytes moved or filled) or a time; a
   // collective, the size it reduces or gathers, or a time (measured).
-  const bool collective = into.kind == StageKind::Collective;
-  bool isCopy = into.kind == StageKind::Copy || into.kind == StageKind::Memset;
+  const bool collective = into.kind() == StageKind::Collective;
+  bool isCopy = into.kind() == StageKind::Copy || into.kind() == StageKind::Memset;
   // What the amount should have been; spelt out only for a diagnostic.
   auto expects = [&]() -> std::string {
     if (collective)
-      return formatv("'{0}' expects a size ({1}) or a time ({2})", spelling(into.collective),
-                     sema::sizeUnitList(), sema::timeUnitList());
+      return formatv("'{0}' expects a size ({1}) or a time ({2})",
+                     spelling(into.collective().op), sema::sizeUnitList(),
+                     sema::timeUnitList());
     if (isCopy)
-      return formatv("'{0}' expects a size ({1}) or a time ({2})", spelling(into.kind),
+      return formatv("'{0}' expects a size ({1}) or a time ({2})", spelling(into.kind()),
                      sema::sizeUnitList(), sema::timeUnitList());
-    return formatv("'{0}' expects a time ({1})", spelling(into.kind), sema::timeUnitList());
+    return formatv("'{0}' expects a time ({1})", spelling(into.kind()), sema::timeUnitList());
   };
   const ast::Amount &a = s.amount;
   sema::Quantity q = constants->quantityOf(a);
@@ -544,7 +551,8 @@ void Sema::checkWork(const ast::StageDecl &s, Stage &into) {
       return; // its time follows from the devices it spans (checkCollective)
     // A memset writes its bytes at device-to-device bandwidth.
     into.durationUs = profile.copyTimeUs(
-        into.kind == StageKind::Memset ? CopyDirection::D2D : into.direction, q.bytes);
+        into.kind() == StageKind::Memset ? CopyDirection::D2D : into.copy().direction,
+        q.bytes);
     return;
   case sema::Quantity::Time:
     // A collective given a time (as an import measures it) takes that
@@ -565,8 +573,8 @@ void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &ou
                            std::vector<bool> &streamUsed) {
   Stage &head = out.stages[first];
   const uint32_t parts = s.stream ? 1 + static_cast<uint32_t>(s.moreStreams.size()) : 1;
-  head.group = first;
-  head.parts = parts;
+  head.collective().group = first;
+  head.collective().parts = parts;
   std::vector<int32_t> streamOf(parts, kNoStream);
   streamOf[0] = head.stream;
   bool known = head.stream != kNoStream;
@@ -606,7 +614,7 @@ void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &ou
     }
   }
   if (head.bytes)
-    head.durationUs = profile.collectiveTimeUs(head.collective, *head.bytes, parts);
+    head.durationUs = profile.collectiveTimeUs(head.collective().op, *head.bytes, parts);
   // Its reads and writes: each part's are the buffers on its device; a
   // buffer on a device it does not span is an error.
   std::vector<Access> accesses = std::move(head.accesses);
@@ -653,10 +661,10 @@ void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &ou
 /// `copy p2p ... to DEVICE` (version 4): the peer device it writes to.
 void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out, const ast::Pipeline &p,
                      Stage &into) {
-  bool p2p = into.kind == StageKind::Copy && into.direction == CopyDirection::P2P;
+  bool p2p = into.kind() == StageKind::Copy && into.copy().direction == CopyDirection::P2P;
   if (p2p) {
     needsVersion(versionOf(CopyDirection::P2P), s.kindRange, "'copy p2p'");
-    into.peerDevice = kNoPeer;
+    into.copy().peerDevice = kNoPeer;
   }
   if (!s.peer)
     return;
@@ -665,19 +673,19 @@ void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out, const ast::Pi
                 formatv("'to {0}' names the device a 'copy p2p' writes to; a {1} "
                         "stage stays on its stream's device",
                         s.peer->text,
-                        into.kind == StageKind::Copy
-                            ? formatv("'copy {0}'", spelling(into.direction)).str()
-                            : std::string(spelling(into.kind))));
+                        into.kind() == StageKind::Copy
+                            ? formatv("'copy {0}'", spelling(into.copy().direction)).str()
+                            : std::string(spelling(into.kind()))));
     return;
   }
   // At most kMaxDevices devices: a scan is as quick as a map.
   for (size_t d = 0; d < out.devices.size(); ++d)
     if (out.devices[d].name == s.peer->text) {
-      into.peerDevice = static_cast<uint32_t>(d);
+      into.copy().peerDevice = static_cast<uint32_t>(d);
       return;
     }
   reportUnknown(*s.peer, "device", p.devices);
-  into.peerDevice = kUnknownDevice;
+  into.copy().peerDevice = kUnknownDevice;
 }
 
 /// `on X` on a cpu stage: X names a device, whose host thread runs it; a
@@ -688,7 +696,7 @@ void Sema::checkHostThread(const ast::StageDecl &s, Pipeline &out,
   // At most kMaxDevices devices: a scan is as quick as a map.
   for (size_t d = 0; d < out.devices.size(); ++d)
     if (out.devices[d].name == s.stream->text) {
-      into.hostDevice = static_cast<uint32_t>(d);
+      into.cpu().hostDevice = static_cast<uint32_t>(d);
       return;
     }
   if (!out.devices.empty() && !streams.count(s.stream->text)) {
@@ -711,7 +719,7 @@ void Sema::checkHostThread(const ast::StageDecl &s, Pipeline &out,
 
 /// A `copy p2p` has a peer, and it is another device than its source.
 void Sema::checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &into) {
-  if (into.peerDevice == kUnknownDevice || version < 4)
+  if (into.copy().peerDevice == kUnknownDevice || version < 4)
     return; // reported
   if (out.devices.size() < 2) {
     diags.error(s.kindRange,
@@ -720,16 +728,16 @@ void Sema::checkPeerFound(const ast::StageDecl &s, const Pipeline &out, Stage &i
                         into.name, out.devices.empty() ? "none" : "one"));
     return;
   }
-  if (into.peerDevice == kNoPeer) {
+  if (into.copy().peerDevice == kNoPeer) {
     diags.error(s.kindRange,
                 formatv("copy p2p '{0}' needs a peer device: write 'to DEVICE', or "
                         "write a buffer on that device",
                         into.name));
     return;
   }
-  if (into.stream == kNoStream || out.streams[into.stream].device != into.peerDevice)
+  if (into.stream == kNoStream || out.streams[into.stream].device != into.copy().peerDevice)
     return;
-  const std::string &device = out.devices[into.peerDevice].name;
+  const std::string &device = out.devices[into.copy().peerDevice].name;
   diags.error(s.peer ? s.peer->range() : s.kindRange,
               formatv("copy p2p '{0}' copies from device '{1}' to itself: a peer copy "
                       "goes to another device; use 'copy d2d' within one",
@@ -807,6 +815,7 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
                       Stage &into) {
   into.name = s.name.text;
   into.range = s.name.range();
+  into.work = workFor(s);
   needsVersion(versionOf(s.kind), s.kindRange, nounOf(s.kind));
   const bool collective = s.kind == StageKind::Collective;
   if (collective) {
@@ -836,15 +845,13 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
   }
   if (!s.amount.empty() || s.kind != StageKind::Copy)
     checkWork(s, into);
-  else
-    into.kind = s.kind, into.direction = s.direction;
   checkAttrs(s, into);
   checkPeer(s, out, p, into);
   checkAccesses(s, out, buffers, p, bufferUsed, into);
-  if (into.kind == StageKind::Copy && into.direction == CopyDirection::P2P)
+  if (into.kind() == StageKind::Copy && into.copy().direction == CopyDirection::P2P)
     checkPeerFound(s, out, into);
-  if (into.peerDevice >= kNoPeer)
-    into.peerDevice = 0; // reported: the program is not used
+  if (CopyWork *copy = std::get_if<CopyWork>(&into.work); copy && copy->peerDevice >= kNoPeer)
+    copy->peerDevice = 0; // reported: the program is not used
   if (!into.runs.always())
     for (const Access &a : into.accesses) {
       const Buffer &b = out.buffers[a.buffer];
@@ -932,7 +939,7 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
                  out.stages[next]);
       if (p.stages[i].kind == StageKind::Collective) {
         checkCollective(p.stages[i], next, out, streams, p, streamUsed);
-        next += std::max<uint32_t>(1, out.stages[next].parts);
+        next += std::max<uint32_t>(1, out.stages[next].collective().parts);
       } else {
         ++next;
       }

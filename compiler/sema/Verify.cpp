@@ -50,7 +50,7 @@ void Sema::checkCycles(const Pipeline &out) {
   // are its own.
   std::vector<std::vector<uint32_t>> dependsOn(out.stages.size());
   auto node = [&](uint32_t v) {
-    return isCollective(out.stages[v]) ? out.stages[v].group : v;
+    return isCollective(out.stages[v]) ? out.stages[v].collective().group : v;
   };
   for (uint32_t v = 0; v < out.stages.size(); ++v)
     for (const Dependency &d : out.stages[v].deps)
@@ -61,7 +61,7 @@ void Sema::checkCycles(const Pipeline &out) {
     auto name = [&](uint32_t v) -> llvm::StringRef {
       const Stage &st = out.stages[v];
       llvm::StringRef full = st.name;
-      return isCollective(st) && st.parts > 1 ? full.split(':').first : full;
+      return collectiveParts(st) > 1 ? full.split(':').first : full;
     };
     std::string path;
     for (uint32_t v : cycle)

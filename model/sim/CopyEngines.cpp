@@ -87,9 +87,9 @@ bool Simulator::pumpEngines(unsigned device, double now) {
 
 void Simulator::itemDone(uint32_t v, double now) {
   const program::Stage &stage = s.instances.stage(v);
-  switch (stage.kind) {
+  switch (stage.kind()) {
   case StageKind::Copy:
-    gpuOf(v).engineBusy[engineIndex(stage.direction)] = 0;
+    gpuOf(v).engineBusy[engineIndex(stage.copy().direction)] = 0;
     break;
   case StageKind::Host:
     gpuOf(v).hostBusy = 0;

@@ -84,7 +84,7 @@ bool Simulator::pumpBlocks(Gpu &gpu, double now) {
       progress = true;
     }
     if (batch != kNone) {
-      if (rendezvous && s.instances.stage(r->instance).parts > 1)
+      if (rendezvous && program::collectiveParts(s.instances.stage(r->instance)) > 1)
         arrive(r->instance, batch, now);
       else
         post(now + r->blockUs, Event::BlockDone, r->instance, batch);
@@ -116,10 +116,10 @@ uint32_t Simulator::findSM(const std::vector<DeviceProfile::BlockUse> &freeSM,
 void Simulator::arrive(uint32_t v, uint32_t batch, double now) {
   const program::Stage &stage = s.instances.stage(v);
   const uint32_t iteration = s.instances.iterationOf(v);
-  const uint32_t first = s.instances.idOf(stage.group, iteration);
+  const uint32_t first = s.instances.idOf(stage.collective().group, iteration);
   Meeting &m = meetings[first];
   m.arrived.push_back({v, batch});
-  if (m.arrived.size() < stage.parts)
+  if (m.arrived.size() < stage.collective().parts)
     return;
   const double end = now + shapes[s.instances.stageOf(v)].blockUs;
   for (auto [part, b] : m.arrived)

@@ -22,7 +22,7 @@ Simulator::Simulator(const Schedule &s, Lowering lowering, const DeviceProfile &
     for (uint32_t i = 0; i < s.streamPlan.streams.size(); ++i)
       deviceOfStream.push_back(s.stream(i).device);
     for (const program::Stage &stage : s.pipeline.stages)
-      rendezvous |= stage.parts > 1;
+      rendezvous |= program::collectiveParts(stage) > 1;
   }
   if (options.starts)
     out.start.assign(n, -1);
@@ -82,32 +82,33 @@ ReplayTrace Simulator::run() {
 
 Shape Simulator::shapeOf(const program::Stage &stage) const {
   Shape shape;
-  switch (stage.kind) {
-  case StageKind::Memset:
-  case StageKind::Collective:
-    // A collective on one device (a single-rank communicator) copies its
-    // buffer: as a fill, a small grid for its time.
+  // A memset, and a collective on one device (a single-rank communicator,
+  // which copies its buffer): as a fill, a small grid for its time.
+  auto fill = [&] {
     shape.use = p.blockUse(32, 0, 0);
     shape.blockUs = stage.durationUs;
-    break;
-  case StageKind::Copy: // a copy engine's, a host function's, the host thread's:
-  case StageKind::Host: // no SM (the shape is never asked for)
-  case StageKind::Cpu:
-    break;
-  case StageKind::Kernel: {
-    uint64_t waves = p.waves(stage), blocks = stage.blocks;
-    if (waves > kMaxWaves) {
-      uint64_t perWave =
-          uint64_t(p.blocksPerSM(stage.threads, stage.smemBytes, stage.regs)) * p.sms;
-      blocks = perWave * kMaxWaves;
-      waves = kMaxWaves;
-    }
-    shape.blocks = static_cast<uint32_t>(blocks);
-    shape.use = p.blockUse(stage.threads, stage.smemBytes, stage.regs);
-    shape.blockUs = stage.durationUs / double(waves);
-    break;
-  }
-  }
+  };
+  std::visit(Overloaded{
+                 [&](const program::KernelWork &k) {
+                   uint64_t waves = p.waves(k), blocks = k.blocks;
+                   if (waves > kMaxWaves) {
+                     blocks = uint64_t(p.blocksPerSM(k.threads, k.smemBytes, k.regs)) * p.sms *
+                              kMaxWaves;
+                     waves = kMaxWaves;
+                   }
+                   shape.blocks = static_cast<uint32_t>(blocks);
+                   shape.use = p.blockUse(k.threads, k.smemBytes, k.regs);
+                   shape.blockUs = stage.durationUs / double(waves);
+                 },
+                 [&](const program::MemsetWork &) { fill(); },
+                 [&](const program::CollectiveWork &) { fill(); },
+                 // A copy engine's, a host function's, the host thread's: no
+                 // SM (the shape is never asked for).
+                 [](const program::CopyWork &) {},
+                 [](const program::HostWork &) {},
+                 [](const program::CpuWork &) {},
+             },
+             stage.work);
   shape.perEmptySM = fitting(p.smCapacity(), shape.use);
   return shape;
 }
@@ -138,7 +139,7 @@ void Simulator::handle(const Event &e, double now) {
 // --- Work: kernels, copies, host functions ---------------------------------
 bool Simulator::dispatch(uint32_t v, double now) {
   const program::Stage &stage = s.instances.stage(v);
-  switch (stage.kind) {
+  switch (stage.kind()) {
   case StageKind::Kernel:
   case StageKind::Memset:
   case StageKind::Collective: {
@@ -162,7 +163,7 @@ bool Simulator::dispatch(uint32_t v, double now) {
   }
   case StageKind::Copy: {
     // A peer copy runs on its source's (its stream's device's) engine.
-    unsigned engine = engineIndex(stage.direction);
+    unsigned engine = engineIndex(stage.copy().direction);
     gpuOf(v).copyQueues[engine].push_back(v);
     return true;
   }

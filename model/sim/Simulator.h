@@ -27,6 +27,7 @@
 #ifndef PIPEC_MODEL_SIM_SIMULATOR_H
 #define PIPEC_MODEL_SIM_SIMULATOR_H
 
+#include "compiler/support/Overloaded.h"
 #include "model/DeviceModel.h"
 #include "model/Periodic.h"
 

@@ -200,7 +200,7 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
     // A stage without `on` is pipec's to place: the assignment's own search
     // already moved the stages stream order held back (and each such move
     // here would pay that search again).
-    if (onHostThread(stage.kind) || program::unpinned(stage) ||
+    if (onHostThread(stage.kind()) || program::unpinned(stage) ||
         !tried.insert(stage.name).second || tried.size() > 8)
       continue;
     // (Within its device: another device's stream would move the work
@@ -238,11 +238,11 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
     // collective keeps its streams.
     const bool several = p.devices.size() > 1;
     for (const program::Stage &st : p.stages) {
-      if (onHostThread(st.kind) || program::isCollective(st))
+      if (onHostThread(st.kind()) || program::isCollective(st))
         continue;
-      std::string kind = st.kind == StageKind::Copy   ? spelling(st.direction)
-                         : st.kind == StageKind::Host ? "host"
-                                                      : "compute";
+      std::string kind = st.kind() == StageKind::Copy   ? spelling(st.copy().direction)
+                         : st.kind() == StageKind::Host ? "host"
+                                                        : "compute";
       std::string priority = st.stream < 0 ? "" : priorityText(p.streams[st.stream]);
       const std::string device =
           several && st.stream >= 0 ? p.devices[p.streams[st.stream].device].name : "";
@@ -266,7 +266,7 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
   if (p.devices.size() <= 1) {
     Candidate c{"let pipec assign every stage's stream (drop the 'on' clauses)", {}, "assign"};
     for (const program::Stage &st : p.stages)
-      if (!onHostThread(st.kind) && !streamName(st).empty())
+      if (!onHostThread(st.kind()) && !streamName(st).empty())
         c.edits.push_back(Edit::setStream(st.name, ""));
     if (!c.edits.empty())
       out.push_back(std::move(c));
@@ -427,16 +427,18 @@ llvm::Error Advisor::waveCliffs() {
   std::map<std::tuple<uint32_t, uint32_t, uint64_t, uint32_t>, Candidate> shapes;
   for (uint32_t k = 0; k < p.stages.size(); ++k) {
     const program::Stage &st = p.stages[k];
-    if (st.kind != StageKind::Kernel)
+    if (st.kind() != StageKind::Kernel)
       continue;
     const uint64_t wave =
-        uint64_t(profile.sms) * profile.blocksPerSM(st.threads, st.smemBytes, st.regs);
-    if (!wave || st.blocks < wave)
+        uint64_t(profile.sms) *
+        profile.blocksPerSM(st.kernel().threads, st.kernel().smemBytes, st.kernel().regs);
+    if (!wave || st.kernel().blocks < wave)
       continue;
-    const uint64_t past = st.blocks % wave;
+    const uint64_t past = st.kernel().blocks % wave;
     if (past != 0 && past * 10 > wave)
       continue;
-    Candidate &c = shapes[{st.blocks, st.threads, st.smemBytes, st.regs}];
+    Candidate &c = shapes[{st.kernel().blocks, st.kernel().threads, st.kernel().smemBytes,
+                           st.kernel().regs}];
     c.stages.push_back(k);
     c.weight += st.durationUs;
     c.wave = wave;
@@ -456,16 +458,16 @@ llvm::Error Advisor::waveCliffs() {
   const double before = *measured;
   for (const Candidate &c : candidates) {
     const program::Stage &st = p.stages[c.stages.front()];
-    const uint64_t wave = c.wave, past = st.blocks % wave;
+    const uint64_t wave = c.wave, past = st.kernel().blocks % wave;
     // Past a whole wave: the whole waves alone. Exactly whole waves: a few
     // block slots fewer, as many as other work may hold.
     std::vector<uint64_t> tries;
     if (past)
-      tries.push_back(st.blocks - past);
+      tries.push_back(st.kernel().blocks - past);
     else
       for (uint64_t fewer : {uint64_t(1), uint64_t(8), uint64_t(profile.sms)})
-        if (fewer < st.blocks)
-          tries.push_back(st.blocks - fewer);
+        if (fewer < st.kernel().blocks)
+          tries.push_back(st.kernel().blocks - fewer);
     std::vector<double> results;
     for (uint64_t blocks : tries) {
       program::Pipeline changed = p;
@@ -473,9 +475,9 @@ llvm::Error Advisor::waveCliffs() {
         program::Stage &s = changed.stages[k];
         // The same work over fewer blocks: each block does more.
         auto waves = [&](uint64_t b) { return double((b + wave - 1) / wave); };
-        s.durationUs = p.stages[k].durationUs * (double(st.blocks) / double(blocks)) *
-                       (waves(blocks) / waves(st.blocks));
-        s.blocks = static_cast<uint32_t>(blocks);
+        s.durationUs = p.stages[k].durationUs * (double(st.kernel().blocks) / double(blocks)) *
+                       (waves(blocks) / waves(st.kernel().blocks));
+        s.kernel().blocks = static_cast<uint32_t>(blocks);
       }
       Schedule schedule(changed, profile, options.schedule);
       llvm::Expected<double> after =
@@ -499,8 +501,8 @@ llvm::Error Advisor::waveCliffs() {
     out.notes.push_back(formatv(
         "wave cliff: {0} run{1} {2} blocks, {3} whole wave(s) of {4} ({5} a SM){6}; with {7} "
         "blocks doing the same work, {8} goes from {9} to {10} on the device model",
-        which, c.stages.size() > 1 ? "" : "s", st.blocks, st.blocks / wave, wave,
-        wave / profile.sms,
+        which, c.stages.size() > 1 ? "" : "s", st.kernel().blocks, st.kernel().blocks / wave,
+        wave, wave / profile.sms,
         past ? formatv(" and {0} block(s) past them, a wave nearly empty", past).str()
              : std::string(", so a block slot held by other work (a collective's, another "
                            "stream's kernel) makes it run one more"),

@@ -132,7 +132,7 @@ struct CopyArgs {
 CopyArgs copyArgs(const Schedule &s, Resources &res, uint32_t v) {
   const uint32_t k = s.instances.stageOf(v);
   const lower::CopyPlaces places = lower::copyPlaces(s, v);
-  const CopyDirection direction = s.pipeline.stages[k].direction;
+  const CopyDirection direction = s.pipeline.stages[k].copy().direction;
   return {res.at(s.pipeline, k, places.dst), res.at(s.pipeline, k, places.src), res.bytes[k],
           direction == CopyDirection::H2D   ? cudaMemcpyHostToDevice
           : direction == CopyDirection::D2H ? cudaMemcpyDeviceToHost
@@ -351,19 +351,20 @@ private:
     cudaError_t failed = cudaSuccess;
     auto occupancy = [&](unsigned long long bytes) {
       int blocks = 0;
-      cudaError_t status = spinOccupancy(&blocks, st.threads, bytes);
+      cudaError_t status = spinOccupancy(&blocks, st.kernel().threads, bytes);
       if (status != cudaSuccess && failed == cudaSuccess)
         failed = status;
       return static_cast<unsigned>(std::max(blocks, 0));
     };
-    const unsigned model = profile.blocksPerSM(st.threads, st.smemBytes, st.regs);
+    const unsigned model =
+        profile.blocksPerSM(st.kernel().threads, st.kernel().smemBytes, st.kernel().regs);
     bool exact = true;
     res.spinSmem[k] = pipec_spin::spinSharedMemory(
-        model, st.smemBytes, props.sharedMemPerBlockOptin, occupancy, &exact);
+        model, st.kernel().smemBytes, props.sharedMemPerBlockOptin, occupancy, &exact);
     const unsigned perSM = occupancy(res.spinSmem[k]);
     PIPEC_CUDA_TRY(failed, "stage '" + st.name + "' (occupancy)");
     const unsigned long long waves =
-        pipec_spin::spinWaves(st.blocks, perSM, props.multiProcessorCount);
+        pipec_spin::spinWaves(st.kernel().blocks, perSM, props.multiProcessorCount);
     res.spinNanos[k] = pipec_spin::spinBlockNanoseconds(st.durationUs, waves);
     if (!exact)
       notes.push_back(llvm::formatv("kernel stage '{0}' fits {1} block(s) per SM on "
@@ -425,26 +426,26 @@ private:
           s.pipeline.name.c_str(), s.pipeline.deviceCount());
     for (size_t k = 0; k < stages.size(); ++k) {
       const program::Stage &st = stages[k];
-      if (st.kind == StageKind::Collective)
+      if (st.kind() == StageKind::Collective)
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
             "collective '%s': 'pipec run' does not run collectives on the GPU yet; "
             "'pipec compile --emit=cuda' writes them as NCCL calls",
             st.name.c_str());
-      if (st.kind == StageKind::Kernel)
+      if (st.kind() == StageKind::Kernel)
         if (llvm::Error e = shapeKernel(st, res, k, notes))
           return e;
-      if (st.kind != StageKind::Copy && st.kind != StageKind::Memset)
+      if (st.kind() != StageKind::Copy && st.kind() != StageKind::Memset)
         continue;
-      const bool memset = st.kind == StageKind::Memset;
-      double gbps = profile.copyGBps(memset ? CopyDirection::D2D : st.direction);
+      const bool memset = st.kind() == StageKind::Memset;
+      double gbps = profile.copyGBps(memset ? CopyDirection::D2D : st.copy().direction);
       size_t bytes = st.bytes ? *st.bytes : static_cast<size_t>(st.durationUs * gbps * 1e3);
       bytes = std::max<size_t>(bytes, 1);
       res.bytes[k] = bytes;
       PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers[k].out(), bytes), "stage '" + st.name + "'");
       if (memset)
         continue;
-      if (st.direction == CopyDirection::D2D)
+      if (st.copy().direction == CopyDirection::D2D)
         PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers2[k].out(), bytes),
                        "stage '" + st.name + "'");
       else
@@ -470,7 +471,7 @@ private:
     const size_t n = s.instances.size();
     res.touch.assign(n, nullptr);
     for (uint32_t v = 0; v < n; ++v)
-      if (s.instances.stage(v).kind == StageKind::Kernel)
+      if (s.instances.stage(v).kind() == StageKind::Kernel)
         res.touch[v] = static_cast<unsigned char *>(
             res.at(p, s.instances.stageOf(v), lower::kernelPlace(s, v)));
     res.hostWork.assign(n, HostWork{});
@@ -492,8 +493,9 @@ private:
     const program::Stage &st = s.pipeline.stages[k];
     switch (c.work) {
     case lower::Work::Kernel:
-      PIPEC_CUDA_TRY(launchSpin(dim3(st.blocks), dim3(st.threads), res.spinSmem[k], stream,
-                                res.spinNanos[k], res.tags[v], res.touch[v]),
+      PIPEC_CUDA_TRY(launchSpin(dim3(st.kernel().blocks), dim3(st.kernel().threads),
+                                res.spinSmem[k], stream, res.spinNanos[k], res.tags[v],
+                                res.touch[v]),
                      stageContext(s, v));
       return llvm::Error::success();
     case lower::Work::Copy: {
@@ -663,7 +665,7 @@ private:
   /// clock they were read with.
   static void hostIntervals(const Schedule &s, const Resources &res, InstanceIntervals &out) {
     for (uint32_t v = 0; v < s.instances.size(); ++v)
-      if (s.instances.stage(v).kind == StageKind::Host || s.onHost(v)) {
+      if (s.instances.stage(v).kind() == StageKind::Host || s.onHost(v)) {
         out.start[v] = res.hostWork[v].start;
         out.end[v] = res.hostWork[v].end;
       }
@@ -736,7 +738,7 @@ private:
                      stageContext(s, v));
       iv.start[v] = kOrigin + static_cast<int64_t>(double(a) * 1e6);
       iv.end[v] = kOrigin + static_cast<int64_t>(double(b) * 1e6);
-      if (s.instances.stage(v).kind == StageKind::Host || s.onHost(v)) {
+      if (s.instances.stage(v).kind() == StageKind::Host || s.onHost(v)) {
         const HostWork &w = res.hostWork[v];
         std::tie(iv.start[v], iv.end[v]) =
             hostStageFromEvents(iv.start[v], iv.end[v], w.end - w.start);
@@ -788,7 +790,7 @@ private:
     }
     std::vector<std::vector<uint32_t>> issued(res.streams.size());
     for (const Op &op : s.ops)
-      if (op.kind == Op::Launch && s.instances.stage(op.instance).kind != StageKind::Host)
+      if (op.kind == Op::Launch && s.instances.stage(op.instance).kind() != StageKind::Host)
         issued[op.stream].push_back(op.instance);
     return cuptiTimeline(
         s, res, r,
@@ -944,8 +946,8 @@ private:
                                            std::array<void *, 3> &args) {
     cudaKernelNodeParams p{};
     p.func = const_cast<void *>(spinKernel());
-    p.gridDim = dim3(st.blocks);
-    p.blockDim = dim3(st.threads);
+    p.gridDim = dim3(st.kernel().blocks);
+    p.blockDim = dim3(st.kernel().threads);
     p.sharedMemBytes = static_cast<unsigned>(smem);
     p.kernelParams = args.data();
     return p;
@@ -1039,13 +1041,13 @@ private:
     // pointers, in issue order, taken in the graph's topological order.
     std::map<std::pair<void *, void *>, std::vector<uint32_t>> copyInstances;
     for (uint32_t v = 0; v < n; ++v)
-      if (s.instances.stage(v).kind == StageKind::Copy) {
+      if (s.instances.stage(v).kind() == StageKind::Copy) {
         CopyArgs c = copyArgs(s, res, v);
         copyInstances[{c.dst, c.src}].push_back(v);
       }
     std::map<std::pair<void *, void *>, size_t> copiesSeen;
     for (uint32_t v = 0; v < n; ++v)
-      if (s.instances.stage(v).kind == StageKind::Memset)
+      if (s.instances.stage(v).kind() == StageKind::Memset)
         copyInstances[{memsetArgs(s, res, v).dst, nullptr}].push_back(v);
     std::vector<int64_t> instanceOf(numNodes, -1);
     for (size_t i : order) {
@@ -1258,7 +1260,7 @@ private:
   llvm::Error cuptiGraphTimeline(const Schedule &s, Resources &res, LoweringState &state) {
     std::vector<uint64_t> nodeIds(s.instances.size(), 0);
     for (uint32_t v = 0; v < s.instances.size(); ++v) {
-      if (s.instances.stage(v).kind == StageKind::Host || s.onHost(v))
+      if (s.instances.stage(v).kind() == StageKind::Host || s.onHost(v))
         continue;
       llvm::Expected<uint64_t> id = cuptiNodeId(state.built.node[v]);
       if (!id)

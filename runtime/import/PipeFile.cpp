@@ -96,7 +96,7 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
   };
   if (st.onHost()) {
     Time t = timeOf(cpuTimeUs(st, profile));
-    s.kind = StageKind::Cpu;
+    s.work = program::CpuWork{};
     s.durationUs = t.us;
     line.work = "cpu " + t.text;
     return llvm::Error::success();
@@ -106,9 +106,9 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
   s.durationUs = t.us;
   s.graph = st.graphLaunch;
   if (st.idle) { // the stream's wait the trace does not explain: one block
-    s.kind = StageKind::Kernel;
-    s.blocks = 1;
-    s.threads = 32;
+    s.work = program::KernelWork{};
+    s.kernel().blocks = 1;
+    s.kernel().threads = 32;
     line.work = "kernel " + t.text;
     attribute("blocks", "1");
     attribute("threads", "32");
@@ -121,34 +121,35 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
         return fail(formatv("event {0} (kernel '{1}'): a block of {2} threads does not "
                             "fit on one SM of the recorded GPU ({3} threads per SM)",
                             op.event, st.name, threads, profile.maxThreadsPerSM));
-      s.kind = StageKind::Kernel;
-      s.blocks = uint32_t(std::clamp<uint64_t>(op.blocks, 1, 2147483647));
-      s.threads = uint32_t(threads);
+      s.work = program::KernelWork{};
+      s.kernel().blocks = uint32_t(std::clamp<uint64_t>(op.blocks, 1, 2147483647));
+      s.kernel().threads = uint32_t(threads);
       bool smemFits = op.smem && op.smem <= profile.sharedMemoryPerBlock;
       bool regsFit = op.regs >= 1 && op.regs <= 255;
       if (smemFits || regsFit) {
         // Only what keeps one block on one SM, as the device allowed it.
-        s.smemBytes = smemFits ? op.smem : 0;
-        s.regs = regsFit ? op.regs : 0;
-        if (profile.blocksPerSM(s.threads, s.smemBytes, s.regs) == 0)
-          s.smemBytes = 0, s.regs = 0;
+        s.kernel().smemBytes = smemFits ? op.smem : 0;
+        s.kernel().regs = regsFit ? op.regs : 0;
+        if (profile.blocksPerSM(s.kernel().threads, s.kernel().smemBytes, s.kernel().regs) ==
+            0)
+          s.kernel().smemBytes = 0, s.kernel().regs = 0;
       }
       line.work = "kernel " + t.text;
-      attribute("blocks", std::to_string(s.blocks));
-      attribute("threads", std::to_string(s.threads));
-      if (s.smemBytes)
-        attribute("smem", std::to_string(s.smemBytes));
-      if (s.regs)
-        attribute("regs", std::to_string(s.regs));
+      attribute("blocks", std::to_string(s.kernel().blocks));
+      attribute("threads", std::to_string(s.kernel().threads));
+      if (s.kernel().smemBytes)
+        attribute("smem", std::to_string(s.kernel().smemBytes));
+      if (s.kernel().regs)
+        attribute("regs", std::to_string(s.kernel().regs));
       break;
     }
     case OpKind::Memcpy:
-      s.kind = StageKind::Copy;
-      s.direction = op.direction;
+      s.work = program::CopyWork{};
+      s.copy().direction = op.direction;
       line.work = (llvm::Twine("copy ") + spelling(op.direction) + " " + t.text).str();
       break;
     case OpKind::Memset:
-      s.kind = StageKind::Memset;
+      s.work = program::MemsetWork{};
       line.work = "memset " + t.text;
       break;
     }

@@ -271,9 +271,9 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
       return;
     program::Stage &stage = p.stages.emplace_back();
     stage.name = std::move(name);
-    stage.kind = StageKind::Cpu;
+    stage.work = program::CpuWork{};
     stage.durationUs = time.us;
-    stage.hostDevice = uint32_t(r);
+    stage.cpu().hostDevice = uint32_t(r);
   };
   // The streams and the stages, in columns as fmt lays them out.
   Columns streamColumns(3);
@@ -343,7 +343,7 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
       program::Stage &stage = p.stages.emplace_back(std::move(line.stage));
       stage.name = nameOf[r][i];
       if (st.onHost())
-        stage.hostDevice = uint32_t(r);
+        stage.cpu().hostDevice = uint32_t(r);
       else
         stage.stream = int32_t(streamIndex[r].at(s.opOf(st).stream));
       stage.deps.reserve(st.deps.size());
@@ -424,11 +424,11 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
       program::Stage &part = p.stages.emplace_back();
       part.name =
           n > 1 ? formatv("{0}:rank{1}", collectiveName[k], r).str() : collectiveName[k];
-      part.kind = StageKind::Collective;
-      part.collective = collectives[0][k].second;
+      part.work = program::CollectiveWork{};
+      part.collective().op = collectives[0][k].second;
       part.durationUs = time.us;
-      part.group = first;
-      part.parts = uint32_t(n);
+      part.collective().group = first;
+      part.collective().parts = uint32_t(n);
       part.stream = partStreams[r];
       part.deps = partDeps;
     }

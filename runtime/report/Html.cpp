@@ -133,7 +133,7 @@ void dag(const Schedule &s, llvm::raw_ostream &os) {
     os << formatv("<g class=\"node\"><rect x=\"{0}\" y=\"{1}\" width=\"100\" "
                   "height=\"30\" rx=\"5\" fill=\"{2}\"/><text x=\"{3}\" "
                   "y=\"{4}\">{5}</text><title>{5} on {6}</title></g>\n",
-                  x(v), y(v), colorOf(s.instances.stage(v).kind), x(v) + 6, y(v) + 19,
+                  x(v), y(v), colorOf(s.instances.stage(v).kind()), x(v) + 6, y(v) + 19,
                   escape(s.instances.name(v)),
                   escape(!s.onHost(v) ? s.streamLabel(s.streamOf(v))
                          : s.pipeline.devices.size() > 1
@@ -211,8 +211,8 @@ void timeline(const LoweringRun &r, llvm::raw_ostream &os) {
     os << formatv("<rect class=\"stage\" x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" "
                   "height=\"20\" fill=\"{3}\"{7}><title>{4}: {5:f1} to {6:f1} "
                   "us</title></rect>\n",
-                  x0, st * lane + 6, x1 - x0, colorOf(s.instances.stage(v).kind), escape(name),
-                  r.start[v] - r.firstStartUs, r.end[v] - r.firstStartUs,
+                  x0, st * lane + 6, x1 - x0, colorOf(s.instances.stage(v).kind()),
+                  escape(name), r.start[v] - r.firstStartUs, r.end[v] - r.firstStartUs,
                   x1 - x0 < 3 ? " style=\"stroke:none\"" : "");
     if (x1 - x0 >= 7.0 * double(name.size()) + 6)
       os << formatv("<text class=\"label\" x=\"{0:f1}\" y=\"{1}\">{2}</text>\n", x0 + 3,

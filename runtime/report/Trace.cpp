@@ -91,7 +91,7 @@ void runtime::writeTrace(llvm::ArrayRef<LoweringRun> runs, llvm::raw_ostream &os
           const program::Stage &stage = s.instances.stage(v);
           j.object([&] {
             j.attribute("name", s.instances.name(v));
-            j.attribute("cat", spelling(stage.kind));
+            j.attribute("cat", spelling(stage.kind()));
             j.attribute("ph", "X");
             j.attribute("pid",
                         s.onHost(v) ? hostPid(s.threadOf(v)) : streamPid(s.streamOf(v)));

@@ -177,7 +177,7 @@ TEST_CASE("advise: every suggestion, applied, gives what it announced and comput
       CHECK(!changedMeaning(compiled, after));
       // A cpu stage stays on the host thread.
       for (const program::Stage &st : q.stages)
-        if (st.kind == StageKind::Cpu)
+        if (st.kind() == StageKind::Cpu)
           CHECK(st.stream == program::kNoStream);
     }
   }
@@ -269,7 +269,7 @@ TEST_CASE("meaning: the fast check answers as the slow one on random changes") {
       const program::Stage &st = p.stages[rng() % p.stages.size()];
       switch (rng() % 3) {
       case 0:
-        if (st.kind != StageKind::Cpu && !p.streams.empty())
+        if (st.kind() != StageKind::Cpu && !p.streams.empty())
           edits.push_back(Edit::setStream(st.name, p.streams[rng() % p.streams.size()].name));
         break;
       case 1:
@@ -432,7 +432,7 @@ TEST_CASE("gap: with no SM sharing (a mode of the model), every kernel takes its
     REQUIRE(t.end.size() == s.instances.size());
     for (uint32_t v = 0; v < s.instances.size(); ++v) {
       const program::Stage &st = s.instances.stage(v);
-      if (st.kind != StageKind::Kernel)
+      if (st.kind() != StageKind::Kernel)
         continue;
       ++kernels;
       // (Times are on a picosecond grid, each wave's end rounded up.)

@@ -116,7 +116,7 @@ TEST_CASE("assign: any profile and stream cap keeps every candidate within its s
     std::set<uint32_t> declared, automatic;
     for (uint32_t k = 0; k < p.stages.size(); ++k) {
       uint32_t stream = s.streamPlan.streamOfStage[k];
-      if (p.stages[k].kind == StageKind::Cpu) {
+      if (p.stages[k].kind() == StageKind::Cpu) {
         CHECK(stream == kHostStream);
         continue;
       }

@@ -101,7 +101,7 @@ TEST_CASE("bounds: a kernel's time is the whole kernel's, in waves") {
   FrontendRun front("pipeline p { stream s; stage K on s kernel 12us [blocks=8100]; }");
   REQUIRE(front.errors == 0);
   DeviceProfile profile;
-  CHECK(profile.waves(front.program.pipelines[0].stages[0]) == 4);
+  CHECK(profile.waves(front.program.pipelines[0].stages[0].kernel()) == 4);
   Schedule s(front.program.pipelines.at(0), profile, ScheduleOptions());
   auto r = runtime::makeSimBackend(profile)->run(s, Lowering::Streams, {});
   REQUIRE(static_cast<bool>(r));

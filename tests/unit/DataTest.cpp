@@ -245,7 +245,7 @@ TEST_CASE("data: several devices: inferred dependencies leave no race, by the sl
     CHECK(findRaces(s).empty());
     checked += checkConflictsOrdered(s);
     for (const program::Stage &st : s.pipeline.stages)
-      parts += program::isCollective(st) && st.parts > 1 && !st.accesses.empty();
+      parts += program::collectiveParts(st) > 1 && !st.accesses.empty();
   }
   CHECK(parts > 300);
   CHECK(checked > 2000);

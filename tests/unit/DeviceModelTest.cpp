@@ -516,11 +516,13 @@ TEST_CASE("model: several devices, randomized: bounds hold, orderings kept, part
       CHECK(e >= 0);
     for (uint32_t v = 0; v < s.instances.size(); ++v) {
       const program::Stage &st = s.instances.stage(v);
-      if (!program::isCollective(st) || st.parts < 2 || s.instances.stageOf(v) != st.group)
+      if (program::collectiveParts(st) < 2 || s.instances.stageOf(v) != st.collective().group)
         continue;
       ++meetings;
-      for (uint32_t k = 1; k < st.parts; ++k)
-        CHECK(r->end[s.instances.idOf(st.group + k, s.instances.iterationOf(v))] == r->end[v]);
+      for (uint32_t k = 1; k < st.collective().parts; ++k)
+        CHECK(
+            r->end[s.instances.idOf(st.collective().group + k, s.instances.iterationOf(v))] ==
+            r->end[v]);
     }
     sim::ModelOptions fast, slow;
     slow.lookEverywhere = true;

@@ -110,7 +110,7 @@ TEST_CASE("kinds: every stage kind is read, laid out, scheduled, run and written
       while (k < p.stages.size() && p.stages[k].name.rfind("K", 0) != 0)
         ++k;
       REQUIRE(k < p.stages.size());
-      CHECK(p.stages[k].kind == kind);
+      CHECK(p.stages[k].kind() == kind);
       // A file that says an older version than the kind's is refused.
       if (versionOf(kind) > 1) {
         std::string older = text;

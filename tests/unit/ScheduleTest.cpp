@@ -279,12 +279,14 @@ TEST_CASE("schedule: randomized over several devices, against the slow reduction
       // A wait on a collective's part is on the waiter's device's part,
       // where the collective has one there.
       const program::Stage &st = s.instances.stage(op.instance);
-      if (!program::isCollective(st) || st.parts < 2)
+      if (program::collectiveParts(st) < 2)
         continue;
       bool partHere = false;
-      for (uint32_t k = 0; k < st.parts; ++k)
+      for (uint32_t k = 0; k < st.collective().parts; ++k)
         partHere |=
-            uint32_t(s.streamPlan.streams[p.stages[st.group + k].stream].device) == waiter;
+            uint32_t(
+                s.streamPlan.streams[p.stages[st.collective().group + k].stream].device) ==
+            waiter;
       if (partHere)
         CHECK(deviceOf(op.instance) == waiter);
     }
@@ -294,8 +296,9 @@ TEST_CASE("schedule: randomized over several devices, against the slow reduction
       if (op.kind != Op::Launch)
         continue;
       const program::Stage &st = s.instances.stage(op.instance);
-      if (!program::isCollective(st) || st.parts < 2 ||
-          s.instances.stageOf(op.instance) + 1 == st.group + st.parts)
+      if (program::collectiveParts(st) < 2 ||
+          s.instances.stageOf(op.instance) + 1 ==
+              st.collective().group + st.collective().parts)
         continue;
       ++collectives;
       size_t j = i + 1;
@@ -335,14 +338,15 @@ TEST_CASE("schedule: the timeline of several devices, against a slow relaxation"
         const program::Stage &st = s.instances.stage(v);
         // The instances this one ends with: its collective's parts.
         std::vector<uint32_t> group = {v};
-        if (program::isCollective(st) && st.parts > 1) {
+        if (program::collectiveParts(st) > 1) {
           group.clear();
           for (uint32_t w = 0; w < n; ++w)
             if (s.instances.iterationOf(w) == s.instances.iterationOf(v) &&
-                s.instances.stage(w).group == st.group &&
+                program::isCollective(s.instances.stage(w)) &&
+                s.instances.stage(w).collective().group == st.collective().group &&
                 program::isCollective(s.instances.stage(w)))
               group.push_back(w);
-          coupled += group.size() == st.parts;
+          coupled += group.size() == st.collective().parts;
         }
         double start = 0;
         for (uint32_t w : group)
@@ -367,7 +371,7 @@ TEST_CASE("schedule: the timeline of several devices, against a slow relaxation"
           continue;
         work.push_back({finish[v] - st.durationUs, finish[v]});
         if (program::isCollective(st) ||
-            (st.kind == StageKind::Copy && st.direction == CopyDirection::P2P))
+            (st.kind() == StageKind::Copy && st.copy().direction == CopyDirection::P2P))
           comm.push_back({finish[v] - st.durationUs, finish[v]});
         else
           other.push_back({finish[v] - st.durationUs, finish[v]});

@@ -60,8 +60,8 @@ TEST_CASE("sema: the program has resolved streams, durations and deps") {
   CHECK(p.streams[3].cudaPriority == -4);
   CHECK(p.stages[0].bytes == 52000000u);
   CHECK(p.stages[0].durationUs == doctest::Approx(1000)); // 52 GB/s
-  CHECK(p.stages[1].blocks == 264);
-  CHECK(p.stages[1].threads == 512);
+  CHECK(p.stages[1].kernel().blocks == 264);
+  CHECK(p.stages[1].kernel().threads == 512);
   REQUIRE(p.stages[1].deps.size() == 2);
   CHECK(p.stages[1].deps[1].previousIteration());
   CHECK(p.stages[2].stream == program::kNoStream);
@@ -137,7 +137,9 @@ std::string describe(const FrontendRun &run) {
     out += "pipeline " + p.name + " x" + std::to_string(p.iterations) + "\n";
     for (const program::Stage &st : p.stages) {
       out += "  " + st.name + " on " + std::to_string(st.stream) + " " +
-             std::to_string(st.durationUs) + "us blocks " + std::to_string(st.blocks);
+             std::to_string(st.durationUs) + "us kind " + std::to_string(st.work.index());
+      if (const auto *kernel = std::get_if<program::KernelWork>(&st.work))
+        out += " blocks " + std::to_string(kernel->blocks);
       for (const program::Dependency &d : st.deps)
         out += " <- " + std::to_string(d.stage) + "@" + std::to_string(d.distance) + "/" +
                std::to_string(d.inferredFrom);

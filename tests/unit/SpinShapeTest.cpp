@@ -20,14 +20,14 @@ TEST_CASE("spin: each block spins the kernel's time over its waves") {
   // samples/priority.pipe's Wide: 1056 blocks of 1024 threads, 2 per SM on
   // 132 SMs: 4 waves of 200 us, not 4 x 800 us.
   program::Stage wide;
-  wide.blocks = 1056;
-  wide.threads = 1024;
+  wide.kernel().blocks = 1056;
+  wide.kernel().threads = 1024;
   wide.durationUs = 800;
-  unsigned perSM = p.blocksPerSM(wide.threads);
+  unsigned perSM = p.blocksPerSM(wide.kernel().threads);
   CHECK(perSM == 2);
-  unsigned long long waves = pipec_spin::spinWaves(wide.blocks, perSM, p.sms);
+  unsigned long long waves = pipec_spin::spinWaves(wide.kernel().blocks, perSM, p.sms);
   CHECK(waves == 4);
-  CHECK(waves == p.waves(wide));
+  CHECK(waves == p.waves(wide.kernel()));
   CHECK(pipec_spin::spinBlockNanoseconds(wide.durationUs, waves) == 200'000);
   // One wave: the whole time. A partial last wave counts as a wave.
   CHECK(pipec_spin::spinWaves(132, 16, 132) == 1);
