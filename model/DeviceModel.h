@@ -30,6 +30,16 @@
 
 namespace pipec::sim {
 
+/// One checkpoint of the skip-ahead (for tests): the block of iterations
+/// whose first host op the host thread had reached, the clock then, the
+/// block's first instance, and the state written down, relative to them.
+struct Checkpoint {
+  uint32_t block = 0;
+  double clock = 0;
+  uint64_t firstInstance = 0;
+  std::vector<double> state;
+};
+
 struct ModelOptions {
   bool priorities = true; ///< false: every stream at the same priority
   bool recordHost = true; ///< keep each host call's span (for traces)
@@ -47,6 +57,10 @@ struct ModelOptions {
   /// shifted (equal to simulating them up to rounding; Periodic.h).
   /// Only without recordHost and issueAt.
   bool extrapolate = false;
+  /// For tests, with extrapolate: every block's checkpoint is kept here
+  /// and the model never skips, so that a test can hold what followed two
+  /// equal states to each other (the extrapolation's premise).
+  std::vector<Checkpoint> *checkpoints = nullptr;
   /// false: no starts are kept (ReplayTrace::start stays empty), for a
   /// caller that needs only when things end.
   bool starts = true;

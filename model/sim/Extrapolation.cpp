@@ -65,6 +65,10 @@ void Simulator::checkpoint(uint32_t b) {
       stopExtrapolating();
     return;
   }
+  if (options.checkpoints) {
+    options.checkpoints->push_back({b, clock, blockStart(b), sig});
+    return;
+  }
   compared += sig.size();
   // Settled: the same state as a block ago, twice running, and the last
   // block set the starts and ends of the one before, shifted.
