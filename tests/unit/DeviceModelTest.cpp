@@ -305,6 +305,29 @@ std::string withIterations(std::string text, unsigned count) {
   return text.substr(0, at) + "iterations " + std::to_string(count) + text.substr(end);
 }
 
+/// The devices the skip-ahead is tested on: the default one; a tight one
+/// (a short launch queue, few hardware queues and resident kernels, and
+/// long gaps and latencies: a checkpoint often falls inside one); a small
+/// one whose copy engines share their link (the SMs' and the engines' own
+/// state differ between blocks where the rest does not: each component's
+/// snapshot must hold its own); and one whose host calls cost nothing (it
+/// issues many blocks at one time, and no block's start is seen alone).
+std::vector<DeviceProfile> skipProfiles() {
+  DeviceProfile tight;
+  tight.hardwareQueues = 3;
+  tight.maxResidentKernels = 2;
+  tight.launchQueueDepth = 8;
+  tight.streamGapUs = 7;
+  tight.waitLatencyUs = 5;
+  tight.syncLatencyUs = 9;
+  DeviceProfile small = tight;
+  small.sms = 2;
+  small.copyEnginesH2D = small.copyEnginesD2H = 2;
+  DeviceProfile freeHost;
+  freeHost.launchUs = freeHost.recordUs = freeHost.waitUs = 0;
+  return {DeviceProfile(), tight, small, freeHost};
+}
+
 /// Both runs, with and without skipping ahead; the skipped iterations.
 uint64_t compareSkipping(const Schedule &s, Lowering l, const DeviceProfile &profile,
                          bool exact) {
@@ -336,19 +359,11 @@ uint64_t compareSkipping(const Schedule &s, Lowering l, const DeviceProfile &pro
 
 TEST_CASE("model: skipping ahead in a settled periodic replay gives the full run's times") {
   // Random programs of every kind of stage (cpu stages, issue=, @prev,
-  // priorities) over 40 to 160 iterations, on a roomy device and a tight
-  // one (a short launch queue, few hardware queues and resident kernels),
-  // both lowerings: every start and end, the host's time and the events
-  // counted equal the full simulation's, up to rounding.
+  // priorities) over 40 to 160 iterations, on skipProfiles()'s devices
+  // (the free host's every fourth program), both lowerings: every start and
+  // end, the host's time and the events counted equal the full
+  // simulation's, up to rounding.
   PIPEC_SEEDED(rng, 31);
-  DeviceProfile tight;
-  tight.hardwareQueues = 3;
-  tight.maxResidentKernels = 2;
-  tight.launchQueueDepth = 8;
-  // Long gaps and latencies: a checkpoint often falls inside one.
-  tight.streamGapUs = 7;
-  tight.waitLatencyUs = 5;
-  tight.syncLatencyUs = 9;
   uint64_t skippedRuns = 0, runs = 0;
   for (int round = 0; round < 160; ++round) {
     CAPTURE(round);
@@ -357,19 +372,9 @@ TEST_CASE("model: skipping ahead in a settled periodic replay gives the full run
     CAPTURE(t);
     FrontendRun front(t);
     REQUIRE(front.errors == 0);
-    // Every fourth program also with a host whose calls cost nothing: it
-    // issues many blocks at one time, and no block's start is seen alone.
-    DeviceProfile freeHost;
-    freeHost.launchUs = freeHost.recordUs = freeHost.waitUs = 0;
-    // And on a small device with copy engines that share their link: the
-    // SMs' and the engines' own state differ between blocks where the rest
-    // does not (each component's snapshot must hold its own).
-    DeviceProfile small = tight;
-    small.sms = 2;
-    small.copyEnginesH2D = small.copyEnginesD2H = 2;
-    std::vector<DeviceProfile> profiles{DeviceProfile(), tight, small};
-    if (round % 4 == 0)
-      profiles.push_back(freeHost);
+    std::vector<DeviceProfile> profiles = skipProfiles();
+    if (round % 4 != 0)
+      profiles.pop_back(); // the free host
     for (size_t which = 0; which < profiles.size(); ++which) {
       const DeviceProfile &profile = profiles[which];
       CAPTURE(which); // 0 the default profile, 1 the tight one, 2 the small, 3 the free host
@@ -397,18 +402,6 @@ TEST_CASE("model: a checkpoint state equal to the last one's is followed by the 
   // snapshot (the host's, the SMs', an engine's) makes two different
   // states look equal, and what follows them differs.
   PIPEC_SEEDED(rng, 37);
-  DeviceProfile tight;
-  tight.hardwareQueues = 3;
-  tight.maxResidentKernels = 2;
-  tight.launchQueueDepth = 8;
-  tight.streamGapUs = 7;
-  tight.waitLatencyUs = 5;
-  tight.syncLatencyUs = 9;
-  DeviceProfile small = tight;
-  small.sms = 2;
-  small.copyEnginesH2D = small.copyEnginesD2H = 2;
-  DeviceProfile freeHost;
-  freeHost.launchUs = freeHost.recordUs = freeHost.waitUs = 0;
   uint64_t triples = 0, equal = 0;
   for (int round = 0; round < 120; ++round) {
     CAPTURE(round);
@@ -416,7 +409,7 @@ TEST_CASE("model: a checkpoint state equal to the last one's is followed by the 
     CAPTURE(t);
     FrontendRun front(t);
     REQUIRE(front.errors == 0);
-    const std::vector<DeviceProfile> profiles{DeviceProfile(), tight, small, freeHost};
+    const std::vector<DeviceProfile> profiles = skipProfiles();
     for (size_t which = 0; which < profiles.size(); ++which) {
       CAPTURE(which); // 0 the default profile, 1 the tight one, 2 the small, 3 the free host
       Schedule s(front.program.pipelines.at(0), profiles[which], ScheduleOptions());
