@@ -32,12 +32,16 @@ namespace pipec::sim {
 
 /// One checkpoint of the skip-ahead (for tests): the block of iterations
 /// whose first host op the host thread had reached, the clock then, the
-/// block's first instance, and the state written down, relative to them.
+/// block's first instance, the state written down (relative to them), and
+/// the host's time and the events counted so far (which a jump adds up
+/// from the last block's).
 struct Checkpoint {
   uint32_t block = 0;
   double clock = 0;
   uint64_t firstInstance = 0;
   std::vector<double> state;
+  runtime::HostTime hostTime;
+  uint64_t events = 0;
 };
 
 struct ModelOptions {

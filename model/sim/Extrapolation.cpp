@@ -66,7 +66,8 @@ void Simulator::checkpoint(uint32_t b) {
     return;
   }
   if (options.checkpoints) {
-    options.checkpoints->push_back({b, clock, blockStart(b), sig});
+    options.checkpoints->push_back(
+        {b, clock, blockStart(b), sig, out.hostTime, out.simulatedEvents});
     return;
   }
   compared += sig.size();

@@ -449,6 +449,14 @@ TEST_CASE("model: a checkpoint state equal to the last one's is followed by the 
           CAPTURE(a.block);
           CHECK(same(b, next));
           CHECK(near(next.clock - b.clock, b.clock - a.clock));
+          // What the host did and the events counted: the same again.
+          CHECK(near(next.hostTime.cpu - b.hostTime.cpu, b.hostTime.cpu - a.hostTime.cpu));
+          CHECK(near(next.hostTime.issue - b.hostTime.issue,
+                     b.hostTime.issue - a.hostTime.issue));
+          CHECK(near(next.hostTime.api - b.hostTime.api, b.hostTime.api - a.hostTime.api));
+          CHECK(near(next.hostTime.blocked - b.hostTime.blocked,
+                     b.hostTime.blocked - a.hostTime.blocked));
+          CHECK(next.events - b.events == b.events - a.events);
           const double shift = b.clock - a.clock;
           size_t wrong = 0;
           for (uint64_t v = 0; v + per < n; ++v) {
