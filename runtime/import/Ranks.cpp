@@ -172,28 +172,29 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
   }
 
   // Each rank's stages by their new names: r<rank>_<name>, or the
-  // collective's, <op>_<k>.
-  std::vector<std::vector<std::string>> nameOf(n);
+  // collective's, <op>_<k>. Every name is held once, as a key of `taken`
+  // (the stages pipec adds take a name no imported stage has).
+  llvm::StringSet<> taken;
+  std::vector<std::vector<llvm::StringRef>> nameOf(n);
   std::vector<std::string> collectiveName(matched);
   for (size_t k = 0; k < matched; ++k)
     collectiveName[k] = formatv("{0}_{1}", spelling(collectives[0][k].second), k).str();
+  std::string name;
   for (size_t r = 0; r < n; ++r) {
     const ImportedStep &s = ranks[r].step;
     nameOf[r].resize(s.stages.size());
-    for (uint32_t i = 0; i < s.stages.size(); ++i)
-      nameOf[r][i] = formatv("r{0}_{1}", r, s.stages[i].name).str();
+    for (uint32_t i = 0; i < s.stages.size(); ++i) {
+      name.clear();
+      llvm::raw_string_ostream(name) << 'r' << r << '_' << s.stages[i].name;
+      nameOf[r][i] = taken.insert(name).first->getKey();
+    }
     for (size_t k = 0; k < matched; ++k)
-      nameOf[r][collectives[r][k].first] = collectiveName[k];
+      nameOf[r][collectives[r][k].first] = taken.insert(collectiveName[k]).first->getKey();
   }
   auto streamOf = [&](size_t r, int64_t id) {
     return formatv("r{0}_{1}", r, streamName(id)).str();
   };
-  // The stages pipec adds (a rank's start, a collective's dispatch) take a
-  // name no imported stage has.
-  llvm::StringSet<> taken;
-  for (const std::vector<std::string> &names : nameOf)
-    for (const std::string &name : names)
-      taken.insert(name);
+  // A name for a stage pipec adds (a rank's start, a collective's dispatch).
   auto freshName = [&](const std::string &base) {
     std::string name = base;
     for (unsigned k = 2; !taken.insert(name).second; ++k)
@@ -301,23 +302,35 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
   // where each cell ends in it (a million stages: one allocation each).
   std::vector<RanksFile::Row> &rows = file.rows;
   Columns &stageColumns = file.stageColumns;
+  {
+    // At most: every stage, a start per rank, a dispatch per collective
+    // and rank (reserved: a vector grown by doubling holds 1.5 times it).
+    size_t most = n + matched * n;
+    for (size_t r = 0; r < n; ++r)
+      most += ranks[r].step.stages.size();
+    rows.reserve(most);
+  }
   auto add = [&](Cells c) {
     trimComment(c.comment);
     stageColumns.fit({c.name, c.on, c.work, c.attrs, "", c.deps});
-    RanksFile::Row row;
-    row.text.reserve(c.name.size() + c.on.size() + c.work.size() + c.attrs.size() +
-                     c.deps.size() + c.comment.size());
-    size_t i = 0;
+    const size_t bytes = c.name.size() + c.on.size() + c.work.size() + c.attrs.size() +
+                         c.deps.size() + c.comment.size();
+    char *text = static_cast<char *>(file.rowText.Allocate(std::max<size_t>(bytes, 1), 1));
+    RanksFile::Row row{text, {}};
+    size_t i = 0, at = 0;
     for (const std::string *cell : {&c.name, &c.on, &c.work, &c.attrs, &c.deps, &c.comment}) {
-      row.text += *cell;
-      row.end[i++] = static_cast<uint32_t>(row.text.size());
+      std::copy(cell->begin(), cell->end(), text + at);
+      at += cell->size();
+      row.end[i++] = static_cast<uint32_t>(at);
     }
-    rows.push_back(std::move(row));
+    rows.push_back(row);
   };
-  auto depsText = [](const std::vector<std::string> &deps) {
+  auto depsText = [](llvm::ArrayRef<llvm::StringRef> deps) {
     std::string out;
-    for (size_t i = 0; i < deps.size(); ++i)
-      out += (i ? ", " : "depends_on(") + deps[i];
+    for (size_t i = 0; i < deps.size(); ++i) {
+      out += i ? ", " : "depends_on(";
+      out += deps[i];
+    }
     return deps.empty() ? out : out + ")";
   };
   StageLine line;
@@ -335,13 +348,13 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
                           "most {3}",
                           r, st.name, st.deps.size(), kMaxDependencies)
                       .str());
-    std::vector<std::string> deps;
+    std::vector<llvm::StringRef> deps;
     for (uint32_t d : st.deps)
       deps.push_back(nameOf[r][d]);
     indexOf[r][i] = uint32_t(p.stages.size());
     if (withProgram) {
       program::Stage &stage = p.stages.emplace_back(std::move(line.stage));
-      stage.name = nameOf[r][i];
+      stage.name = nameOf[r][i].str();
       if (st.onHost())
         stage.cpu().hostDevice = uint32_t(r);
       else
@@ -350,7 +363,7 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
       for (uint32_t d : st.deps)
         stage.deps.push_back(program::Dependency{indexOf[r][d], 0, {}, -1});
     }
-    add({nameOf[r][i],
+    add({nameOf[r][i].str(),
          st.onHost() ? formatv("on rank{0}", r).str() : "on " + streamOf(r, s.opOf(st).stream),
          line.work, line.attrs, depsText(deps), "// " + stageComment(s, st)});
     return llvm::Error::success();
@@ -379,7 +392,8 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
       break;
     // The collective: its launch's dispatch stays each rank's host time
     // (a collective takes no issue=); its parts on each rank's stream.
-    std::vector<std::string> streams, deps;
+    std::vector<std::string> streams;
+    std::vector<llvm::StringRef> deps;
     std::vector<int32_t> partStreams;
     std::vector<program::Dependency> partDeps;
     llvm::StringSet<> seen;

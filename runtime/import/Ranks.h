@@ -19,6 +19,7 @@
 #include "compiler/program/Program.h"
 #include "runtime/import/Step.h"
 
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -77,13 +78,13 @@ public:
 private:
   friend llvm::Expected<RanksFile> writeRanks(const std::vector<Rank> &, const DeviceProfile &,
                                               RanksSummary &, bool);
-  /// A stage's cells as one string, and where each ends in it.
+  /// A stage's cells, one after another in rowText, and where each ends.
   struct Row {
-    std::string text;
+    const char *text;
     std::array<uint32_t, 6> end;
     llvm::StringRef cell(size_t i) const {
       const uint32_t begin = i ? end[i - 1] : 0;
-      return llvm::StringRef(text).slice(begin, end[i]);
+      return llvm::StringRef(text + begin, end[i] - begin);
     }
     std::array<llvm::StringRef, 6> cells() const {
       return {cell(0), cell(1), cell(2), cell(3), "", cell(4)};
@@ -91,6 +92,9 @@ private:
   };
   std::string head; ///< up to the stages: comments, devices, streams
   std::vector<Row> rows;
+  /// The rows' text, in slabs of many rows: a string of its own per row
+  /// would cost its object and the allocator's header, a million times.
+  llvm::BumpPtrAllocator rowText;
   Columns stageColumns{6};
 };
 
