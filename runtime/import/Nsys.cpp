@@ -283,7 +283,14 @@ private:
     // The header's page count holds when its "version valid for" matches
     // the change counter (SQLite's file format, 1.3.7).
     const bool countValid = pages != 0 && be(92, 4) == be(24, 4);
-    if (page < 512 || fileBytes % page != 0 || (countValid && pages * page != fileBytes))
+    // A page is a power of two from 512 to 65536 bytes (1 stands for 65536).
+    if (page < 512 || page > 65536 || (page & (page - 1)) != 0)
+      return fail(llvm::formatv("its header gives pages of {0} bytes, which SQLite never "
+                                "writes (a power of two from 512 to 65536): a damaged "
+                                "export; export it again",
+                                page)
+                      .str());
+    if (fileBytes % page != 0 || (countValid && pages * page != fileBytes))
       return fail(llvm::formatv("it is cut short or padded: {0} bytes, not the {1} pages of "
                                 "{2} bytes its header says; export it again",
                                 fileBytes, countValid ? pages : fileBytes / page + 1, page)

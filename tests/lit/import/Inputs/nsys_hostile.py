@@ -95,6 +95,11 @@ with open(good, "rb") as f:
     whole = f.read()
 with open(os.path.join(folder, "cut.sqlite"), "wb") as f:
     f.write(whole[:-1000])
+# A header whose page size is 0, and one of 1000 bytes: no page SQLite
+# writes (the file cannot be measured in them).
+for name, size in (("page-zero.sqlite", 0), ("page-odd.sqlite", 1000)):
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(whole[:16] + size.to_bytes(2, "big") + whole[18:])
 # Changes in a write-ahead log not written back: the export alone is stale.
 wal = os.path.join(folder, "wal")
 os.makedirs(wal, exist_ok=True)
