@@ -606,9 +606,8 @@ private:
       if (copyIndex[k] >= 0) {
         const program::Stage &st = s.pipeline.stages[k];
         os << (i++ ? ", " : "")
-           << (st.kind() == StageKind::Copy && st.copy().direction == CopyDirection::P2P
-                   ? st.copy().peerDevice
-                   : deviceOfStream(uint32_t(std::max(0, st.stream))));
+           << (program::isPeerCopy(st) ? st.copy().peerDevice
+                                       : deviceOfStream(uint32_t(std::max(0, st.stream))));
       }
     if (!copies)
       os << "0";

@@ -59,7 +59,7 @@ static void pipelineCluster(const Schedule &s, unsigned index, llvm::raw_ostream
                                                       : spelling(stage.kind());
       if (stage.kind() == StageKind::Copy)
         work += std::string(" ") + spelling(stage.copy().direction);
-      if (stage.kind() == StageKind::Copy && stage.copy().direction == CopyDirection::P2P)
+      if (isPeerCopy(stage))
         work += " to " + s.pipeline.devices[stage.copy().peerDevice].name;
       os << "    " << p << "n" << v << " [label="
          << quote(inst.name(v) + "\n" + work + " " + formatTime(stage.durationUs)) << "];\n";

@@ -181,7 +181,7 @@ private:
       if (program::isCollective(st))
         t << ",\"collective\":\"" << spelling(st.collective().op)
           << "\",\"ranks\":" << st.collective().parts;
-      if (st.kind() == StageKind::Copy && st.copy().direction == CopyDirection::P2P)
+      if (isPeerCopy(st))
         t << ",\"to_device\":\"" << p.devices[st.copy().peerDevice].name << '"';
       t << ",\"duration_us\":";
       writeNumber(t, st.durationUs);

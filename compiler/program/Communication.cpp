@@ -24,8 +24,7 @@ bool program::isCommunicationKernel(llvm::StringRef name) {
 }
 
 bool program::isCommunication(const Stage &stage, llvm::StringRef kernelName) {
-  if (isCollective(stage) ||
-      (stage.kind() == StageKind::Copy && stage.copy().direction == CopyDirection::P2P))
+  if (isCollective(stage) || isPeerCopy(stage))
     return true;
   return stage.kind() == StageKind::Kernel &&
          isCommunicationKernel(kernelName.empty() ? llvm::StringRef(stage.name) : kernelName);

@@ -321,8 +321,7 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
         }
         // A `copy p2p` writes its peer's memory: the device `to` names, or
         // the one of the first buffer it writes.
-        bool toPeer = write && into.kind() == StageKind::Copy &&
-                      into.copy().direction == CopyDirection::P2P;
+        bool toPeer = write && isPeerCopy(into);
         if (toPeer && into.copy().peerDevice == kNoPeer && !b.host)
           into.copy().peerDevice = b.device;
         if (toPeer && !b.host && b.device != kUnknownDevice &&
@@ -661,7 +660,7 @@ void Sema::checkCollective(const ast::StageDecl &s, uint32_t first, Pipeline &ou
 /// `copy p2p ... to DEVICE` (version 4): the peer device it writes to.
 void Sema::checkPeer(const ast::StageDecl &s, const Pipeline &out, const ast::Pipeline &p,
                      Stage &into) {
-  bool p2p = into.kind() == StageKind::Copy && into.copy().direction == CopyDirection::P2P;
+  bool p2p = isPeerCopy(into);
   if (p2p) {
     needsVersion(versionOf(CopyDirection::P2P), s.kindRange, "'copy p2p'");
     into.copy().peerDevice = kNoPeer;
@@ -848,7 +847,7 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
   checkAttrs(s, into);
   checkPeer(s, out, p, into);
   checkAccesses(s, out, buffers, p, bufferUsed, into);
-  if (into.kind() == StageKind::Copy && into.copy().direction == CopyDirection::P2P)
+  if (isPeerCopy(into))
     checkPeerFound(s, out, into);
   if (CopyWork *copy = std::get_if<CopyWork>(&into.work); copy && copy->peerDevice >= kNoPeer)
     copy->peerDevice = 0; // reported: the program is not used

@@ -370,8 +370,7 @@ TEST_CASE("schedule: the timeline of several devices, against a slow relaxation"
         if (s.streamPlan.streams[s.streamOf(v)].device != d || st.durationUs <= 0)
           continue;
         work.push_back({finish[v] - st.durationUs, finish[v]});
-        if (program::isCollective(st) ||
-            (st.kind() == StageKind::Copy && st.copy().direction == CopyDirection::P2P))
+        if (program::isCollective(st) || isPeerCopy(st))
           comm.push_back({finish[v] - st.durationUs, finish[v]});
         else
           other.push_back({finish[v] - st.durationUs, finish[v]});
