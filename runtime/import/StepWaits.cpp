@@ -1,0 +1,275 @@
+//===- StepWaits.cpp - The waits the trace does not hold ------------------===//
+//
+// An op that began well after everything it is known to wait for (its
+// stream's previous op, the ops its recorded orderings name, its launch
+// call's return; a backlog op, the step's start) waited for something
+// else. Where another op ended just before it began, it waited for that one
+// (an ordering the trace does not record: a dependency); otherwise for what
+// the trace does not hold (a host node, an external event, another
+// process): the wait is kept, as a stage of its time between the op and
+// what it follows. Both are said: a run keeps the wait, a what-if moves it
+// with what it follows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/import/StepBuild.h"
+
+#include "compiler/schedule/Redundancy.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace pipec;
+using namespace pipec::importer;
+using namespace pipec::importer::step;
+using llvm::formatv;
+
+namespace {
+
+struct Idle {
+  uint32_t at;
+  double us;
+};
+
+class WaitFinder {
+public:
+  explicit WaitFinder(Builder &b) : b(b), out(b.out), profile(profileFor(b.out.device)) {
+    for (uint32_t i = 0; i < out.stages.size(); ++i)
+      if (!out.stages[i].onHost())
+        byEnd.push_back({out.stages[i].endUs, i});
+    std::sort(byEnd.begin(), byEnd.end());
+    for (const ImportedStage &st : out.stages)
+      if (!st.onHost())
+        byStart.push_back({double(st.startUs), double(st.endUs)});
+    std::sort(byStart.begin(), byStart.end());
+    for (size_t k = 1; k < byStart.size(); ++k)
+      byStart[k].second = std::max(byStart[k].second, byStart[k - 1].second);
+  }
+  /// Each op's wait, a dependency where an op explains it, else an Idle.
+  void run() {
+    for (uint32_t i = 0; i < out.stages.size(); ++i)
+      if (!out.stages[i].onHost())
+        examine(i);
+  }
+  std::vector<Idle> idles;
+  uint64_t inferredWaits = 0;
+
+private:
+  void examine(uint32_t i);
+  /// Until when the GPU ran something before `t` (from the origin): the
+  /// latest end among the ops that began before it.
+  double busyUntil(double t) const {
+    auto it = std::lower_bound(byStart.begin(), byStart.end(),
+                               std::make_pair(t - kClockSlackUs, -double(INFINITY)));
+    return it == byStart.begin() ? 0.0 : std::min(t, (it - 1)->second);
+  }
+  /// What share of the SMs the kernels running at `t` asked for (worked out
+  /// the first time it is asked: most steps never need it).
+  double askedAt(double t) {
+    if (!demand)
+      demand.emplace(out.stages, b.trace.ops, profile);
+    return demand->at(t);
+  }
+
+  Builder &b;
+  ImportedStep &out;
+  const DeviceProfile profile;
+  std::optional<SmDemand> demand;
+  std::vector<std::pair<double, uint32_t>> byEnd; ///< (end, stage), device ops
+  std::vector<std::pair<double, double>> byStart; ///< (start, latest end so far)
+};
+
+void WaitFinder::examine(uint32_t i) {
+  ImportedStage &st = out.stages[i];
+  const GpuOp &op = b.trace.ops[st.op];
+  const double origin = b.origin;
+  if (op.ts <= origin)
+    return;
+  double explained = origin;
+  if (!st.backlog && op.launchTs >= 0)
+    explained = std::max(explained, op.launchTs + op.launchDur);
+  for (uint32_t d : st.deps)
+    if (!out.stages[d].onHost())
+      explained = std::max(explained, out.stages[d].endUs + origin);
+  // Waited at least a few microseconds past what it is known to follow
+  // (less is the device's own start-up): for what?
+  const double waited = op.ts - explained;
+  if (waited < kGpuWaitSlackUs)
+    return;
+  // The op issued before it that ended last before it began (among the
+  // last few to end: a bounded look, whatever the input). The op began as
+  // it ended, or a little after it with the GPU idle in between (the wait's
+  // own latency).
+  const double at = op.ts - origin;
+  auto it = std::upper_bound(byEnd.begin(), byEnd.end(),
+                             std::make_pair(at + kClockSlackUs, UINT32_MAX));
+  for (int look = 0; look < 64 && it != byEnd.begin() && (it - 1)->second >= i; ++look)
+    --it;
+  int64_t ended = -1;
+  bool asEnded = false, idleBefore = false;
+  if (it != byEnd.begin() && (it - 1)->second < i) {
+    const double end = (it - 1)->first;
+    asEnded = at - end <= kGpuWaitSlackUs;
+    idleBefore =
+        !asEnded && at - end < kUnexplainedIdleUs && busyUntil(at) <= end + kClockSlackUs;
+    if (asEnded || idleBefore)
+      ended = int64_t((it - 1)->second);
+  }
+  // It waited for one of the ops that ended just before it began: all of
+  // them (a safe superset, each ended before it began), the latest alone
+  // when it began a while after the GPU went idle.
+  auto waitedForEnded = [&] {
+    st.deps.push_back(uint32_t(ended));
+    if (asEnded)
+      for (auto c = it - 1; c != byEnd.begin() && it - c < 64;) {
+        --c;
+        if (c->first < at - kGpuWaitSlackUs)
+          break;
+        if (c->second < i)
+          st.deps.push_back(c->second);
+      }
+    ++inferredWaits;
+  };
+  // Whether, at `t`, its blocks fit beside those of the kernels running (an
+  // op that is not a kernel needs no room on the SMs).
+  const auto roomAt = [&](double t) {
+    return op.kind != OpKind::Kernel || askedAt(t) + smShare(op, profile) <= 1;
+  };
+  if (!st.graphLaunched && op.launchTs >= 0) {
+    // A launched op that found the GPU running others may have waited for
+    // room on the SMs (or a copy engine), which the model has. It waited
+    // for the op ahead of it if it began a while after the GPU went idle,
+    // or, a kernel, as that op ended while it had room beside what was
+    // running.
+    if (at - busyUntil(at) < kUnexplainedIdleUs) {
+      if (ended >= 0 && (idleBefore || (op.kind == OpKind::Kernel &&
+                                        roomAt(out.stages[ended].endUs - kClockSlackUs))))
+        waitedForEnded();
+      return;
+    }
+  } else {
+    // A graph's node, or an op whose launch the trace lacks: it waited for
+    // the op that ended as it began, unless (a kernel) it had no room
+    // beside what ran until then; or, on a GPU full of others' blocks, for
+    // room, which the model has.
+    if (ended >= 0 && (idleBefore || roomAt(out.stages[ended].endUs - kClockSlackUs))) {
+      waitedForEnded();
+      return;
+    }
+    if (at - busyUntil(at) < kClockSlackUs && !roomAt(at - kClockSlackUs))
+      return;
+  }
+  if (waited >= kUnexplainedIdleUs)
+    idles.push_back({i, waited});
+}
+
+/// Each wait kept as a gpu_idle stage of its time, before its op on its
+/// stream: it follows what the op followed, and the op follows it.
+void insertIdle(Builder &b, const std::vector<Idle> &idles) {
+  ImportedStep &out = b.out;
+  std::vector<ImportedStage> old = std::move(out.stages);
+  out.stages.clear();
+  out.stages.reserve(old.size() + idles.size());
+  std::vector<uint32_t> newIndex(old.size());
+  std::string longestName;
+  double idleUs = 0, longestUs = 0, longestAt = 0;
+  size_t k = 0;
+  for (uint32_t i = 0; i < old.size(); ++i) {
+    if (k < idles.size() && idles[k].at == i) {
+      const ImportedStage &before = old[i];
+      ImportedStage idle;
+      idle.idle = true;
+      idle.op = before.op;
+      idle.backlog = before.backlog;
+      idle.graphLaunched = before.graphLaunched;
+      // Between two nodes of one graph launch: a node of it too.
+      if (i > 0 && old[i - 1].graphLaunch >= 0 && old[i - 1].graphLaunch == before.graphLaunch)
+        idle.graphLaunch = before.graphLaunch;
+      idle.hostUs = before.hostUs;
+      idle.durUs = idles[k].us;
+      idle.endUs = b.trace.ops[before.op].ts - b.origin;
+      idle.startUs = idle.endUs - idle.durUs;
+      idle.name = b.uniqueName("gpu_idle");
+      idleUs += idle.durUs;
+      if (idle.durUs > longestUs)
+        longestUs = idle.durUs, longestName = before.name, longestAt = idle.endUs;
+      out.stages.push_back(std::move(idle));
+      ++k;
+    }
+    newIndex[i] = uint32_t(out.stages.size());
+    out.stages.push_back(std::move(old[i]));
+  }
+  for (ImportedStage &st : out.stages)
+    for (uint32_t &d : st.deps)
+      d = newIndex[d];
+  for (uint32_t j = 0; j + 1 < out.stages.size(); ++j)
+    if (out.stages[j].idle) {
+      out.stages[j].deps = std::move(out.stages[j + 1].deps);
+      out.stages[j + 1].deps = {j};
+    }
+  out.notes.push_back(formatv(
+      "ops waited {0} ms in {1} gap(s) for what the trace does not show (the longest "
+      "{2} ms, before '{3}', {4} ms into the step): each wait is kept as a gpu_idle "
+      "stage of its time after what the op follows, so that a run keeps it",
+      formatv("{0:f2}", idleUs / 1000), idles.size(), formatv("{0:f2}", longestUs / 1000),
+      longestName, formatv("{0:f2}", longestAt / 1000)));
+}
+
+} // namespace
+
+void step::inferWaits(Builder &b) {
+  WaitFinder finder(b);
+  finder.run();
+  if (!finder.idles.empty())
+    insertIdle(b, finder.idles);
+  b.forgetNames();
+  if (finder.inferredWaits)
+    b.out.notes.push_back(formatv(
+        "{0} op(s) began, {1} us or more after everything the trace says they follow, as an "
+        "op of another stream ended (or soon after, with the GPU idle in between) and not "
+        "for want of room on the SMs: each is taken to have waited for that op (an ordering "
+        "the trace does not record)",
+        finder.inferredWaits, unsigned(kGpuWaitSlackUs)));
+}
+
+void step::finishStep(Builder &b) {
+  ImportedStep &out = b.out;
+  // Only the dependencies the others do not imply: the file states each
+  // ordering once (and `pipec check` has no redundant one to warn about).
+  CSR graph;
+  for (ImportedStage &st : out.stages) {
+    std::sort(st.deps.begin(), st.deps.end());
+    st.deps.erase(std::unique(st.deps.begin(), st.deps.end()), st.deps.end());
+    graph.targets.insert(graph.targets.end(), st.deps.begin(), st.deps.end());
+    graph.begin.push_back(graph.targets.size());
+  }
+  DeclaredRedundancy redundant = findRedundantDependencies(graph);
+  if (redundant.complete) {
+    size_t edge = 0;
+    for (ImportedStage &st : out.stages) {
+      std::vector<uint32_t> kept;
+      for (uint32_t u : st.deps)
+        if (redundant.kept[edge++])
+          kept.push_back(u);
+      st.deps = std::move(kept);
+    }
+  }
+  // The step's ops, taken from the trace in its order (the others left).
+  Trace &trace = b.trace;
+  std::vector<uint32_t> kept(trace.ops.size(), UINT32_MAX);
+  for (const ImportedStage &st : out.stages)
+    if (!st.onHost())
+      kept[st.op] = 0;
+  uint32_t next = 0;
+  for (uint32_t i = 0; i < trace.ops.size(); ++i)
+    if (kept[i] == 0) {
+      kept[i] = next;
+      trace.ops[next++] = trace.ops[i];
+    }
+  for (ImportedStage &st : out.stages)
+    if (!st.onHost())
+      st.op = kept[st.op];
+  trace.ops.resize(next);
+  out.ops = std::move(trace.ops);
+}
