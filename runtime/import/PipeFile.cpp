@@ -209,7 +209,7 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
     if (st.blocking)
       comment += st.waitedForGpu
                      ? "; the call waited for the GPU and returned once it was done"
-                     : "; the call returned once it was done";
+                     : "; the call held the host while the copy ran";
     if (st.queueFull)
       comment += "; the launch waited for room in the driver's full launch queue";
     if (st.graphLaunched)

@@ -17,12 +17,17 @@ using namespace pipec::importer::step;
 
 namespace {
 
-/// A copy that touches pageable host memory and whose call returned only
-/// once it was done: the host waited for it (a pinned copy is asynchronous).
+/// A copy that touches pageable host memory and whose call was still
+/// running when its DMA began: the host stages pageable memory chunk by
+/// chunk through a pinned buffer and returns once the last chunk is
+/// staged, a little before the DMA ends (cudaMemcpyAsync too: a pinned
+/// copy is asynchronous). The call's time from the copy's start on is the
+/// host waiting for the copy, not dispatch: counted as dispatch, the model
+/// would run the copy after it, a second time.
 bool blockingCopy(const GpuOp &op, llvm::StringRef name) {
   if (op.kind != OpKind::Memcpy || op.launchTs < 0)
     return false;
-  return name.contains("Pageable") && op.launchTs + op.launchDur >= op.ts + op.dur;
+  return name.contains("Pageable") && op.launchTs + op.launchDur >= op.ts;
 }
 
 /// What the host waited for inside a launch call: the launches the driver

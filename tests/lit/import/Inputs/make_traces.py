@@ -49,7 +49,8 @@ class Builder:
         c = self.runtime("cudaMemcpyAsync", launch_ts, call_dur)
         names = {"h2d": "Memcpy HtoD (Pinned -> Device)", "d2h": "Memcpy DtoH (Device -> Pinned)",
                  "d2d": "Memcpy DtoD (Device -> Device)",
-                 "d2h pageable": "Memcpy DtoH (Device -> Pageable)"}
+                 "d2h pageable": "Memcpy DtoH (Device -> Pageable)",
+                 "h2d pageable": "Memcpy HtoD (Pageable -> Device)"}
         self.events.append({"ph": "X", "cat": "gpu_memcpy", "name": names[kind], "pid": 0,
                             "tid": stream, "ts": ts, "dur": dur,
                             "args": {"device": 0, "context": 1, "stream": stream,
