@@ -20,22 +20,22 @@ _pipec() {
   compile) options="$common --emit=text --emit=json --emit=dot --emit=cuda --emit=ast
                     --lower=streams --lower=graph --lower=auto --pipeline= --max-streams=
                     --replays= --profile= --stats -o --assign=makespan --assign=matching
-                    --assign=round-robin --assign=levels" ;;
+                    --assign=round-robin --assign=levels --comm-kernels=" ;;
   run) options="$common --backend=auto --backend=sim --backend=cuda --lower=streams
                 --lower=graph --lower=both --replays= --json --trace= --timeline --width=
                 --compare= --compare-profile=
                 --ignore-priorities --pipeline= --max-streams= --profile= --stats -o
                 --html= --timing=auto --timing=cupti --timing=events --assign=makespan
                 --assign=matching --assign=round-robin --assign=levels
-                --objective=makespan --objective=end:" ;;
+                --objective=makespan --objective=end: --comm-kernels=" ;;
   advise) options="$common --backend=auto --backend=sim --backend=cuda --replays=
                    --pipeline= --profile= -o --json --max-streams= --assign=makespan
                    --assign=matching --assign=round-robin --assign=levels --apply=
-                   --objective=makespan --objective=end: --min-gain= --min-gain-us=" ;;
+                   --objective=makespan --objective=end: --min-gain= --min-gain-us= --comm-kernels=" ;;
   fmt) options="$common -i --check" ;;
   calibrate) options="$common -o" ;;
   profile) options="$common --default --profile=" ;;
-  import) options="$common -o --step= --report --json --profile= --profile-out= --replays=" ;;
+  import) options="$common -o --step= --report --json --profile= --profile-out= --replays= --comm-kernels=" ;;
   *) return ;;
   esac
 

@@ -1,25 +1,70 @@
 //===- Communication.cpp --------------------------------------------------===//
 
 #include "compiler/program/Communication.h"
+#include "compiler/support/Printable.h"
+
+#include "llvm/Support/Regex.h"
+
+#include <optional>
 
 using namespace pipec;
 
+namespace {
+/// The user's pattern (--comm-kernels); none unless set.
+std::optional<llvm::Regex> &userPattern() {
+  static std::optional<llvm::Regex> pattern;
+  return pattern;
+}
+} // namespace
+
+llvm::Error program::setUserCommunicationKernels(llvm::StringRef regex) {
+  userPattern().reset();
+  if (regex.empty())
+    return llvm::Error::success();
+  llvm::Regex pattern(regex, llvm::Regex::NoFlags);
+  std::string why;
+  if (!pattern.isValid(why))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--comm-kernels: '" + printable(regex) +
+                                       "' is not a regular expression: " + why);
+  userPattern() = std::move(pattern);
+  return llvm::Error::success();
+}
+
 bool program::isCommunicationKernel(llvm::StringRef name) {
+  if (userPattern() && userPattern()->match(name))
+    return true;
   name = name.ltrim();
   if (name.startswith("void "))
     name = name.drop_front(5).ltrim();
   if (name.startswith("ncclKernel") || name.startswith("ncclDevKernel") ||
       name.startswith("nvshmem"))
     return true;
-  // Expert parallelism's all-to-all: its dispatch and combine kernels.
   const std::string lower = name.lower();
   const llvm::StringRef l(lower);
+  // NVSHMEM's kernels in a scope (nvshmemi_…, nvshmem::…), MSCCL's and
+  // MSCCL++'s.
+  if (l.contains("nvshmem") || l.contains("msccl"))
+    return true;
+  // Expert parallelism's all-to-all: its dispatch and combine kernels.
   if (l.contains("alltoall") || l.contains("all_to_all"))
     return true;
-  // DeepEP's (deep_ep::intranode::dispatch, ::combine; not its layout
-  // kernels), pplx-kernels'.
-  if (l.contains("deep_ep::"))
-    return l.contains("::dispatch") || l.contains("::combine");
+  // The custom all-reduces of inference servers: vLLM's
+  // (vllm::cross_device_reduce_1stage, _2stage), TensorRT-LLM's
+  // (oneShotAllReduceKernel, twoShotAllReduceKernel, allreduce_fusion_…).
+  if (l.contains("cross_device_reduce") || l.contains("oneshotallreduce") ||
+      l.contains("twoshotallreduce") || l.contains("allreduce_fusion") ||
+      l.contains("custom_all_reduce"))
+    return true;
+  // DeepEP's (deep_ep::intranode::dispatch, ::combine, ::notify_dispatch;
+  // not its layout kernels), and any `…::ep::internode|intranode::`
+  // namespace (DualPipe's dpsk::ep::internode::dispatch); pplx-kernels'.
+  auto epKernel = [&] {
+    return l.contains("dispatch") || l.contains("combine") || l.contains("notify");
+  };
+  if (l.contains("deep_ep::") || l.contains("ep::internode::") ||
+      l.contains("ep::intranode::"))
+    return !l.contains("layout") && epKernel();
   return l.contains("pplx") && (l.contains("dispatch") || l.contains("combine"));
 }
 

@@ -266,11 +266,13 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
     for (size_t r = 0; r < n; ++r)
       stages += ranks[r].step.stages.size() + matched;
     p.stages.reserve(stages);
+    file.communicates.reserve(stages);
   }
   auto hostStage = [&](size_t r, std::string name, const Time &time) {
     if (!withProgram)
       return;
     program::Stage &stage = p.stages.emplace_back();
+    file.communicates.push_back(false);
     stage.name = std::move(name);
     stage.work = program::CpuWork{};
     stage.durationUs = time.us;
@@ -362,6 +364,9 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
       stage.deps.reserve(st.deps.size());
       for (uint32_t d : st.deps)
         stage.deps.push_back(program::Dependency{indexOf[r][d], 0, {}, -1});
+      file.communicates.push_back(
+          !st.onHost() && !st.idle &&
+          program::isCommunication(stage, s.names[s.opOf(st).name]));
     }
     add({nameOf[r][i].str(),
          st.onHost() ? formatv("on rank{0}", r).str() : "on " + streamOf(r, s.opOf(st).stream),
@@ -436,6 +441,7 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
     for (size_t r = 0; r < n && withProgram; ++r) {
       indexOf[r][collectives[r][k].first] = first;
       program::Stage &part = p.stages.emplace_back();
+      file.communicates.push_back(true);
       part.name =
           n > 1 ? formatv("{0}:rank{1}", collectiveName[k], r).str() : collectiveName[k];
       part.work = program::CollectiveWork{};

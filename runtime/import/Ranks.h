@@ -64,6 +64,11 @@ class RanksFile {
 public:
   /// Its streams (always) and stages (withProgram), without source ranges.
   program::Program program;
+  /// Per stage of the program (withProgram): whether it is communication,
+  /// as the import of one rank counts it (program::isCommunication, a
+  /// kernel by its recorded name: the program's names are the ranks'
+  /// short ones).
+  std::vector<bool> communicates;
   /// Where each stream's name is in the text (a byte offset): a diagnostic
   /// about a stream points at the line the file has it on.
   std::vector<size_t> streamNameAt;

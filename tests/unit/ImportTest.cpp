@@ -868,7 +868,30 @@ TEST_CASE("communication: one list of kernel names, the analysis's and the impor
   CHECK(isCommunicationKernel("all_to_all_kernel"));
   CHECK(isCommunicationKernel("void AllToAllV<float>(float*)"));
   CHECK(isCommunicationKernel("nvshmemi_transfer_kernel"));
+  // As real traces name them: DualPipe's DeepEP build, vLLM's custom
+  // all-reduce, TensorRT-LLM's, NVSHMEM's in a scope.
+  CHECK(isCommunicationKernel("void dpsk::ep::internode::dispatch<true, 8>(int4*, float*)"));
+  CHECK(isCommunicationKernel("void dpsk::ep::intranode::combine<float>(float*)"));
+  CHECK(isCommunicationKernel("void dpsk::ep::internode::notify_dispatch<4>(int const*)"));
+  CHECK(isCommunicationKernel("void vllm::cross_device_reduce_1stage<c10::BFloat16, 8>()"));
+  CHECK(isCommunicationKernel("void vllm::cross_device_reduce_2stage<float, 4>()"));
+  CHECK(isCommunicationKernel("void tensorrt_llm::kernels::oneShotAllReduceKernel<half>()"));
+  CHECK(isCommunicationKernel("void at::cuda::(anonymous)::nvshmemi_putmem_kernel()"));
   CHECK_FALSE(isCommunicationKernel("void deep_ep::layout::get_dispatch_layout_helper"));
+  CHECK_FALSE(isCommunicationKernel("void dpsk::ep::internode::get_dispatch_layout<8>()"));
+  CHECK_FALSE(isCommunicationKernel("void vllm::reduce_kernel<float>()"));
+  CHECK_FALSE(isCommunicationKernel("void vllm::moe::topk_softmax<8>()")); // routing, no data moved
+  // A user's own, by --comm-kernels' pattern; a bad one is an error and
+  // leaves none set.
+  CHECK_FALSE(isCommunicationKernel("my_ring_exchange<float>"));
+  REQUIRE(!llvm::errorToBool(program::setUserCommunicationKernels("ring_exchange|halo_")));
+  CHECK(isCommunicationKernel("my_ring_exchange<float>"));
+  CHECK(isCommunicationKernel("void halo_swap()"));
+  CHECK_FALSE(isCommunicationKernel("void halo()"));
+  llvm::Error bad = program::setUserCommunicationKernels("ring(");
+  CHECK(llvm::toString(std::move(bad)).find("is not a regular expression") != std::string::npos);
+  CHECK_FALSE(isCommunicationKernel("my_ring_exchange<float>"));
+  REQUIRE(!llvm::errorToBool(program::setUserCommunicationKernels("")));
   CHECK_FALSE(isCommunicationKernel("void at::native::vectorized_elementwise_kernel<4>"));
   CHECK_FALSE(isCommunicationKernel("dispatch_gemm")); // not an expert-parallel library's
   CHECK_FALSE(isCommunicationKernel("volta_sgemm_128x64_nn"));

@@ -11,6 +11,7 @@
 #include "Tool.h"
 
 #include "compiler/emit/Emitters.h"
+#include "compiler/schedule/Analysis.h"
 #include "compiler/program/TimeFormat.h"
 #include "compiler/schedule/Lints.h"
 #include "compiler/sema/Sema.h"
@@ -194,6 +195,20 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
     return RunFailed;
   }
   const std::vector<double> model = modelSpansUs(*run, rankCount);
+  // Each rank's communication as the import of one rank counts it (its
+  // kernels by their recorded names), and apart, the collectives matched
+  // across the ranks (the parts of one collective stage).
+  auto usesBy = [&](llvm::function_ref<bool(uint32_t)> communicates) {
+    return deviceUses(
+        schedule, [&](uint32_t v) { return std::make_pair(run->start[v], run->end[v]); },
+        run->makespanUs, communicates);
+  };
+  const std::vector<DeviceUse> comm = usesBy([&](uint32_t v) {
+    const uint32_t stage = schedule.instances.stageOf(v);
+    return stage < file->communicates.size() && file->communicates[stage];
+  });
+  const std::vector<DeviceUse> collectives =
+      usesBy([&](uint32_t v) { return program::isCollective(schedule.instances.stage(v)); });
   const double recordedLongest = summary.recordedSpanUs;
   // The model against the recording, as a signed percentage.
   auto relative = [](double model, double recorded) {
@@ -218,7 +233,9 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
             writeNumberAttribute(j, "predicted_span_us", model[r]);
             writeNumberAttribute(j, "busy_us", run->devices[r].busyUs);
             writeNumberAttribute(j, "bubble_fraction", run->devices[r].bubbleFraction);
-            writeNumberAttribute(j, "comm_us", run->devices[r].commUs);
+            writeNumberAttribute(j, "comm_us", comm[r].commUs);
+            writeNumberAttribute(j, "comm_hidden_us", comm[r].hiddenCommUs);
+            writeNumberAttribute(j, "collective_us", collectives[r].commUs);
           });
       });
       writeNumberAttribute(j, "recorded_span_us", recordedLongest);
@@ -248,8 +265,12 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
                   formatTime(recorded[r]), formatTime(model[r]),
                   relative(model[r], recorded[r]), formatTime(run->devices[r].busyUs),
                   formatPercent(run->devices[r].bubbleFraction, 1));
-    if (run->devices[r].commUs > 0)
-      os << formatv(", communication {0}", formatTime(run->devices[r].commUs));
+    if (comm[r].commUs > 0)
+      os << formatv(", communication {0} ({1} hidden)", formatTime(comm[r].commUs),
+                    formatPercent(comm[r].hiddenCommUs / comm[r].commUs, 0));
+    if (collectives[r].commUs > 0)
+      os << formatv(", of it collectives matched across ranks {0}",
+                    formatTime(collectives[r].commUs));
     os << '\n';
   }
   os << formatv(summary.aligned ? "  step     recorded {0,9}  model {1,9} ({2})  every rank's "

@@ -3,6 +3,7 @@
 #include "Tool.h"
 
 #include "compiler/driver/OutputFile.h"
+#include "compiler/program/Communication.h"
 #include "compiler/support/Printable.h"
 #include "compiler/support/ReadFile.h"
 #include "model/Model.h"
@@ -123,7 +124,27 @@ cl::opt<std::string> runInputOption(cl::Positional, cl::Required,
                                     cl::sub(runCommand()), cl::sub(adviseCommand()),
                                     cl::cat(category()));
 
+cl::opt<std::string> commKernelsOption(
+    "comm-kernels",
+    cl::desc("Kernels that are communication, besides NCCL's, NVSHMEM's, expert "
+             "parallelism's and the known custom all-reduces: a regular expression a "
+             "kernel's name contains a match of (for comm_us and the hidden communication)"),
+    cl::value_desc("regex"), cl::sub(compileCommand()), cl::sub(runCommand()),
+    cl::sub(adviseCommand()), cl::sub(importCommand()), cl::cat(category()));
+
 } // namespace
+
+bool tool::applyCommunicationKernels() {
+  if (commKernelsOption.getNumOccurrences() && commKernelsOption.empty()) {
+    toolError("--comm-kernels needs a regular expression");
+    return false;
+  }
+  if (llvm::Error e = program::setUserCommunicationKernels(commKernelsOption)) {
+    toolError(toString(std::move(e)));
+    return false;
+  }
+  return true;
+}
 
 const tool::Invocation &tool::invocation() {
   static const Invocation read = [] {

@@ -65,6 +65,9 @@ struct Invocation {
   std::string objectiveText = "makespan";             ///< run and advise: --objective
 };
 const Invocation &invocation();
+/// `--comm-kernels`: the user's communication kernels, set for every figure
+/// that counts communication; false (said) for a bad expression.
+bool applyCommunicationKernels();
 
 /// `--color=auto|always|never`, in place of LLVM's own switch.
 void registerColorOption();

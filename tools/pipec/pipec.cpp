@@ -115,6 +115,8 @@ int dispatch(int argc, char **argv) {
   if (!parsed)
     return UsageError;
   applyColorChoice();
+  if (!applyCommunicationKernels())
+    return UsageError;
 
   if (checkCommand())
     return runCheck();
