@@ -132,28 +132,43 @@ void WaitFinder::examine(uint32_t i) {
     ++inferredWaits;
   };
   // Whether, at `t`, its blocks fit beside those of the kernels running (an
-  // op that is not a kernel needs no room on the SMs).
+  // op that is not a kernel needs no room on the SMs; a fill's one small
+  // block always fits).
   const auto roomAt = [&](double t) {
     return op.kind != OpKind::Kernel || askedAt(t) + smShare(op, profile) <= 1;
+  };
+  // Whether it had room as the op that ended before it ended: a kernel (or
+  // a fill) beside the kernels still running; a copy, its direction's copy
+  // engine, which the op that ended held if it was a copy of that
+  // direction (the copy waited for the engine, which the model has: not
+  // an ordering).
+  const auto roomAsEnded = [&] {
+    if (op.kind != OpKind::Memcpy)
+      return roomAt(out.stages[ended].endUs - kClockSlackUs);
+    const ImportedStage &before = out.stages[ended];
+    if (before.onHost() || before.idle)
+      return true;
+    const GpuOp &held = b.trace.ops[before.op];
+    return held.kind != OpKind::Memcpy || held.direction != op.direction;
   };
   if (!st.graphLaunched && op.launchTs >= 0) {
     // A launched op that found the GPU running others may have waited for
     // room on the SMs (or a copy engine), which the model has. It waited
     // for the op ahead of it if it began a while after the GPU went idle,
-    // or, a kernel, as that op ended while it had room beside what was
-    // running.
+    // or as that op ended while it had room (beside what was running, or
+    // on its copy engine): a copy that followed another stream's kernel
+    // (an NCCL SendRecv it was ordered behind) waited for that kernel.
     if (at - busyUntil(at) < kUnexplainedIdleUs) {
-      if (ended >= 0 && (idleBefore || (op.kind == OpKind::Kernel &&
-                                        roomAt(out.stages[ended].endUs - kClockSlackUs))))
+      if (ended >= 0 && (idleBefore || roomAsEnded()))
         waitedForEnded();
       return;
     }
   } else {
     // A graph's node, or an op whose launch the trace lacks: it waited for
-    // the op that ended as it began, unless (a kernel) it had no room
-    // beside what ran until then; or, on a GPU full of others' blocks, for
-    // room, which the model has.
-    if (ended >= 0 && (idleBefore || roomAt(out.stages[ended].endUs - kClockSlackUs))) {
+    // the op that ended as it began, unless it had no room (a kernel beside
+    // what ran until then, a copy on its engine); or, on a GPU full of
+    // others' blocks, for room, which the model has.
+    if (ended >= 0 && (idleBefore || roomAsEnded())) {
       waitedForEnded();
       return;
     }
