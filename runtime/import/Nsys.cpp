@@ -354,10 +354,25 @@ private:
     llvm::Expected<bool> older = *current ? true : has("EXPORT_META_DATA");
     if (!older)
       return older.takeError();
-    if (!*current && !*older)
+    if (!*current && !*older) {
+      // Some Nsight Systems versions wrote no metadata table. An export is
+      // one by the tables pipec reads: its kernels and their names (a
+      // column the schema lacks is still its own error, naming it).
+      llvm::Expected<bool> kernels = has("CUPTI_ACTIVITY_KIND_KERNEL");
+      if (!kernels)
+        return kernels.takeError();
+      llvm::Expected<bool> strings = *kernels ? has("StringIds") : false;
+      if (!strings)
+        return strings.takeError();
+      if (*kernels && *strings) {
+        schema = "unknown (no metadata table)";
+        return llvm::Error::success();
+      }
       return fail("an SQLite database, but not an Nsight Systems export: it has no "
-                  "META_DATA_EXPORT (or EXPORT_META_DATA) table; export a report with "
+                  "META_DATA_EXPORT (or EXPORT_META_DATA) table, nor the kernel and "
+                  "string tables an export holds; export a report with "
                   "`nsys export --type sqlite REPORT.nsys-rep`");
+    }
     const std::string table = *current ? "META_DATA_EXPORT" : "EXPORT_META_DATA";
     Query q(db, "SELECT value FROM " + table + " WHERE name = 'EXPORT_SCHEMA_VERSION'");
     if (!q.prepared())

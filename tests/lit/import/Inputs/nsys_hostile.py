@@ -50,6 +50,9 @@ fresh("huge-grid.sqlite", "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridY = 65536, 
 fresh("older.sqlite", "ALTER TABLE META_DATA_EXPORT RENAME TO EXPORT_META_DATA; "
       "UPDATE EXPORT_META_DATA SET value = '2.9.1' WHERE name = 'EXPORT_SCHEMA_VERSION';",
       copy=True)
+# An export from a version that wrote no metadata table: every table pipec
+# reads is there, so it is read.
+fresh("no-metadata.sqlite", "DROP TABLE META_DATA_EXPORT;", copy=True)
 # No CUDA event table: the stream waits' events are not known.
 fresh("no-events.sqlite", "DROP TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT;", copy=True)
 # The file cut short after its first pages.
