@@ -254,6 +254,12 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
     catText = "gpu_memset";
   else if (catText == "runtime")
     catText = "cuda_runtime";
+  // Meta's MTIA accelerators: their device's ops and their runtime's calls
+  // (a platform pipec does not model: the recorded half is reported).
+  if (catText == "mtia_ccp_events" || catText == "mtia_runtime") {
+    trace.mtia = true;
+    catText = catText == "mtia_runtime" ? "cuda_runtime" : "kernel";
+  }
   llvm::StringRef cat = catText;
   llvm::StringRef name = e.getString("name").value_or("");
   double ts = numberOr(e, "ts", 0), dur = numberOr(e, "dur", 0);
@@ -651,6 +657,8 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
     return fail("not a Chrome trace: it has no 'traceEvents'");
   if (hip && trace.foreignPlatform.empty())
     trace.foreignPlatform = "ROCm (HIP runtime calls)";
+  if (trace.mtia && trace.foreignPlatform.empty())
+    trace.foreignPlatform = "Meta MTIA (mtia_ccp_events and mtia_runtime)";
   if (trace.ops.empty()) {
     // What the trace does hold, so that its reader knows what to record.
     std::string devices;

@@ -148,6 +148,9 @@ struct Trace {
   std::string exactWaitsAdvice =
       "record with torch.profiler.profile(..., experimental_config=torch._C._profiler."
       "_ExperimentalConfig(enable_cuda_sync_events=True)) for the exact ones";
+  /// While reading: whether it holds an MTIA device's events or runtime
+  /// calls (foreignPlatform says so once read).
+  bool mtia = false;
   /// While reading: each name's index in `names`, by its text in the file.
   llvm::StringMap<uint32_t> nameIndex, callNameIndex;
 };
