@@ -364,9 +364,8 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
       stage.deps.reserve(st.deps.size());
       for (uint32_t d : st.deps)
         stage.deps.push_back(program::Dependency{indexOf[r][d], 0, {}, -1});
-      file.communicates.push_back(
-          !st.onHost() && !st.idle &&
-          program::isCommunication(stage, s.names[s.opOf(st).name]));
+      file.communicates.push_back(!st.onHost() && !st.idle &&
+                                  program::isCommunication(stage, s.names[s.opOf(st).name]));
     }
     add({nameOf[r][i].str(),
          st.onHost() ? formatv("on rank{0}", r).str() : "on " + streamOf(r, s.opOf(st).stream),

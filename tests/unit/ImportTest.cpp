@@ -880,7 +880,8 @@ TEST_CASE("communication: one list of kernel names, the analysis's and the impor
   CHECK_FALSE(isCommunicationKernel("void deep_ep::layout::get_dispatch_layout_helper"));
   CHECK_FALSE(isCommunicationKernel("void dpsk::ep::internode::get_dispatch_layout<8>()"));
   CHECK_FALSE(isCommunicationKernel("void vllm::reduce_kernel<float>()"));
-  CHECK_FALSE(isCommunicationKernel("void vllm::moe::topk_softmax<8>()")); // routing, no data moved
+  CHECK_FALSE(
+      isCommunicationKernel("void vllm::moe::topk_softmax<8>()")); // routing, no data moved
   // A user's own, by --comm-kernels' pattern; a bad one is an error and
   // leaves none set.
   CHECK_FALSE(isCommunicationKernel("my_ring_exchange<float>"));
@@ -889,7 +890,8 @@ TEST_CASE("communication: one list of kernel names, the analysis's and the impor
   CHECK(isCommunicationKernel("void halo_swap()"));
   CHECK_FALSE(isCommunicationKernel("void halo()"));
   llvm::Error bad = program::setUserCommunicationKernels("ring(");
-  CHECK(llvm::toString(std::move(bad)).find("is not a regular expression") != std::string::npos);
+  CHECK(llvm::toString(std::move(bad)).find("is not a regular expression") !=
+        std::string::npos);
   CHECK_FALSE(isCommunicationKernel("my_ring_exchange<float>"));
   REQUIRE(!llvm::errorToBool(program::setUserCommunicationKernels("")));
   CHECK_FALSE(isCommunicationKernel("void at::native::vectorized_elementwise_kernel<4>"));

@@ -11,8 +11,8 @@
 #include "Tool.h"
 
 #include "compiler/emit/Emitters.h"
-#include "compiler/schedule/Analysis.h"
 #include "compiler/program/TimeFormat.h"
+#include "compiler/schedule/Analysis.h"
 #include "compiler/schedule/Lints.h"
 #include "compiler/sema/Sema.h"
 #include "compiler/support/Printable.h"
