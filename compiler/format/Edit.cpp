@@ -132,6 +132,17 @@ llvm::Expected<std::string> pipec::applyEdits(const ast::File &file, llvm::Strin
       p.streams.erase(it);
       break;
     }
+    case Edit::RemoveAttribute: {
+      ast::StageDecl *s = stage(e.stage);
+      if (!s)
+        return fail("no stage '" + e.stage + "'");
+      auto it = std::find_if(s->attrs.begin(), s->attrs.end(),
+                             [&](const ast::Attr &a) { return a.name.text == e.attribute; });
+      if (it == s->attrs.end())
+        return fail("stage '" + e.stage + "' has no attribute '" + e.attribute + "'");
+      s->attrs.erase(it);
+      break;
+    }
     case Edit::AddDependency: {
       ast::StageDecl *s = stage(e.stage);
       if (!s)

@@ -23,15 +23,16 @@ namespace pipec {
 
 struct Edit {
   enum Kind : uint8_t {
-    SetStream,     ///< `stage` on `stream` (empty: no `on`, pipec assigns it)
-    AddStream,     ///< `stream` declared, with `priority` ("" for none), on
-                   ///< `device` ("" for none)
-    SetPriority,   ///< `stream`'s priority: "high", "normal", "low", "-3"
-    SetSlots,      ///< `buffer[slots]`
-    AddDependency, ///< `stage` depends_on(`dependency`), e.g. "A", "A@prev(2)"
-    RemoveStream,  ///< `stream`'s declaration (no stage is on it)
+    SetStream,       ///< `stage` on `stream` (empty: no `on`, pipec assigns it)
+    AddStream,       ///< `stream` declared, with `priority` ("" for none), on
+                     ///< `device` ("" for none)
+    SetPriority,     ///< `stream`'s priority: "high", "normal", "low", "-3"
+    SetSlots,        ///< `buffer[slots]`
+    AddDependency,   ///< `stage` depends_on(`dependency`), e.g. "A", "A@prev(2)"
+    RemoveStream,    ///< `stream`'s declaration (no stage is on it)
+    RemoveAttribute, ///< `stage`'s attribute `attribute` (`[pageable]`)
   } kind = SetStream;
-  std::string stage, stream, priority, buffer, dependency, device;
+  std::string stage, stream, priority, buffer, dependency, device, attribute;
   uint32_t slots = 1;
 
   static Edit setStream(std::string stage, std::string stream) {
@@ -63,6 +64,12 @@ struct Edit {
     Edit e;
     e.kind = AddDependency;
     e.stage = std::move(stage), e.dependency = std::move(dependency);
+    return e;
+  }
+  static Edit removeAttribute(std::string stage, std::string attribute) {
+    Edit e;
+    e.kind = RemoveAttribute;
+    e.stage = std::move(stage), e.attribute = std::move(attribute);
     return e;
   }
   static Edit removeStream(std::string stream) {

@@ -31,6 +31,7 @@ const NumberKey kNumberKeys[] = {
     {"h2d_GBps", &DeviceProfile::h2dGBps, 1e-3, 1e5},
     {"d2h_GBps", &DeviceProfile::d2hGBps, 1e-3, 1e5},
     {"d2d_GBps", &DeviceProfile::d2dGBps, 1e-3, 1e5},
+    {"pageable_GBps", &DeviceProfile::pageableGBps, 1e-3, 1e5},
     {"p2p_GBps", &DeviceProfile::p2pGBps, 1e-3, 1e5},
     {"nccl_bus_GBps", &DeviceProfile::ncclBusGBps, 1e-3, 1e5},
     {"nccl_base_us", &DeviceProfile::ncclBaseUs, 0, 1e6},
@@ -169,6 +170,10 @@ uint64_t DeviceProfile::collectiveBytes(program::CollectiveOp op, double us,
 double DeviceProfile::copyTimeUs(program::CopyDirection dir, uint64_t bytes) const {
   // bytes / (GB/s * 1e9) seconds = bytes / (GB/s * 1e3) microseconds.
   return static_cast<double>(bytes) / (copyGBps(dir) * 1e3);
+}
+
+double DeviceProfile::pageableCopyTimeUs(program::CopyDirection dir, uint64_t bytes) const {
+  return std::max(copyTimeUs(dir, bytes), static_cast<double>(bytes) / (pageableGBps * 1e3));
 }
 
 /// The deepest nesting of brackets outside strings (JSON's parser recurses

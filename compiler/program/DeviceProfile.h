@@ -29,6 +29,10 @@ struct DeviceProfile {
   double h2dGBps = 52;
   double d2hGBps = 52;
   double d2dGBps = 2000;
+  /// A copy to or from pageable host memory (`[pageable]`), either way:
+  /// staged through a pinned buffer by the host. Uncalibrated, a rule of
+  /// thumb: half the pinned bandwidth (docs/device-model.md).
+  double pageableGBps = 26;
   /// A peer copy (`copy p2p`) between two devices, each way: NVLink 4 on
   /// an H200 board, 450 GB/s per direction; PCIe peers get far less.
   double p2pGBps = 450;
@@ -110,6 +114,9 @@ struct DeviceProfile {
   uint64_t collectiveBytes(program::CollectiveOp op, double us, uint32_t ranks) const;
   /// Microseconds to move `bytes` in direction `dir`.
   double copyTimeUs(program::CopyDirection dir, uint64_t bytes) const;
+  /// The same for a pageable copy (`[pageable]`): at pageableGBps, but no
+  /// faster than a pinned one.
+  double pageableCopyTimeUs(program::CopyDirection dir, uint64_t bytes) const;
 };
 
 /// Reads a profile from JSON text; keys that are absent keep their defaults.

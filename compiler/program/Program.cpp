@@ -17,3 +17,17 @@ const char *pipec::program::spelling(PriorityClass cls) {
   }
   return "?";
 }
+
+Stage pipec::program::pageableWait(const Stage &copy, uint32_t copyIndex,
+                                   uint32_t hostDevice) {
+  Stage wait;
+  wait.name = copy.name + ":host";
+  wait.range = copy.range;
+  wait.runs = copy.runs;
+  CpuWork work;
+  work.hostDevice = hostDevice;
+  work.pageableWait = true;
+  wait.work = work;
+  wait.deps.push_back(Dependency{copyIndex, 0, copy.range, -1});
+  return wait;
+}

@@ -131,6 +131,11 @@ struct CopyWork {
   /// A `copy p2p`: the device it writes to (index into Pipeline::devices);
   /// it runs on its stream's device, the source.
   uint32_t peerDevice = 0;
+  /// `[pageable]` (version 6): the host side is pageable memory. The call
+  /// stages it through a pinned buffer, after the work issued before it on
+  /// its stream, and returns once the copy is done: the host thread that
+  /// issued it waits (the stage after it in the program, pageableWait).
+  bool pageable = false;
 };
 struct HostWork {};
 struct MemsetWork {};
@@ -139,6 +144,9 @@ struct CpuWork {
   /// it (the first device without it). Each device has a host thread of its
   /// own, which issues that device's calls.
   uint32_t hostDevice = 0;
+  /// Not declared: the host's wait inside the call of the pageable copy
+  /// just before it in the program (pageableWait).
+  bool pageableWait = false;
 };
 /// A collective (version 4) is one stage per device it spans, its parts:
 /// stages group .. group + parts - 1, one after another, each on a stream
@@ -219,10 +227,27 @@ inline uint32_t collectiveParts(const Stage &s) {
   const CollectiveWork *c = std::get_if<CollectiveWork>(&s.work);
   return c ? c->parts : 0;
 }
-/// The stage's name as declared: a collective's part `AR:gpu1` is `AR`.
+/// A pageable copy (version 6), whose call holds its host thread.
+inline bool isPageableCopy(const Stage &s) {
+  const CopyWork *copy = std::get_if<CopyWork>(&s.work);
+  return copy && copy->pageable;
+}
+/// The host's wait inside a pageable copy's call (not declared).
+inline bool isPageableWait(const Stage &s) {
+  const CpuWork *cpu = std::get_if<CpuWork>(&s.work);
+  return cpu && cpu->pageableWait;
+}
+/// The stage after a pageable copy (`copy`, at index `copyIndex`) in the
+/// program: its call's wait, a `cpu` stage of no time of its own on the
+/// host thread of `hostDevice`, named `COPY:host`, depending on the copy and
+/// running in the iterations it runs in. Sema makes it for every pageable
+/// copy it reads, and so does each builder of a program without a parse.
+Stage pageableWait(const Stage &copy, uint32_t copyIndex, uint32_t hostDevice);
+/// The stage's name as declared: a collective's part `AR:gpu1` is `AR`; a
+/// pageable copy's wait `UP:host` is the copy's, `UP`.
 inline llvm::StringRef declaredName(const Stage &s) {
-  return collectiveParts(s) > 1 ? llvm::StringRef(s.name).split(':').first
-                                : llvm::StringRef(s.name);
+  return collectiveParts(s) > 1 || isPageableWait(s) ? llvm::StringRef(s.name).split(':').first
+                                                     : llvm::StringRef(s.name);
 }
 
 /// A stage that runs on a stream but was declared without `on`: the

@@ -32,10 +32,16 @@ void program::dump(const Program &program, llvm::raw_ostream &os) {
                      [&](const CopyWork &c) {
                        os << " direction=" << spelling(c.direction)
                           << " peer=" << c.peerDevice;
+                       if (c.pageable)
+                         os << " pageable";
                      },
                      [&](const HostWork &) {},
                      [&](const MemsetWork &) {},
-                     [&](const CpuWork &c) { os << " hostDevice=" << c.hostDevice; },
+                     [&](const CpuWork &c) {
+                       os << " hostDevice=" << c.hostDevice;
+                       if (c.pageableWait)
+                         os << " pageableWait";
+                     },
                      [&](const CollectiveWork &c) {
                        os << " collective=" << spelling(c.op) << " group=" << c.group
                           << " parts=" << c.parts;

@@ -50,21 +50,34 @@ Writers writersOf(const program::Pipeline &p) {
 }
 
 /// Each stage of `p` as its namesake in `q`; none when they differ in
-/// stages or iterations.
+/// stages or iterations. A pageable copy's wait in `p` whose copy `q`
+/// pins has none (kNone): pinning takes the host's wait away, and nothing
+/// the program states rests on it (the data's orderings are the data's).
 std::optional<std::vector<uint32_t>> stagesByName(const program::Pipeline &p,
                                                   const program::Pipeline &q) {
-  if (p.stages.size() != q.stages.size() || p.iterations != q.iterations)
+  if (p.iterations != q.iterations)
     return std::nullopt;
   llvm::StringMap<uint32_t> in;
   for (uint32_t k = 0; k < q.stages.size(); ++k)
     in[q.stages[k].name] = k;
   std::vector<uint32_t> map(p.stages.size());
+  size_t mapped = 0;
   for (uint32_t k = 0; k < p.stages.size(); ++k) {
     auto it = in.find(p.stages[k].name);
-    if (it == in.end())
-      return std::nullopt;
+    if (it == in.end()) {
+      if (!program::isPageableWait(p.stages[k]) || k == 0)
+        return std::nullopt;
+      auto copy = in.find(p.stages[k - 1].name);
+      if (copy == in.end() || program::isPageableCopy(q.stages[copy->second]))
+        return std::nullopt;
+      map[k] = kNone;
+      continue;
+    }
     map[k] = it->second;
+    ++mapped;
   }
+  if (mapped != q.stages.size())
+    return std::nullopt;
   return map;
 }
 
@@ -81,6 +94,7 @@ std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
   auto map = [&](uint32_t v) {
     return ai.idOf((*stageMap)[bi.stageOf(v)], bi.iterationOf(v));
   };
+  auto kept = [&](uint32_t v) { return (*stageMap)[bi.stageOf(v)] != kNone; };
 
   // The orderings the original states, as instances of the changed one.
   std::vector<Required> required;
@@ -89,7 +103,7 @@ std::vector<DroppedOrdering> pipec::droppedOrderings(const Schedule &before,
     for (uint32_t v = 0; v < bi.size(); ++v) {
       llvm::ArrayRef<uint32_t> deps = bi.deps().row(v);
       for (size_t e = 0; e < deps.size(); ++e)
-        if (bi.inferredFrom(bi.deps().begin[v] + e) < 0)
+        if (bi.inferredFrom(bi.deps().begin[v] + e) < 0 && kept(deps[e]) && kept(v))
           required.push_back({map(deps[e]), map(v), deps[e], v, true});
       if (before.onHost(v))
         continue; // host order: the same in both
@@ -156,24 +170,32 @@ std::optional<std::string> pipec::changedMeaning(const Schedule &before,
     return std::string("it has other stages or iterations");
   const std::vector<uint32_t> &stageMap = *byName;
   for (uint32_t k = 0; k < p.stages.size(); ++k)
-    if (p.stages[k].accesses.size() != q.stages[stageMap[k]].accesses.size())
+    if (stageMap[k] != kNone &&
+        p.stages[k].accesses.size() != q.stages[stageMap[k]].accesses.size())
       return formatv("stage '{0}' is not the same", p.stages[k].name).str();
   const Instances &bi = before.instances, &ai = after.instances;
 
   // Which write each read sees, in program order (declaration order: the
   // stages keep theirs, and every access its buffer by name).
   for (uint32_t k = 0; k < p.stages.size(); ++k)
-    for (size_t a = 0; a < p.stages[k].accesses.size(); ++a) {
+    for (size_t a = 0; a < p.stages[k].accesses.size() && stageMap[k] != kNone; ++a) {
       const program::Access &x = p.stages[k].accesses[a],
                             &y = q.stages[stageMap[k]].accesses[a];
       if (x.write != y.write || p.buffers[x.buffer].name != q.buffers[y.buffer].name)
         return formatv("stage '{0}' accesses other buffers", p.stages[k].name).str();
     }
   if (!p.buffers.empty()) {
+    // The same declaration order: the stages kept in order (a pinned
+    // copy's wait, which touches nothing, gone).
     bool sameOrder = true;
+    uint32_t expected = 0;
     for (uint32_t k = 0; k < p.stages.size(); ++k)
-      sameOrder &= stageMap[k] == k;
+      if (stageMap[k] != kNone)
+        sameOrder &= stageMap[k] == expected++;
     Writers was = writersOf(p), is = writersOf(q);
+    for (auto &w : was)
+      if (w.first != kNone)
+        w.first = stageMap[w.first];
     if (sameOrder && was != is) {
       // Name the first read whose write changes.
       size_t i = 0;
@@ -187,7 +209,7 @@ std::optional<std::string> pipec::changedMeaning(const Schedule &before,
                 return w.first == kNone ? std::string("no stage (its value before the "
                                                       "pipeline)")
                                         : formatv("'{0}' of iteration {1}",
-                                                  p.stages[w.first].name, w.second)
+                                                  q.stages[w.first].name, w.second)
                                               .str();
               };
               return formatv("'{0}' of iteration {1} would read '{2}' as written by {3}, "

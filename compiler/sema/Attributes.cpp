@@ -18,6 +18,7 @@ namespace {
 /// Which stages an attribute is for.
 enum class AttrTakers {
   Kernels,  ///< kernel stages (the grid and what a block holds)
+  Copies,   ///< copy stages (their host memory)
   Launches, ///< every stage launched on a stream (not a cpu stage)
   All,      ///< every stage (when it runs)
 };
@@ -31,8 +32,9 @@ constexpr AttrRule kAttributes[] = {
     {"blocks", AttrTakers::Kernels},   {"threads", AttrTakers::Kernels},
     {"smem", AttrTakers::Kernels},     {"regs", AttrTakers::Kernels},
     {"dynamic", AttrTakers::Launches}, {"issue", AttrTakers::Launches},
-    {"graph", AttrTakers::Launches},   {"first", AttrTakers::All},
-    {"last", AttrTakers::All},         {"every", AttrTakers::All},
+    {"graph", AttrTakers::Launches},   {"pageable", AttrTakers::Copies},
+    {"first", AttrTakers::All},        {"last", AttrTakers::All},
+    {"every", AttrTakers::All},
 };
 
 const AttrRule *attributeNamed(llvm::StringRef name) {
@@ -46,6 +48,8 @@ bool takes(AttrTakers takers, StageKind kind) {
   switch (takers) {
   case AttrTakers::Kernels:
     return kind == StageKind::Kernel;
+  case AttrTakers::Copies:
+    return kind == StageKind::Copy;
   case AttrTakers::Launches:
     return !onHostThread(kind);
   case AttrTakers::All:
@@ -99,9 +103,11 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
       continue;
     }
     if (!takes(rule->takers, into.kind())) {
-      diags.error(a.name.range(), formatv("unknown attribute '{0}' for a {1} stage; only "
-                                          "kernel stages take '{0}'",
-                                          name, spelling(into.kind())));
+      diags.error(a.name.range(),
+                  formatv("unknown attribute '{0}' for a {1} stage; only "
+                          "{2} stages take '{0}'",
+                          name, spelling(into.kind()),
+                          rule->takers == AttrTakers::Copies ? "copy" : "kernel"));
       continue;
     }
     if (redefined())
@@ -121,6 +127,10 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     }
     if (name == "graph") {
       checkRecordedGraph(a, into);
+      continue;
+    }
+    if (name == "pageable") {
+      checkPageable(a, into);
       continue;
     }
     AttrNumber given = wholeNumberOf(a);
@@ -240,6 +250,24 @@ Sema::AttrNumber Sema::wholeNumberOf(const ast::Attr &a) {
       out.value = q.number < 9e18 ? static_cast<uint64_t>(std::llround(q.number)) : UINT64_MAX;
   }
   return out;
+}
+
+/// `pageable` (version 6): the copy's host side is pageable memory (a
+/// copy to or from the host; its wait is the stage after it, made by the
+/// caller). Its time, when sized, is set once its size is known.
+void Sema::checkPageable(const ast::Attr &a, Stage &into) {
+  needsVersion(6, a.name.range(), "'pageable'");
+  if (takesNoValue(a))
+    return;
+  const CopyDirection direction = into.copy().direction;
+  if (direction != CopyDirection::H2D && direction != CopyDirection::D2H) {
+    diags.error(a.name.range(),
+                formatv("attribute 'pageable' is for a copy to or from host memory (h2d, "
+                        "d2h); a {0} copy moves none",
+                        spelling(direction)));
+    return;
+  }
+  into.copy().pageable = true;
 }
 
 /// `graph=N` (version 5): the stage is a node of recorded graph launch N.

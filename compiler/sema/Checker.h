@@ -88,6 +88,7 @@ private:
   void checkSharedMemory(const ast::Attr &a, Stage &into);
   void checkIssue(const ast::Attr &a, Stage &into);
   void checkRecordedGraph(const ast::Attr &a, Stage &into);
+  void checkPageable(const ast::Attr &a, Stage &into);
   void checkRecordedGraphs(Pipeline &out);
   void checkRunCondition(const ast::Attr &a, Stage &into);
   /// An attribute's whole-number value: none where it has none or another

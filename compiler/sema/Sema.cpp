@@ -76,7 +76,14 @@ template <typename Decl> const ast::Name &nameOf(const Decl &d) { return d.name;
 /// The program's stages a declaration becomes: a collective's part per
 /// stream it lists (version 4), one for any other.
 size_t partsOf(const ast::StageDecl &s) {
-  return s.kind == StageKind::Collective && s.stream ? 1 + s.moreStreams.size() : 1;
+  if (s.kind == StageKind::Collective && s.stream)
+    return 1 + s.moreStreams.size();
+  // A pageable copy: the copy, and its call's wait (program::pageableWait).
+  if (s.kind == StageKind::Copy)
+    for (const ast::Attr &a : s.attrs)
+      if (a.name.text == "pageable")
+        return 2;
+  return 1;
 }
 /// The work a declaration names, before its amount and attributes.
 StageWork workFor(const ast::StageDecl &s) {
@@ -847,6 +854,15 @@ void Sema::checkStage(const ast::StageDecl &s, uint32_t self, Pipeline &out,
   checkAttrs(s, into);
   checkPeer(s, out, p, into);
   checkAccesses(s, out, buffers, p, bufferUsed, into);
+  // A pageable copy given a size (or a buffer's) moves it at the pageable
+  // bandwidth: its host side is staged through a pinned buffer.
+  if (isPageableCopy(into) && into.bytes)
+    into.durationUs = profile.pageableCopyTimeUs(into.copy().direction, *into.bytes);
+  if (isPageableCopy(into) && into.graph >= 0)
+    diags.error(into.range,
+                formatv("pageable copy '{0}' cannot be a node of a recorded graph: "
+                        "its call holds the host until it is done",
+                        into.name));
   if (isPeerCopy(into))
     checkPeerFound(s, out, into);
   if (CopyWork *copy = std::get_if<CopyWork>(&into.work); copy && copy->peerDevice >= kNoPeer)
@@ -939,6 +955,14 @@ std::optional<Pipeline> Sema::checkPipeline(const ast::Pipeline &p, ast::Pipelin
       if (p.stages[i].kind == StageKind::Collective) {
         checkCollective(p.stages[i], next, out, streams, p, streamUsed);
         next += std::max<uint32_t>(1, out.stages[next].collective().parts);
+      } else if (partsOf(p.stages[i]) == 2) {
+        // A pageable copy's wait, on the host thread of the copy's device.
+        const Stage &copy = out.stages[next];
+        const uint32_t device = copy.stream >= 0 && size_t(copy.stream) < out.streams.size()
+                                    ? out.streams[copy.stream].device
+                                    : 0;
+        out.stages[next + 1] = program::pageableWait(copy, next, device);
+        next += 2;
       } else {
         ++next;
       }

@@ -541,6 +541,37 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
       candidates.push_back({formatv("raise stream '{0}' to priority high", p.streams[i].name),
                             {Edit::setPriority(p.streams[i].name, "high")},
                             "priority"});
+  // Pinned host memory for each pageable copy (at most kMaxPinned, the
+  // longest first): the copy at the pinned bandwidth when sized (its time
+  // as written otherwise: the gain is then the host's wait alone), and the
+  // host no longer held in its call.
+  constexpr size_t kMaxPinned = 8;
+  {
+    std::vector<uint32_t> pageable;
+    for (uint32_t k = 0; k < p.stages.size(); ++k)
+      if (program::isPageableCopy(p.stages[k]))
+        pageable.push_back(k);
+    std::stable_sort(pageable.begin(), pageable.end(), [&](uint32_t x, uint32_t y) {
+      return p.stages[x].durationUs > p.stages[y].durationUs;
+    });
+    if (pageable.size() > kMaxPinned)
+      pageable.resize(kMaxPinned);
+    for (uint32_t k : pageable) {
+      const program::Stage &copy = p.stages[k];
+      candidates.push_back(
+          {formatv(
+               "pin copy '{0}''s host memory (drop [pageable]: cudaHostAlloc, or "
+               "pin_memory=True in PyTorch): {1}, and the host no longer waits in its call",
+               copy.name,
+               copy.bytes ? formatv("{0} at the pinned {1:f0} GB/s", formatBytes(*copy.bytes),
+                                    profile.copyGBps(copy.copy().direction))
+                                .str()
+                          : std::string("its time as written (sized, it would also move "
+                                        "at the pinned bandwidth)")),
+           {Edit::removeAttribute(copy.name, "pageable")},
+           "pin " + copy.name});
+    }
+  }
   // Rings whose slots the critical path waits on (an inferred edge of the
   // path comes from them): one more slot each, the kMaxRings waited on most
   // often. Never state: each iteration reads what the one before left.
