@@ -31,6 +31,13 @@ GraphAdvice runtime::compareLowerings(const LoweringRun &streams, const Lowering
         std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(g.oneTimeUs / saved)));
   g.suitable = g.breakEvenReplays && g.breakEvenReplays <= replays &&
                worthIt(g.streamsReplayUs, g.graphReplayUs);
+  if (streams.schedule)
+    for (const program::Stage &st : streams.schedule->pipeline.stages)
+      if (program::isPageableCopy(st)) {
+        g.heldOutBy = "pageable copy '" + st.name + "'";
+        g.suitable = false;
+        break;
+      }
   g.reasons = describeGraphAdvice(g, replays);
   return g;
 }

@@ -453,7 +453,11 @@ std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g, unsign
                           "change: the stream launches stay",
                           formatTime(g.streamsReplayUs - g.graphReplayUs),
                           formatPercent(kMinGainFraction), formatTime(kMinGainUs)));
-  if (g.flipsAtGraphLaunchUs >= 0)
+  if (!g.heldOutBy.empty())
+    out.push_back(formatv("but no graph can hold {0}: a pageable copy's call is synchronous, "
+                          "and stream capture refuses it (pin its memory first)",
+                          g.heldOutBy));
+  if (g.flipsAtGraphLaunchUs >= 0 && g.heldOutBy.empty())
     out.push_back(formatv("near the line: the verdict flips if a graph launch call takes {0} "
                           "{1} (graph_launch_us; the profile has {2}): `pipec calibrate` "
                           "measures it",

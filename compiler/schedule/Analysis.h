@@ -57,6 +57,10 @@ struct GraphAdvice {
   /// Pays back within the replays assumed, and a replay gains what is
   /// worth a change (worthIt): --lower=auto picks the graph only then.
   bool suitable = false;
+  /// A stage no graph can hold, whatever it would gain (a pageable copy:
+  /// its call is synchronous, and stream capture refuses it); empty when
+  /// none.
+  std::string heldOutBy;
   std::vector<std::string> reasons;
   double streamsReplayUs = 0; ///< host's first call to last end, as streams
   double graphReplayUs = 0;   ///< ... as one graph launch (+ node updates)

@@ -146,6 +146,7 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
     case OpKind::Memcpy:
       s.work = program::CopyWork{};
       s.copy().direction = op.direction;
+      s.copy().pageable = st.pageable;
       line.work = (llvm::Twine("copy ") + spelling(op.direction) + " " + t.text).str();
       break;
     case OpKind::Memset:
@@ -164,6 +165,8 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
   }
   if (st.graphLaunch >= 0)
     attribute("graph", std::to_string(st.graphLaunch));
+  if (st.pageable) // (no value)
+    line.attrs += line.attrs.empty() ? "[pageable" : ", pageable";
   if (!line.attrs.empty())
     line.attrs += ']';
   return llvm::Error::success();
@@ -308,6 +311,8 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
     StageCells cells;
     for (size_t i = begin; i < end; ++i) {
       const ImportedStage &st = s.stages[i];
+      if (st.waitOfCopy) // the reader makes it, from the copy's [pageable]
+        continue;
       if (llvm::Error e = describe(s, st, profile, line))
         return e;
       cells.make(s, st,
@@ -350,6 +355,8 @@ void PipeFile::write(llvm::raw_ostream &os) const {
     std::string out;
     for (size_t i = begin; i < end; ++i) {
       const ImportedStage &st = step->stages[i];
+      if (st.waitOfCopy) // the reader makes it, from the copy's [pageable]
+        continue;
       // lay() described every stage without an error.
       llvm::cantFail(describe(*step, st, *profile, line));
       cells.make(*step, st,
@@ -400,6 +407,11 @@ llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
   p.stages.reserve(s.stages.size());
   StageLine line;
   for (const ImportedStage &st : s.stages) {
+    if (st.waitOfCopy) { // as the file's reader makes it
+      const uint32_t copy = uint32_t(p.stages.size() - 1);
+      p.stages.push_back(program::pageableWait(p.stages[copy], copy, 0));
+      continue;
+    }
     if (llvm::Error e = describe(s, st, profile, line))
       return e;
     program::Stage &stage = p.stages.emplace_back(std::move(line.stage));

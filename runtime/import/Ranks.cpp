@@ -343,6 +343,8 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
     // numbers would clash across ranks, and collectives split them).
     ImportedStage plain = st;
     plain.graphLaunch = -1;
+    // (Nor [pageable], of version 6: the copy's sync is written instead.)
+    plain.pageable = plain.waitOfCopy = false;
     if (llvm::Error e = describe(s, plain, profile, line))
       return e;
     if (st.deps.size() > kMaxDependencies)

@@ -185,13 +185,18 @@ namespace {
 std::string verdict(const GraphAdvice &g) {
   if (!g.evaluated)
     return "not evaluated";
+  // (What no graph can hold is said whatever it would gain: compile, run
+  // and advise give the same verdict.)
+  const std::string heldOut = g.heldOutBy.empty() ? std::string()
+                                                  : "; but no graph can hold " + g.heldOutBy +
+                                                        " (pin its memory first)";
   if (g.breakEvenReplays)
-    return formatv("{0} a replay; pays back its one-time {1} after {2} replay(s)",
+    return formatv("{0} a replay; pays back its one-time {1} after {2} replay(s){3}",
                    formatPercent(
                        g.streamsReplayUs > 0 ? 1 - g.graphReplayUs / g.streamsReplayUs : 0),
-                   formatTime(g.oneTimeUs), g.breakEvenReplays)
+                   formatTime(g.oneTimeUs), g.breakEvenReplays, heldOut)
         .str();
-  return "never pays back its one-time cost";
+  return "never pays back its one-time cost" + heldOut;
 }
 
 } // namespace
@@ -305,6 +310,8 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
       j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
     else
       j.attribute("break_even_replays", nullptr);
+    if (!g.heldOutBy.empty())
+      j.attribute("held_out_by", g.heldOutBy);
   };
   auto comm = [&](const StepReport::Comm &c) {
     number("comm_us", c.us);

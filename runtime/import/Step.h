@@ -47,6 +47,13 @@ struct ImportedStage {
   bool blocking = false;                 ///< Op: a copy whose call returned once it was done
   HostCall::Kind call = HostCall::Other; ///< Sync: the call (BlockingCopy: a copy's)
   uint32_t callName = 0;                 ///< Call: the call's name (ImportedStep::callNames)
+  /// Op: a blocking copy of pageable memory whose call returned by the time
+  /// the copy ended, its sync stage (the next) waiting for it alone: written
+  /// `[pageable]` (language version 6), and that sync stage (`waitOfCopy`)
+  /// not written: the file's reader makes the copy's wait in its place.
+  bool pageable = false;
+  /// Sync: the wait of the pageable copy before it (see `pageable`).
+  bool waitOfCopy = false;
   /// Op: its launch call blocked, the driver's launch queue full (the
   /// model's launch_queue_depth reproduces the wait; it is not dispatch).
   bool queueFull = false;

@@ -270,6 +270,26 @@ void step::finishStep(Builder &b) {
       st.deps = std::move(kept);
     }
   }
+  // Pageable copies a file can write as such: a blocking copy of pageable
+  // memory whose sync (the stage after it) waited for it alone and holds no
+  // host time past its end (the call returned once staged, before the DMA
+  // ended): `[pageable]` says all of that (docs/import.md).
+  for (size_t i = 0; i + 1 < out.stages.size(); ++i) {
+    ImportedStage &copy = out.stages[i], &sync = out.stages[i + 1];
+    if (copy.onHost() || copy.idle || !copy.blocking || copy.graphLaunch >= 0 ||
+        sync.kind != ImportedStage::Kind::Sync || sync.call != HostCall::BlockingCopy ||
+        sync.deps.size() != 1 || sync.deps.front() != i)
+      continue;
+    const GpuOp &op = b.trace.ops[copy.op];
+    if (op.kind != OpKind::Memcpy ||
+        (op.direction != CopyDirection::H2D && op.direction != CopyDirection::D2H) ||
+        !llvm::StringRef(out.names[op.name]).contains("Pageable"))
+      continue;
+    if (sync.returnUs <= sync.waitedEndUs + kClockSlackUs && sync.cpuUs < 0.0005) {
+      copy.pageable = true;
+      sync.waitOfCopy = true;
+    }
+  }
   // The step's ops, taken from the trace in its order (the others left).
   Trace &trace = b.trace;
   std::vector<uint32_t> kept(trace.ops.size(), UINT32_MAX);
