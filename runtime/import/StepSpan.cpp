@@ -109,6 +109,30 @@ double wholeTraceEnd(const Trace &trace) {
   return std::isinf(learned) ? lastEnd : std::max(lastEnd, learned);
 }
 
+/// Ops that ran inside the step's GPU span but are not its: without their
+/// launch call in the trace (nor a numbered call near theirs), they were
+/// placed where they started, past the step's host span. Not lost in
+/// silence: counted, with their GPU time.
+void noteUnplaced(Builder &b) {
+  if (!std::isfinite(b.to))
+    return;
+  uint64_t count = 0;
+  double us = 0;
+  for (const GpuOp &op : b.trace.ops)
+    if (op.launchTs < 0 && !b.launches.before(op, b.to) && op.ts < b.last &&
+        op.ts + op.dur > b.origin) {
+      ++count;
+      us += std::min(op.ts + op.dur, b.last) - std::max(op.ts, b.origin);
+    }
+  if (count)
+    b.out.notes.push_back(formatv(
+        "{0} GPU op(s) ran inside the step's GPU span ({1} ms of GPU time) without their "
+        "launch call in the trace, starting after {2}'s host range ended: where they were "
+        "launched is not known, so they are not imported (the next step's work, or calls "
+        "the profiler did not record)",
+        count, formatv("{0:f2}", us / 1000), stepLabel(b.out)));
+}
+
 } // namespace
 
 llvm::Error step::chooseSpan(Builder &b, std::optional<int64_t> number) {
@@ -180,5 +204,6 @@ llvm::Error step::collectOps(Builder &b) {
       if (b.launches.before(op, b.from) && op.ts + op.dur > b.origin && op.ts < b.last)
         b.backlog.push_back(&op);
   std::stable_sort(b.backlog.begin(), b.backlog.end(), order);
+  noteUnplaced(b);
   return llvm::Error::success();
 }
