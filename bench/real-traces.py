@@ -16,13 +16,20 @@ every other step with --all-steps), as a Markdown table:
   - critical path, GPU busy: the longest chain through the recorded
     orderings (host order and cpu stages included), and the GPU's recorded
     busy time;
+  - period: the step's host range as users time it (host work before its
+    first launch included), recorded and as the model has it for a loop of
+    such steps, and the error (none for a whole trace);
+  - op-end p95: the free run's 95th percentile |predicted - recorded| op
+    end, as a share of the span;
   - graph: the break-even against the recorded host, and against pipec's
     own launches.
 
-Targets (issue 41): the free run within 5% of the span and its median
-op-end error at most 2% of the span, on every step; no critical path
-longer than its span (the orderings are the recording's). Exit 1 when one
-is missed.
+Targets (issues 41 and 57): the free run within 5% of the span and its
+median op-end error at most 2% of the span, on every step; the period
+within 5% of the recorded one; no critical path longer than the longer of
+the step's window (its host range and its GPU ops together: the orderings
+are the recording's, host work included). Exit 1 when one is missed (the p95 is reported; issue 57's
+target for it, 3%, is not yet met everywhere).
 
   bench/real-traces.py DIR [--build=DIR] [--all-steps]
 """
@@ -73,10 +80,11 @@ def breakeven(g):
     return str(g["break_even_replays"]) if g["break_even_replays"] else "never"
 
 
-rows, within, errors_ok, paths_ok = [], 0, True, True
-print("| trace | step | ops | span ms | model ms | model error | op-end error | pinned op-end | "
+rows, within, errors_ok, paths_ok, periods_ok = [], 0, True, True, True
+print("| trace | step | ops | span ms | model ms | model error | op-end error | op-end p95 | "
+      "pinned op-end | period ms | model period ms | period error | "
       "critical path ms | GPU busy ms | host-bound | graph pays after (recorded host / pipec's) | s |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for path in traces:
     name = os.path.basename(path).split(".json")[0].split(".sqlite")[0]
     for step in (steps(path) if all_steps else [None]):
@@ -86,17 +94,27 @@ for path in traces:
         err = pred["streams_makespan_us"] / span - 1
         oe = fid["median_op_end_error_us"] / span
         pinned = fid["pinned"]["median_op_end_error_us"] / span
+        p95 = fid["p95_op_end_error_us"] / span
+        period, model_period = rec.get("period_us"), pred.get("period_us")
         within += abs(err) <= 0.05
         rows.append(name)
         errors_ok &= oe <= 0.02
-        paths_ok &= ana["critical_path_us"] <= span * 1.001
+        paths_ok &= ana["critical_path_us"] <= rec["window_us"] * 1.001
+        if period:
+            period_err = model_period / period - 1
+            periods_ok &= abs(period_err) <= 0.05
+            period_cells = f"{period / 1e3:.2f} | {model_period / 1e3:.2f} | {period_err * 100:+.1f}%"
+        else:
+            period_cells = "- | - | -"
         print(f"| {name[:40]} | {r['step']} | {rec['ops']} | {span / 1e3:.2f} | "
               f"{pred['streams_makespan_us'] / 1e3:.2f} | {err * 100:+.1f}% | "
-              f"{oe * 100:.2f}% | {pinned * 100:.2f}% | {ana['critical_path_us'] / 1e3:.2f} | {rec['busy_us'] / 1e3:.2f} | {rec['host_bound_fraction'] * 100:.0f}% | "
+              f"{oe * 100:.2f}% | {p95 * 100:.2f}% | {pinned * 100:.2f}% | {period_cells} | "
+              f"{ana['critical_path_us'] / 1e3:.2f} | {rec['busy_us'] / 1e3:.2f} | {rec['host_bound_fraction'] * 100:.0f}% | "
               f"{breakeven(pred)} / {breakeven(pred['own_launches'])} | {seconds:.1f} |")
         for note in r["notes"]:
-            print(f"|  | note: {note[:60]}... | | | | | | | | | | | |")
+            print(f"|  | note: {note[:60]}... | | | | | | | | | | | | | | | |")
 print(f"\nmodel within 5% of the span: {within} of {len(rows)} (target: all); "
       f"op-end error at most 2% of the span on every step: {'yes' if errors_ok else 'NO'}; "
-      f"no critical path past its span: {'yes' if paths_ok else 'NO'}")
-sys.exit(0 if within == len(rows) and errors_ok and paths_ok else 1)
+      f"period within 5% on every step: {'yes' if periods_ok else 'NO'}; "
+      f"no critical path past the step's window: {'yes' if paths_ok else 'NO'}")
+sys.exit(0 if within == len(rows) and errors_ok and paths_ok and periods_ok else 1)

@@ -231,7 +231,13 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
     comment += ", returned " + timeOf(st.returnUs).text + " into the step";
     break;
   case ImportedStage::Kind::HostWork:
-    comment += "the host, between runtime calls";
+    comment += st.hostWorkAt == 1 ? "the host, from the step's start to its first runtime call"
+               : st.hostWorkAt == 2 ? "the host, from its last runtime call to the step's end"
+                                    : "the host, between runtime calls";
+    if (st.within != UINT32_MAX) {
+      comment += ", in ";
+      addCommentText(comment, s.hostRanges[st.within]);
+    }
     break;
   case ImportedStage::Kind::Call:
     addCommentText(comment, s.callNames[st.callName]);

@@ -59,13 +59,15 @@ Collectives collectivesOf(const ImportedStep &s) {
   return out;
 }
 
-/// When the rank's host was into the step: its first launch call (of an
-/// op issued in the step) returned, on the trace's clock. (The model's
-/// thread returns from it a launch's cost after it starts, on every rank.)
+/// When the rank's host was into the step, on the trace's clock: where its
+/// host work before its first call began (the step's start), or else when
+/// its first launch call (of an op issued in the step) returned. (The
+/// model's thread returns from it a launch's cost after it starts, on
+/// every rank.)
 double hostBeginTs(const ImportedStep &s) {
   for (const ImportedStage &st : s.stages)
-    if (!st.onHost() && !st.backlog)
-      return s.originTs + st.hostUs;
+    if (st.kind == ImportedStage::Kind::HostWork || (!st.onHost() && !st.backlog))
+      return s.originTs + st.hostUs; // (host work: when the host began it)
   return s.originTs;
 }
 

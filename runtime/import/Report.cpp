@@ -83,6 +83,7 @@ StepReport importer::reportRecorded(const ImportedStep &step, const Schedule &s)
   r.waitsIssued = step.waitsIssued;
   r.hostSyncs = step.hostSyncs;
   r.backlogOps = step.backlogOps;
+  r.periodUs = step.periodUs;
 
   // The recorded timeline: span, busy time (the union of the ops), and the
   // idle gaps the host left (the op that ended a gap was issued after it
@@ -151,6 +152,30 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
     r.streamsMakespanUs = sLast - sFirst;
     r.graphMakespanUs = gLast - gFirst;
     r.streamsHostUs = streams->hostUs;
+    // The step's period: the host's time for it (dispatch, calls, cpu
+    // stages, waits: the model's host is never idle). Where the recorded
+    // step's launches blocked on a full launch queue, the device set the
+    // pace: the queue held launches of earlier steps too, which one step's
+    // run does not start with, so the period is the device's busy time
+    // where that is longer (a gpu_idle wait is not the device's work).
+    if (step.periodUs > 0 && step.device.launchQueueDepth == 0) {
+      r.predictedPeriodUs = streams->hostUs.issue + streams->hostUs.api + streams->hostUs.cpu +
+                            streams->hostUs.blocked;
+    } else if (step.periodUs > 0) {
+      double deviceBusyUs = 0;
+      for (const DeviceUse &use : deviceUses(
+               s,
+               [&](uint32_t v) {
+                 return step.stages[s.instances.stageOf(v)].idle
+                            ? std::make_pair(0.0, 0.0)
+                            : std::make_pair(streams->start[v], streams->end[v]);
+               },
+               0))
+        deviceBusyUs = std::max(deviceBusyUs, use.busyUs);
+      r.predictedPeriodUs = std::max(streams->hostUs.issue + streams->hostUs.api +
+                                         streams->hostUs.cpu + streams->hostUs.blocked,
+                                     deviceBusyUs);
+    }
     r.free = against(step, s, streams->start, streams->end);
     if (!streams->start.empty())
       r.predictedComm = commOf(step, s, [&](uint32_t v) {
@@ -219,6 +244,15 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
     os << ", " << step.device.name;
   os << '\n';
   row("span", formatTime(r.spanUs), "first GPU op start to last GPU op end");
+  if (r.periodUs > 0)
+    row("step period", formatTime(r.periodUs),
+        "the step's host range, as users time it (host work before the first launch and "
+        "after the last call included)" +
+            (r.modelled && r.predictedPeriodUs > 0
+                 ? formatv("; the model: {0} ({1})", formatTime(r.predictedPeriodUs),
+                           formatPercent(r.predictedPeriodUs / r.periodUs - 1, 1))
+                       .str()
+                 : std::string()));
   row("GPU busy", share(r.busyUs), formatTime(r.busyUs) + " with at least one op running");
   row("GPU waiting for host", formatTime(r.hostWaitUs),
       share(r.hostWaitUs) + " of the span idle until the host issued the next op");
@@ -340,6 +374,11 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
       number("host_bound_fraction", r.spanUs > 0 ? r.hostWaitUs / r.spanUs : 0);
       number("dispatch_us", r.dispatchUs);
       number("host_work_us", r.hostWorkUs);
+      if (r.periodUs > 0)
+        number("period_us", r.periodUs);
+      else
+        j.attribute("period_us", nullptr);
+      number("window_us", step.windowUs);
       j.attribute("waits_issued", int64_t(r.waitsIssued));
       j.attribute("host_syncs", int64_t(r.hostSyncs));
       j.attribute("sync_events", step.syncEvents);
@@ -367,6 +406,10 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
       j.attribute("profile", profile.name);
       number("streams_makespan_us", r.streamsMakespanUs);
       number("graph_makespan_us", r.graphMakespanUs);
+      if (r.predictedPeriodUs > 0)
+        number("period_us", r.predictedPeriodUs);
+      else
+        j.attribute("period_us", nullptr);
       j.attributeObject("host_us", [&] {
         number("cpu", r.streamsHostUs.cpu);
         number("issue", r.streamsHostUs.issue);

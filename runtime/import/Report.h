@@ -42,6 +42,12 @@ struct StepReport {
   // Predicted by the device model, over the GPU ops' window.
   double streamsMakespanUs = 0, graphMakespanUs = 0;
   runtime::HostTime streamsHostUs; ///< per replay, as stream launches
+  /// The step's period (ImportedStep::periodUs), and as the model has it
+  /// for a loop of such steps: the host thread's time for one replay (its
+  /// dispatch, calls, cpu stages and waits: it is never idle), or the
+  /// device's busy time where that is longer (a loop's full launch queue
+  /// then holds the host to the device's pace). 0: the whole trace.
+  double periodUs = 0, predictedPeriodUs = 0;
   /// The graph against the recorded host time (the imported dispatch), and
   /// against pipec's own launches (the same program without issue=).
   GraphAdvice graph, graphOwnLaunches;

@@ -259,6 +259,55 @@ uint32_t Builder::addCpu(ImportedStage::Kind kind, HostCall::Kind call, double a
   return uint32_t(out.stages.size() - 1);
 }
 
+uint32_t Builder::addHostWork(double at, double us, uint8_t where) {
+  if (!rangesSorted_) {
+    rangesSorted_ = true;
+    for (const Range &r : trace.ranges) {
+      llvm::StringRef name = trace.rangeNames[r.name];
+      // Not a step, nor the range taken as the step (--step=NAME).
+      if (!name.startswith("ProfilerStep#") && !(r.ts == from && r.ts + r.dur == to))
+        rangesByStart_.push_back(&r);
+    }
+    std::stable_sort(rangesByStart_.begin(), rangesByStart_.end(),
+                     [](const Range *x, const Range *y) { return x->ts < y->ts; });
+    hostRangeOf_.assign(trace.rangeNames.size(), UINT32_MAX);
+  }
+  // The shortest range holding at least half of it, among the last few to
+  // begin before its end (ranges nest: the innermost began last; a bounded
+  // look, whatever the input).
+  const double end = at + us;
+  auto it = std::upper_bound(rangesByStart_.begin(), rangesByStart_.end(), end,
+                             [](double t, const Range *r) { return t < r->ts; });
+  const Range *best = nullptr;
+  for (int look = 0; look < 256 && it != rangesByStart_.begin(); ++look) {
+    const Range *r = *--it;
+    const double held = std::min(end, r->ts + r->dur) - std::max(at, r->ts);
+    if (held >= 0.5 * us && (!best || r->dur < best->dur))
+      best = r;
+  }
+  uint32_t within = UINT32_MAX;
+  std::string base = "host_work";
+  if (best) {
+    uint32_t &index = hostRangeOf_[best->name];
+    if (index == UINT32_MAX) {
+      index = uint32_t(out.hostRanges.size());
+      out.hostRanges.push_back(trace.rangeNames[best->name]);
+    }
+    within = index;
+    // Named for it: host_data_load, host_Optimizer_step_SGD_step.
+    std::string words = identifier(llvm::StringRef(out.hostRanges[index]).trim("# "), "", "");
+    for (size_t at; (at = words.find("__")) != std::string::npos;)
+      words.erase(at, 1);
+    llvm::StringRef trimmed = llvm::StringRef(words).trim('_');
+    if (!trimmed.empty())
+      base = ("host_" + trimmed.take_front(35)).str();
+  }
+  const uint32_t v = addCpu(ImportedStage::Kind::HostWork, HostCall::Other, at, us, base);
+  out.stages[v].within = within;
+  out.stages[v].hostWorkAt = where;
+  return v;
+}
+
 void Builder::forgetNames() {
   taken_ = {};
   used_ = {};

@@ -46,7 +46,14 @@ struct ImportedStage {
   bool backlog = false;                  ///< Op: issued before the step, still running in it
   bool blocking = false;                 ///< Op: a copy whose call returned once it was done
   HostCall::Kind call = HostCall::Other; ///< Sync: the call (BlockingCopy: a copy's)
-  uint32_t callName = 0;                 ///< Call: the call's name (ImportedStep::callNames)
+  /// HostWork: the innermost named range of the host's (a record_function,
+  /// an NVTX range: `## data_load ##`, `Optimizer.step#SGD.step`) that holds
+  /// most of it, an index into ImportedStep::hostRanges; UINT32_MAX: none.
+  uint32_t within = UINT32_MAX;
+  /// HostWork: between two runtime calls (0), from the step's start to its
+  /// first call (1), from its last call to the step's end (2).
+  uint8_t hostWorkAt = 0;
+  uint32_t callName = 0; ///< Call: the call's name (ImportedStep::callNames)
   /// Op: a blocking copy of pageable memory whose call returned by the time
   /// the copy ended, its sync stage (the next) waiting for it alone: written
   /// `[pageable]` (language version 6), and that sync stage (`waitOfCopy`)
@@ -98,14 +105,24 @@ struct ImportedStep {
   /// for a ProfilerStep.
   std::string rangeName;
   std::vector<int64_t> availableSteps;
+  /// The step's host range (ProfilerStep#N, or the range taken as the
+  /// step): its period as users time it, host included; 0 for the whole
+  /// trace.
+  double periodUs = 0;
+  /// The step's extent, host and device together: from the earlier of its
+  /// host range's start and its first GPU op's start to the later of the
+  /// range's end and its last GPU op's end (no chain of its orderings is
+  /// longer); the span for the whole trace.
+  double windowUs = 0;
   std::vector<int64_t> streams; ///< stream ids, in order of first use
   /// The streams' CUDA priorities the recording gave, other than 0 (the
   /// default), by id.
   std::map<int64_t, int64_t> streamPriority;
   std::vector<ImportedStage> stages;
-  std::vector<GpuOp> ops;             ///< the step's GPU ops (ImportedStage::op)
-  std::vector<std::string> names;     ///< the ops' names (GpuOp::name indexes them)
-  std::vector<std::string> callNames; ///< runtime calls' names (callName)
+  std::vector<GpuOp> ops;              ///< the step's GPU ops (ImportedStage::op)
+  std::vector<std::string> names;      ///< the ops' names (GpuOp::name indexes them)
+  std::vector<std::string> callNames;  ///< runtime calls' names (callName)
+  std::vector<std::string> hostRanges; ///< the ranges host work fell in (within)
   /// The first GPU op's start, on the trace's clock: the origin.
   double originTs = 0;
   /// Stream waits the recorded program issued in the step.

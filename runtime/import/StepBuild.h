@@ -142,6 +142,9 @@ struct Builder {
   /// A stage of the host's at `at` (the trace's clock) for `us`.
   uint32_t addCpu(ImportedStage::Kind kind, HostCall::Kind call, double at, double us,
                   const std::string &base = std::string());
+  /// Host work from `at` for `us` (the trace's clock), named for the
+  /// innermost range of the host's that holds most of it.
+  uint32_t addHostWork(double at, double us, uint8_t where = 0);
   /// What only naming needed goes.
   void forgetNames();
   /// How many ops each call launched (a graph launch, several: all of
@@ -153,6 +156,11 @@ private:
   llvm::StringMap<unsigned> used_; ///< per base name: the last suffix tried
   llvm::StringSet<> taken_;        ///< every stage name given
   std::vector<std::string> kernelNames_;
+  /// The trace's ranges but the steps, by start (made when host work first
+  /// asks), and each range name's index in out.hostRanges.
+  std::vector<const Range *> rangesByStart_;
+  bool rangesSorted_ = false;
+  std::vector<uint32_t> hostRangeOf_;
 };
 
 /// `text` as a stage name: letters, digits and '_', at most 40 of them,

@@ -93,7 +93,7 @@ void foldPolls(Builder &b) {
 /// million stages grown by doubling would hold both copies at once: the
 /// import's peak.
 size_t mostStages(const Builder &b) {
-  size_t most = b.backlog.size() + b.ops.size();
+  size_t most = b.backlog.size() + b.ops.size() + 2; // (host work before and after the calls)
   for (const GpuOp *op : b.ops)
     most += op->kind != OpKind::Kernel;
   for (const HostItem &item : b.items)

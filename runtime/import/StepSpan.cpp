@@ -164,6 +164,7 @@ llvm::Error step::chooseSpan(Builder &b, std::optional<int64_t> number) {
     return fail("no ProfilerStep of the trace launched a GPU op");
   }
   out.step = chosen->number;
+  out.periodUs = chosen->dur;
   b.from = chosen->ts;
   b.to = chosen->ts + chosen->dur;
   return llvm::Error::success();
@@ -192,6 +193,8 @@ llvm::Error step::collectOps(Builder &b) {
     if (op->ts + op->dur > b.last)
       b.last = op->ts + op->dur, latest = op;
   }
+  out.windowUs = std::isfinite(b.from) ? std::max(b.to, b.last) - std::min(b.from, b.origin)
+                                       : b.last - b.origin;
   if (b.last - b.origin > 3600e6)
     return fail(formatv("the step's GPU ops span {0} s (event {1} to event {2}); pipec "
                         "imports steps of at most 3600 s",

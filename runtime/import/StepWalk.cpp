@@ -89,7 +89,7 @@ private:
     const double before = std::max(0.0, at - previousEnd);
     if (before < kMinHostWorkUs)
       return before;
-    b.addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd, before);
+    b.addHostWork(previousEnd, before);
     return 0.0;
   }
   /// Whether every op issued so far had ended by `by` (from the origin).
@@ -134,12 +134,18 @@ void HostWalk::measureLaunchCall() {
 }
 
 void HostWalk::run() {
+  // A step's host time is its own from the step's start: the stretch
+  // before its first call (the data loading before its first launch, say)
+  // is host work, a stage of its own; the whole trace's starts at its
+  // first launch.
+  if (std::isfinite(b.from) && !b.items.empty() &&
+      b.items.front().ts - b.from >= kMinHostWorkUs)
+    b.addHostWork(b.from, b.items.front().ts - b.from, 1);
   for (const HostItem &item : b.items) {
     const double end = item.ts + item.dur;
     if (launched && item.ts - lastCallEnd >= kHostWorkUs) {
       // The host's time since what was last accounted, short calls in it.
-      b.addCpu(ImportedStage::Kind::HostWork, HostCall::Other, previousEnd,
-               item.ts - previousEnd);
+      b.addHostWork(previousEnd, item.ts - previousEnd);
       previousEnd = item.ts;
     }
     const bool syncCall = item.kind == HostCall::StreamSync ||
@@ -155,6 +161,11 @@ void HostWalk::run() {
       sync(item, end);
     lastCallEnd = std::max(lastCallEnd, end);
   }
+  // The host's time after its last call, to the step's end: host work too
+  // (what the host did then is the step's, as users time it).
+  if (std::isfinite(b.to) && std::isfinite(b.from) && launched &&
+      b.to - previousEnd >= kMinHostWorkUs)
+    b.addHostWork(previousEnd, b.to - previousEnd, 2);
   if (queueFilled)
     out.device.launchQueueDepth = uint32_t(std::min<int64_t>(mostPending, UINT32_MAX));
   // Ops whose call is a duplicate, or missing from the walk: at the end.
