@@ -271,7 +271,7 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
                         : std::string()));
   row("host dispatch", formatTime(r.dispatchUs),
       "host time before the launch calls returned (issue= and the calls)");
-  row("host work", formatTime(r.hostWorkUs), "host time between runtime calls (cpu stages)");
+  row("host work", formatTime(r.hostWorkUs), "host time outside runtime calls (cpu stages)");
   row("stream waits issued", std::to_string(r.waitsIssued),
       r.modelled ? formatv("the fewest its orderings need: {0}", r.waitsFewest).str()
                  : std::string());
