@@ -140,6 +140,7 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
     t += "  stage X" + std::to_string(i);
     std::set<std::string> reads, writes;
     const std::string stream = " on s" + std::to_string(rng() % streams);
+    std::string attrs; // (a copy of pageable memory, version 6)
     switch (host ? rng() % 4 : 0) {
     case 0:
       t += stream + " kernel " + std::to_string(1 + rng() % 9) + "us";
@@ -159,11 +160,15 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
       t += stream + " copy h2d";
       reads = one("h", hostBuffers);
       writes = one("b", buffers);
+      if (rng() % 3 == 0)
+        attrs = "pageable";
       break;
     default:
       t += stream + " copy d2h";
       reads = one("b", buffers);
       writes = one("h", hostBuffers);
+      if (rng() % 3 == 0)
+        attrs = "pageable";
       break;
     }
     auto list = [](const char *what, const std::set<std::string> &bs) {
@@ -178,7 +183,9 @@ inline std::string randomData(std::mt19937 &rng, bool declared, bool host = fals
       return out + ")";
     };
     if (conditional && rng() % 2)
-      t += randomRunCondition(rng);
+      attrs += std::string(attrs.empty() ? "" : ", ") + randomRunWords(rng);
+    if (!attrs.empty())
+      t += " [" + attrs + "]";
     t += list("reads", reads) + list("writes", writes);
     std::string deps;
     for (uint32_t j = 0; j < stages; ++j) {

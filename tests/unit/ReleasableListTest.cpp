@@ -54,7 +54,7 @@ TEST_CASE("releasable list: a vector's items, less the released chunks") {
     }
     ReleasableList<std::string, 8> copy = list;
     checkSame(copy, all, released);
-    if (!all.empty())
+    if (released < all.size()) // (a released last item may not be read)
       CHECK(list.back() == all.back());
     list.clear();
     CHECK(list.empty());
