@@ -80,6 +80,7 @@ int tool::runAdvise() {
   goal.writingLints = false;
   if (int status = compileFile(invocation().runInput, model, options.schedule, goal, c))
     return status;
+  noteRecordedDevice(c, model.profile());
   if (!objectiveApplies(*objective, c))
     return UsageError;
   // The syntax, kept by the compile, for the edits.

@@ -183,6 +183,7 @@ int tool::runRun() {
   const CompileGoal goal{driver::Phase::Schedule, false, /*writingLints=*/false};
   if (int status = compileFile(invocation().runInput, model, options, goal, c))
     return status;
+  noteRecordedDevice(c, profile);
 
   if (!objectiveApplies(*objective, c))
     return UsageError;

@@ -300,6 +300,22 @@ int tool::prepare(DeviceProfile &profile) {
   return loadProfile(profile) ? Success : UsageError;
 }
 
+void tool::noteRecordedDevice(const driver::Compiled &compiled, const DeviceProfile &profile) {
+  if (!invocation().profilePath.empty())
+    return;
+  StringRef first = driver::textOf(compiled.src).split('\n').first;
+  constexpr StringRef kImported = "// Imported by pipec from ", kOn = ", recorded on ";
+  const size_t on = first.rfind(kOn);
+  if (!first.startswith(kImported) || on == StringRef::npos || !first.endswith("."))
+    return;
+  const StringRef device = first.drop_front(on + kOn.size()).drop_back();
+  WithColor::note(errs(), "pipec", !useColor())
+      << "this file was imported from a recording on " << printable(device) << "; it runs on "
+      << printable(profile.name)
+      << ": `pipec import TRACE --profile-out=P.json` writes the recorded GPU's profile, "
+         "and --profile=P.json models it\n";
+}
+
 int tool::compileFile(StringRef path, const model::Model &model,
                       const ScheduleOptions &options, CompileGoal goal,
                       driver::Compiled &out) {

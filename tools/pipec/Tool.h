@@ -111,6 +111,10 @@ struct CompileGoal {
   /// --print-after: what the phase made, to standard error.
   std::optional<driver::Phase> printAfter = std::nullopt;
 };
+/// A file `pipec import` wrote, run on the built-in profile (no
+/// --profile): a note names the GPU it was recorded on, and how to model
+/// that one.
+void noteRecordedDevice(const driver::Compiled &compiled, const DeviceProfile &profile);
 int compileFile(llvm::StringRef path, const model::Model &model,
                 const ScheduleOptions &options, CompileGoal goal, driver::Compiled &out);
 
