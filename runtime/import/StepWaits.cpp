@@ -19,6 +19,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <array>
+#include <map>
 
 using namespace pipec;
 using namespace pipec::importer;
@@ -45,6 +47,16 @@ public:
     std::sort(byStart.begin(), byStart.end());
     for (size_t k = 1; k < byStart.size(); ++k)
       byStart[k].second = std::max(byStart[k].second, byStart[k - 1].second);
+    // The same per copy direction: when each copy engine was busy.
+    for (const ImportedStage &st : out.stages)
+      if (!st.onHost() && !st.idle && b.trace.ops[st.op].kind == OpKind::Memcpy)
+        copiesByStart[size_t(b.trace.ops[st.op].direction)].push_back(
+            {double(st.startUs), double(st.endUs)});
+    for (auto &list : copiesByStart) {
+      std::sort(list.begin(), list.end());
+      for (size_t k = 1; k < list.size(); ++k)
+        list[k].second = std::max(list[k].second, list[k - 1].second);
+    }
   }
   /// Each op's wait, a dependency where an op explains it, else an Idle.
   void run() {
@@ -53,16 +65,23 @@ public:
         examine(i);
   }
   std::vector<Idle> idles;
+  /// (op, op whose wait it shares): it follows the other's gpu_idle stage.
+  std::vector<std::pair<uint32_t, uint32_t>> sharedWaits;
   uint64_t inferredWaits = 0;
 
 private:
   void examine(uint32_t i);
   /// Until when the GPU ran something before `t` (from the origin): the
   /// latest end among the ops that began before it.
-  double busyUntil(double t) const {
-    auto it = std::lower_bound(byStart.begin(), byStart.end(),
+  double busyUntil(double t) const { return busyUntilIn(byStart, t); }
+  /// Until when a copy of `direction` ran before `t` (its engine busy).
+  double engineBusyUntil(CopyDirection direction, double t) const {
+    return busyUntilIn(copiesByStart[size_t(direction)], t);
+  }
+  static double busyUntilIn(const std::vector<std::pair<double, double>> &list, double t) {
+    auto it = std::lower_bound(list.begin(), list.end(),
                                std::make_pair(t - kClockSlackUs, -double(INFINITY)));
-    return it == byStart.begin() ? 0.0 : std::min(t, (it - 1)->second);
+    return it == list.begin() ? 0.0 : std::min(t, (it - 1)->second);
   }
   /// What share of the SMs the kernels running at `t` asked for (worked out
   /// the first time it is asked: most steps never need it).
@@ -77,7 +96,10 @@ private:
   const DeviceProfile profile;
   std::optional<SmDemand> demand;
   std::vector<std::pair<double, uint32_t>> byEnd; ///< (end, stage), device ops
+  std::map<double, uint32_t> idleStarts;          ///< ops with a wait of their own, by start
   std::vector<std::pair<double, double>> byStart; ///< (start, latest end so far)
+  /// The same for the copies of each direction (CopyDirection's order).
+  std::array<std::vector<std::pair<double, double>>, 4> copiesByStart;
 };
 
 void WaitFinder::examine(uint32_t i) {
@@ -137,6 +159,14 @@ void WaitFinder::examine(uint32_t i) {
   const auto roomAt = [&](double t) {
     return op.kind != OpKind::Kernel || askedAt(t) + smShare(op, profile) <= 1;
   };
+  // Whether, at `t`, one block of it fit beside the kernels running.
+  const auto blockRoomAt = [&](double t) {
+    if (op.kind != OpKind::Kernel)
+      return true;
+    GpuOp block = op;
+    block.blocks = 1;
+    return askedAt(t) + smShare(block, profile) <= 1;
+  };
   // Whether it had room as the op that ended before it ended: a kernel (or
   // a fill) beside the kernels still running; a copy, its direction's copy
   // engine, which the op that ended held if it was a copy of that
@@ -157,8 +187,22 @@ void WaitFinder::examine(uint32_t i) {
     // for the op ahead of it if it began a while after the GPU went idle,
     // or as that op ended while it had room (beside what was running, or
     // on its copy engine): a copy that followed another stream's kernel
-    // (an NCCL SendRecv it was ordered behind) waited for that kernel.
-    if (at - busyUntil(at) < kUnexplainedIdleUs) {
+    // (an NCCL SendRecv it was ordered behind) waited for that kernel. A
+    // copy whose engine sat idle a while before it began did not wait for
+    // room, whatever else ran: for the op that ended as it began, or for
+    // what the trace does not hold (below).
+    // So did a kernel (or a fill) that had room beside what ran just before
+    // it began: a block of it fit then (a kernel starts with its first
+    // block, the rest as room frees), so it waited for something else.
+    const bool engineIdle = op.kind == OpKind::Memcpy &&
+                            at - engineBusyUntil(op.direction, at) >= kUnexplainedIdleUs;
+    const bool hadRoom = op.kind != OpKind::Memcpy && blockRoomAt(at - kClockSlackUs);
+    if (engineIdle || hadRoom) {
+      if (ended >= 0 && (asEnded || idleBefore)) {
+        waitedForEnded();
+        return;
+      }
+    } else if (at - busyUntil(at) < kUnexplainedIdleUs) {
       if (ended >= 0 && (idleBefore || roomAsEnded()))
         waitedForEnded();
       return;
@@ -175,13 +219,26 @@ void WaitFinder::examine(uint32_t i) {
     if (at - busyUntil(at) < kClockSlackUs && !roomAt(at - kClockSlackUs))
       return;
   }
-  if (waited >= kUnexplainedIdleUs)
-    idles.push_back({i, waited});
+  if (waited < kUnexplainedIdleUs)
+    return;
+  // It began as another op began that had waited for what the trace does
+  // not show (within a few microseconds after it): both waited for that
+  // (an NCCL kernel and the kernel that needs its peer's data, released
+  // by one event of another process): it follows the other's wait.
+  auto began = idleStarts.lower_bound(at - kGpuWaitSlackUs);
+  if (began != idleStarts.end() && began->first <= at + kClockSlackUs) {
+    sharedWaits.push_back({i, began->second});
+    ++inferredWaits;
+    return;
+  }
+  idles.push_back({i, waited});
+  idleStarts.emplace(at, i);
 }
 
 /// Each wait kept as a gpu_idle stage of its time, before its op on its
 /// stream: it follows what the op followed, and the op follows it.
-void insertIdle(Builder &b, const std::vector<Idle> &idles) {
+void insertIdle(Builder &b, const std::vector<Idle> &idles,
+                const std::vector<std::pair<uint32_t, uint32_t>> &sharedWaits) {
   ImportedStep &out = b.out;
   std::vector<ImportedStage> old = std::move(out.stages);
   out.stages.clear();
@@ -223,6 +280,10 @@ void insertIdle(Builder &b, const std::vector<Idle> &idles) {
       out.stages[j].deps = std::move(out.stages[j + 1].deps);
       out.stages[j + 1].deps = {j};
     }
+  // An op that shared another's wait follows that wait (the stage just
+  // before the other op).
+  for (auto [op, other] : sharedWaits)
+    out.stages[newIndex[op]].deps.push_back(newIndex[other] - 1);
   out.notes.push_back(formatv(
       "ops waited {0} ms in {1} gap(s) for what the trace does not show (the longest "
       "{2} ms, before '{3}', {4} ms into the step): each wait is kept as a gpu_idle "
@@ -237,7 +298,7 @@ void step::inferWaits(Builder &b) {
   WaitFinder finder(b);
   finder.run();
   if (!finder.idles.empty())
-    insertIdle(b, finder.idles);
+    insertIdle(b, finder.idles, finder.sharedWaits);
   b.forgetNames();
   if (finder.inferredWaits)
     b.out.notes.push_back(formatv(
