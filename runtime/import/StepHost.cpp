@@ -127,6 +127,14 @@ void step::gatherHostCalls(Builder &b) {
   foldPolls(b);
 
   b.out.stages.reserve(mostStages(b));
+  // A step's host time is its own from the step's start: the stretch
+  // before its first call (the data loading before its first launch, say)
+  // is host work, a stage of its own, first in the program. The previous
+  // step's backlog, cut to the part after the step's first op began, is
+  // issued after it (the whole trace's host starts at its first launch).
+  if (std::isfinite(b.from) && !b.items.empty() &&
+      b.items.front().ts - b.from >= kMinHostWorkUs)
+    b.addHostWork(b.from, b.items.front().ts - b.from, 1);
   for (const GpuOp *op : b.backlog)
     b.out.stages[b.addOp(*op, true)].graphLaunched = b.graphLaunched(*op);
   b.out.backlogOps = b.backlog.size();

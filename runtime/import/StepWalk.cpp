@@ -134,13 +134,6 @@ void HostWalk::measureLaunchCall() {
 }
 
 void HostWalk::run() {
-  // A step's host time is its own from the step's start: the stretch
-  // before its first call (the data loading before its first launch, say)
-  // is host work, a stage of its own; the whole trace's starts at its
-  // first launch.
-  if (std::isfinite(b.from) && !b.items.empty() &&
-      b.items.front().ts - b.from >= kMinHostWorkUs)
-    b.addHostWork(b.from, b.items.front().ts - b.from, 1);
   for (const HostItem &item : b.items) {
     const double end = item.ts + item.dur;
     if (launched && item.ts - lastCallEnd >= kHostWorkUs) {
