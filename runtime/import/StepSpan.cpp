@@ -163,6 +163,14 @@ llvm::Error step::chooseSpan(Builder &b, std::optional<int64_t> number) {
   } else if (!(chosen = lastLaunching(b, steps))) {
     return fail("no ProfilerStep of the trace launched a GPU op");
   }
+  // A step a .pipe file can hold: its host range at most an hour, as its
+  // GPU ops' span is.
+  if (!(chosen->dur >= 0 && chosen->dur <= kMaxStageUs && std::isfinite(chosen->ts)))
+    return fail(formatv("the step's host range (#{0}) lasts {1} s; pipec imports steps of "
+                        "at most 3600 s",
+                        chosen->number,
+                        chosen->dur < 1e15 ? formatv("{0:f1}", chosen->dur / 1e6).str()
+                                           : formatv("{0:e}", chosen->dur / 1e6).str()));
   out.step = chosen->number;
   out.periodUs = chosen->dur;
   b.from = chosen->ts;

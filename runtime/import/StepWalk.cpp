@@ -27,7 +27,11 @@ namespace {
 bool blockingCopy(const GpuOp &op, llvm::StringRef name) {
   if (op.kind != OpKind::Memcpy || op.launchTs < 0)
     return false;
-  return name.contains("Pageable") && op.launchTs + op.launchDur >= op.ts;
+  // (A call that returned long before the DMA ended did not wait for it:
+  // the last chunk is staged a chunk's time before the end, not more.)
+  const double chunk = std::max(kUnexplainedIdleUs, 0.05 * op.dur);
+  return name.contains("Pageable") && op.launchTs + op.launchDur >= op.ts &&
+         op.launchTs + op.launchDur >= op.ts + op.dur - chunk;
 }
 
 /// What the host waited for inside a launch call: the launches the driver
@@ -57,7 +61,18 @@ private:
 
 class HostWalk {
 public:
-  explicit HostWalk(Builder &b) : b(b), out(b.out), queue(b.trace) { measureLaunchCall(); }
+  explicit HostWalk(Builder &b) : b(b), out(b.out), queue(b.trace) {
+    measureLaunchCall();
+    // A step's host time is its own from the step's start: the host work
+    // before its first call is a stage already (gatherHostCalls), and every
+    // call from the first on is the step's (a sync or an allocation before
+    // its first launch too); the whole trace's host starts at its first
+    // launch.
+    if (std::isfinite(b.from) && !b.items.empty()) {
+      launched = true;
+      previousEnd = lastCallEnd = std::max(b.from, b.items.front().ts);
+    }
+  }
   void run();
 
 private:
@@ -105,8 +120,8 @@ private:
   LaunchQueue queue;
   int64_t mostPending = 0;
   size_t nextOp = 0;
-  bool launched = false; // host time before the step's first launch is not its
-  double previousEnd = 0, lastCallEnd = 0;
+  bool launched = false; // (the whole trace's host time starts at its first launch)
+  double previousEnd = -INFINITY, lastCallEnd = -INFINITY;
   bool queueFilled = false;  // a launch blocked on the full queue
   int64_t graphLaunches = 0; // the step's graph launches so far
 };
