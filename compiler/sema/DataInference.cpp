@@ -7,6 +7,14 @@
 using namespace pipec;
 using namespace pipec::program;
 
+namespace {
+/// A stage's accesses of one buffer (this iteration's slot).
+struct Touch {
+  uint32_t stage;
+  bool read, write;
+};
+} // namespace
+
 /// A buffer some stage accesses only in some iterations (a buffer of one
 /// slot: Sema rejects rings). A dependency on such a stage is on its latest
 /// instance, and every instance of a stage is ordered after the one before
@@ -15,23 +23,21 @@ using namespace pipec::program;
 /// and a write on those and on the readers since. A write that may not run
 /// hides nothing before it.
 template <typename Add>
-static void inferWithConditionalStages(const Pipeline &out, const std::vector<uint8_t> &reads,
-                                       const std::vector<uint8_t> &writes, uint32_t n,
-                                       Add add) {
-  const uint32_t m = static_cast<uint32_t>(out.stages.size());
+static void inferWithConditionalStages(const Pipeline &out, const std::vector<Touch> &touches,
+                                       uint32_t n, Add add) {
   auto always = [&](uint32_t k) { return out.stages[k].runs.always(); };
   // What an iteration leaves for the next: from its last write by a stage
   // that always runs, else everything (the writes may all have been skipped).
   int64_t lastAlways = -1;
-  for (uint32_t k = 0; k < m; ++k)
-    if (writes[k] && always(k))
-      lastAlways = k;
+  for (const Touch &t : touches)
+    if (t.write && always(t.stage))
+      lastAlways = t.stage;
   std::vector<std::pair<uint32_t, uint32_t>> writers, readers; // (stage, distance)
-  for (uint32_t k = 0; k < m; ++k) {
-    if (writes[k] && int64_t(k) >= lastAlways)
-      writers.push_back({k, n});
-    if (reads[k] && int64_t(k) > lastAlways)
-      readers.push_back({k, n});
+  for (const Touch &t : touches) {
+    if (t.write && int64_t(t.stage) >= lastAlways)
+      writers.push_back({t.stage, n});
+    if (t.read && int64_t(t.stage) > lastAlways)
+      readers.push_back({t.stage, n});
   }
   // A stage that runs only in the first iteration has nothing before it.
   auto onlyFirst = [&](uint32_t k) {
@@ -51,10 +57,11 @@ static void inferWithConditionalStages(const Pipeline &out, const std::vector<ui
         list.end());
     list.push_back({k, 0});
   };
-  for (uint32_t k = 0; k < m; ++k) {
-    if (reads[k])
+  for (const Touch &t : touches) {
+    const uint32_t k = t.stage;
+    if (t.read)
       depend(k, writers);
-    if (writes[k]) {
+    if (t.write) {
       depend(k, writers);
       depend(k, readers);
       if (always(k)) {
@@ -63,7 +70,7 @@ static void inferWithConditionalStages(const Pipeline &out, const std::vector<ui
       }
       push(writers, k);
     }
-    if (reads[k])
+    if (t.read)
       push(readers, k);
   }
 }
@@ -75,22 +82,30 @@ static void inferWithConditionalStages(const Pipeline &out, const std::vector<ui
 /// (distance n, which refers to nothing in iterations 0 .. n-1, as the
 /// contract asks).
 void pipec::inferDataDependencies(Pipeline &out) {
-  const uint32_t m = static_cast<uint32_t>(out.stages.size());
+  // Each buffer's accesses, in declaration order (one pass over the
+  // stages: the work follows the accesses, not buffers times stages).
+  std::vector<std::vector<Touch>> touchesOf(out.buffers.size());
+  // Reads of `@prev(K)`, by buffer: (stage, K).
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> earlierOf(out.buffers.size());
+  for (uint32_t k = 0; k < out.stages.size(); ++k)
+    for (const Access &a : out.stages[k].accesses) {
+      if (a.distance) {
+        earlierOf[a.buffer].push_back({k, a.distance});
+        continue;
+      }
+      std::vector<Touch> &list = touchesOf[a.buffer];
+      if (list.empty() || list.back().stage != k)
+        list.push_back({k, false, false});
+      (a.write ? list.back().write : list.back().read) = true;
+    }
   for (uint32_t b = 0; b < out.buffers.size(); ++b) {
     const uint32_t n = out.buffers[b].slots;
-    std::vector<uint8_t> reads(m, 0), writes(m, 0);
-    // Reads of `@prev(K)`, by stage: (stage, K).
-    std::vector<std::pair<uint32_t, uint32_t>> earlier;
-    for (uint32_t k = 0; k < m; ++k)
-      for (const Access &a : out.stages[k].accesses)
-        if (a.buffer == b && a.distance)
-          earlier.push_back({k, a.distance});
-        else if (a.buffer == b)
-          (a.write ? writes : reads)[k] = 1;
+    const std::vector<Touch> &touches = touchesOf[b];
+    const std::vector<std::pair<uint32_t, uint32_t>> &earlier = earlierOf[b];
     int64_t lastWriter = -1;
-    for (uint32_t k = 0; k < m; ++k)
-      if (writes[k])
-        lastWriter = k;
+    for (const Touch &t : touches)
+      if (t.write)
+        lastWriter = t.stage;
     auto add = [&](uint32_t k, uint32_t on, uint32_t distance) {
       if (on == k && distance == 0)
         return;
@@ -105,28 +120,27 @@ void pipec::inferDataDependencies(Pipeline &out) {
       out.stages[k].deps.push_back(d);
     };
     bool conditional = false;
-    for (uint32_t k = 0; k < m; ++k)
-      conditional |= (reads[k] || writes[k]) && !out.stages[k].runs.always();
+    for (const Touch &t : touches)
+      conditional |= !out.stages[t.stage].runs.always();
     if (conditional) {
-      inferWithConditionalStages(out, reads, writes, n, add);
+      inferWithConditionalStages(out, touches, n, add);
       continue;
     }
     int64_t writerBefore = -1;              // the last writer declared before k
     std::vector<uint32_t> readersSince;     // readers after writerBefore
     std::vector<uint32_t> readersAfterLast; // readers after lastWriter
-    for (uint32_t k = 0; k < m; ++k)
-      if (reads[k] && int64_t(k) > lastWriter)
-        readersAfterLast.push_back(k);
-    for (uint32_t k = 0; k < m; ++k) {
-      if (!reads[k] && !writes[k])
-        continue;
-      if (reads[k]) {
+    for (const Touch &t : touches)
+      if (t.read && int64_t(t.stage) > lastWriter)
+        readersAfterLast.push_back(t.stage);
+    for (const Touch &t : touches) {
+      const uint32_t k = t.stage;
+      if (t.read) {
         if (writerBefore >= 0)
           add(k, static_cast<uint32_t>(writerBefore), 0);
         else if (lastWriter >= 0)
           add(k, static_cast<uint32_t>(lastWriter), n);
       }
-      if (writes[k]) {
+      if (t.write) {
         if (writerBefore >= 0) {
           add(k, static_cast<uint32_t>(writerBefore), 0);
         } else {
@@ -139,7 +153,7 @@ void pipec::inferDataDependencies(Pipeline &out) {
         writerBefore = k;
         readersSince.clear();
       }
-      if (reads[k])
+      if (t.read)
         readersSince.push_back(k);
     }
     // A read of `@prev(K)` in iteration i reads slot (i - K) mod n (K < n):
@@ -147,9 +161,9 @@ void pipec::inferDataDependencies(Pipeline &out) {
     // the first writer of iteration i - K + n, the next to write it, waits
     // for the read (distance n - K). This iteration's writes go elsewhere.
     int64_t firstWriter = -1;
-    for (uint32_t k = 0; k < m && firstWriter < 0; ++k)
-      if (writes[k])
-        firstWriter = k;
+    for (size_t i = 0; i < touches.size() && firstWriter < 0; ++i)
+      if (touches[i].write)
+        firstWriter = touches[i].stage;
     for (auto [k, distance] : earlier) {
       if (lastWriter < 0)
         continue; // it reads what the buffer held before the pipeline
