@@ -400,9 +400,12 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
     into.durationUs = profile.copyTimeUs(into.copy().direction, *into.bytes);
     return;
   }
-  // The bytes it moves, given or derived from its time.
-  double moved = into.bytes ? double(*into.bytes)
-                            : into.durationUs * 1e3 * profile.copyGBps(into.copy().direction);
+  // The bytes it moves, where it states them: a copy given as a time (a
+  // measured one, an import's) moves what it moved, which the profile's
+  // bandwidth only guesses at.
+  if (!into.bytes)
+    return;
+  const double moved = double(*into.bytes);
   for (const Access &a : into.accesses) {
     const Buffer &b = out.buffers[a.buffer];
     if (b.bytes && moved > double(b.bytes) + 0.5)
