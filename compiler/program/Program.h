@@ -275,6 +275,12 @@ struct Program {
   std::vector<Pipeline> pipelines;
 };
 
+/// Marks loop-carried state: each buffer read in an iteration before that
+/// iteration writes it (in program order: declaration order) is `state`,
+/// whether declared so or not. Sema does it for a file; each builder of a
+/// program without a parse does it too.
+void markLoopCarried(Pipeline &p);
+
 /// Whether a pipeline has a collective (version 4).
 inline bool hasCollectives(const Pipeline &p) {
   for (const Stage &st : p.stages)

@@ -118,21 +118,14 @@ void Sema::checkCycles(const Pipeline &out) {
 /// A device buffer that stages read but none writes holds data from outside
 /// the pipeline: a warning, unless it is declared `state`.
 void Sema::markState(Pipeline &out) {
+  program::markLoopCarried(out);
   const size_t n = out.buffers.size();
-  std::vector<uint8_t> read(n, 0), written(n, 0), readFirst(n, 0);
+  std::vector<uint8_t> read(n, 0), written(n, 0);
   for (const Stage &st : out.stages)
-    for (bool write : {false, true})
-      for (const Access &a : st.accesses) {
-        if (a.write != write)
-          continue;
-        if (!write && !written[a.buffer])
-          readFirst[a.buffer] = 1;
-        (write ? written : read)[a.buffer] = 1;
-      }
+    for (const Access &a : st.accesses)
+      (a.write ? written : read)[a.buffer] = 1;
   for (size_t b = 0; b < n; ++b) {
     Buffer &buffer = out.buffers[b];
-    if (readFirst[b] && written[b])
-      buffer.state = true;
     if (read[b] && !written[b] && !buffer.host && !buffer.stateDeclared)
       diags.warning(buffer.range,
                     formatv("device buffer '{0}' is read but no stage writes it: its "
