@@ -177,12 +177,23 @@ namespace {
 /// The columns of a stage's line beside its kind and time: `on`, the
 /// dependencies, and the comment after it.
 struct StageCells {
-  std::string on, deps, comment;
+  std::string on, access, deps, comment;
 
   void make(const ImportedStep &s, const ImportedStage &st, llvm::StringRef stream) {
     on.clear();
     if (!st.onHost())
       on = ("on " + stream).str();
+    access.clear();
+    auto list = [&](const char *what, const std::vector<uint32_t> &buffers) {
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        access += i ? ", " : (access.empty() ? what : std::string(" ") + what);
+        access += s.buffers[buffers[i]].name;
+      }
+      if (!buffers.empty())
+        access += ')';
+    };
+    list("reads(", st.reads);
+    list("writes(", st.writes);
     deps.clear();
     for (size_t i = 0; i < st.deps.size(); ++i) {
       deps += i ? ", " : "depends_on(";
@@ -291,8 +302,14 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
   commentLine(from + ".");
   h += "// Each GPU op is a stage with its measured time; issue= is the host's time\n"
        "// before its launch call (dispatch). cpu stages are the host's syncs (each\n"
-       "// depends on what it waited for) and its work between calls. Every ordering\n"
-       "// the recording relies on is a dependency, same-stream order included.\n";
+       "// depends on what it waited for) and its work between calls. Every ordering\n";
+  if (s.dataLink.empty()) {
+    h += "// the recording relies on is a dependency, same-stream order included.\n";
+  } else {
+    h += "// the recording relies on is a dependency, same-stream order included, but\n"
+         "// between two ops that declare their data (reads and writes, from the\n"
+         "// execution trace), launched by two framework ops: the data orders those.\n";
+  }
   for (const std::string &note : s.notes) {
     std::string line = "// Note: ";
     addCommentText(line, note);
@@ -310,6 +327,11 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
     file.streamPriorities.push_back(priority ? "priority " + std::to_string(priority) : "");
     file.streamColumns.fit({file.streamNames.back(), "", file.streamPriorities.back()});
   }
+  for (const ImportedBuffer &b : s.buffers) {
+    file.bufferSizes.push_back(std::to_string(b.bytes) + "B");
+    file.bufferColumns.fit(
+        {b.name, file.bufferSizes.back(), b.host ? "host" : "", b.state ? "state" : ""});
+  }
   // The stages' columns, a half on each of two threads for a long step
   // (the first error in the file's order is the one reported).
   auto fit = [&](size_t begin, size_t end, Columns &columns) -> llvm::Error {
@@ -323,7 +345,7 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
         return e;
       cells.make(s, st,
                  st.onHost() ? "" : file.streamNames[file.streamIndex.at(s.opOf(st).stream)]);
-      columns.fit({st.name, cells.on, line.work, line.attrs, "", cells.deps});
+      columns.fit({st.name, cells.on, line.work, line.attrs, cells.access, cells.deps});
     }
     return llvm::Error::success();
   };
@@ -353,6 +375,12 @@ void PipeFile::write(llvm::raw_ostream &os) const {
   std::string out;
   for (size_t i = 0; i < streamNames.size(); ++i)
     streamColumns.write(out, "stream", {streamNames[i], "", streamPriorities[i]}, "");
+  for (size_t i = 0; i < step->buffers.size(); ++i)
+    bufferColumns.write(out, "buffer",
+                        {step->buffers[i].name, bufferSizes[i],
+                         step->buffers[i].host ? "host" : "",
+                         step->buffers[i].state ? "state" : ""},
+                        "");
   os << out;
   // A long step's lines are made a chunk at a time on two threads.
   writeInChunks(step->stages.size(), os, [&](size_t begin, size_t end, llvm::raw_ostream &os) {
@@ -369,7 +397,7 @@ void PipeFile::write(llvm::raw_ostream &os) const {
                  st.onHost() ? "" : streamNames[streamIndex.at(step->opOf(st).stream)]);
       out.clear();
       stageColumns.write(out, "stage",
-                         {st.name, cells.on, line.work, line.attrs, "", cells.deps},
+                         {st.name, cells.on, line.work, line.attrs, cells.access, cells.deps},
                          cells.comment);
       os << out;
     }
@@ -410,6 +438,13 @@ llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
       stream.cudaPriority = int(priority);
     }
   }
+  for (const ImportedBuffer &b : s.buffers) {
+    program::Buffer &buffer = p.buffers.emplace_back();
+    buffer.name = b.name;
+    buffer.bytes = b.bytes;
+    buffer.host = b.host;
+    buffer.state = buffer.stateDeclared = b.state;
+  }
   p.stages.reserve(s.stages.size());
   StageLine line;
   for (const ImportedStage &st : s.stages) {
@@ -427,6 +462,14 @@ llvm::Expected<program::Program> importer::programOf(const ImportedStep &s,
     stage.deps.reserve(st.deps.size());
     for (uint32_t d : st.deps)
       stage.deps.push_back(program::Dependency{d, 0, {}, -1});
+    for (uint32_t b : st.reads)
+      stage.accesses.push_back(program::Access{b, false, {}, 0});
+    for (uint32_t b : st.writes)
+      stage.accesses.push_back(program::Access{b, true, {}, 0});
+  }
+  if (!p.buffers.empty()) { // as the file's reader marks and infers them
+    program::markLoopCarried(p);
+    inferDataDependencies(p);
   }
   return out;
 }

@@ -82,7 +82,8 @@ private:
   std::vector<std::string> streamNames;
   std::vector<std::string> streamPriorities; ///< "priority -5", or ""
   std::map<int64_t, uint32_t> streamIndex;   ///< by stream id (any, INT64_MAX too)
-  Columns streamColumns{3}, stageColumns{6};
+  std::vector<std::string> bufferSizes;      ///< "4096B"
+  Columns streamColumns{3}, bufferColumns{4}, stageColumns{6};
 };
 
 /// An error when a program of `size` is past what sema lets a pipeline

@@ -96,7 +96,20 @@ struct ImportedStage {
   /// Op (a kernel): its recorded time, where durUs is its time alone, the
   /// contention of what ran beside it taken out (Contention.h); else 0.
   double recordedUs = 0;
+  /// Op, with an execution trace (`--et`): the buffers it reads and
+  /// writes (ImportedStep::buffers), from the framework op that launched it.
+  std::vector<uint32_t> reads, writes;
   bool onHost() const { return kind != Kind::Op; }
+};
+
+/// A storage the execution trace's tensors live in (`--et`): a buffer.
+struct ImportedBuffer {
+  std::string name;
+  uint64_t bytes = 0; ///< the farthest any of its tensors reaches
+  bool host = false;  ///< host memory (a CPU tensor's)
+  /// Read in the step and never written in it: what the program holds
+  /// across steps (weights, inputs), declared `state`.
+  bool state = false;
 };
 
 struct ImportedStep {
@@ -141,6 +154,11 @@ struct ImportedStep {
   uint64_t contendedKernels = 0;
   double contentionUs = 0;
   DeviceInfo device;
+  /// With an execution trace (`--et`): its storages the ops touch, and how
+  /// the ops were linked to it, in words (the file's header says it); empty
+  /// without.
+  std::vector<ImportedBuffer> buffers;
+  std::string dataLink;
   /// A platform pipec does not model (Trace::foreignPlatform): the step's
   /// recording can be reported, not modelled or written as a .pipe file.
   std::string foreignPlatform;

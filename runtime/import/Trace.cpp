@@ -263,6 +263,28 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
   llvm::StringRef cat = catText;
   llvm::StringRef name = e.getString("name").value_or("");
   double ts = numberOr(e, "ts", 0), dur = numberOr(e, "dur", 0);
+  if (trace.keepCpuOps && (cat == "cpu_op" || cat == "user_annotation") &&
+      !name.startswith("ProfilerStep#") && std::isfinite(ts) && std::isfinite(dur) &&
+      dur >= 0) {
+    CpuOps &c = trace.cpuOps;
+    if (c.ops.size() >= kMaxCpuOps)
+      return fail("the trace holds more than " + llvm::Twine(kMaxCpuOps) +
+                  " framework ops (cpu_op events): more than pipec links to an execution "
+                  "trace");
+    CpuOp op;
+    auto [known, added] = c.nameIndex.try_emplace(name, uint32_t(c.names.size()));
+    if (added)
+      c.names.push_back(keptName(name));
+    op.name = known->second;
+    op.ts = ts;
+    op.dur = dur;
+    op.thread = intOr(e, "tid", 0);
+    op.externalId = intOr(args, "External id", -1);
+    op.recordFunctionId = intOr(args, "Record function id", -1);
+    c.ops.push_back(op);
+    if (cat == "cpu_op")
+      return llvm::Error::success();
+  }
   if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
     GpuOp op;
     op.kind = cat == "kernel"       ? OpKind::Kernel
@@ -584,8 +606,10 @@ void importer::finishTrace(Trace &trace) {
   }
 }
 
-static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false) {
+static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false,
+                                           bool cpuOps = false) {
   Trace trace;
+  trace.keepCpuOps = cpuOps;
   if (r.peek() != '{') {
     if (llvm::Error e = r.takeError())
       return llvm::Error(std::move(e));
@@ -696,7 +720,7 @@ llvm::Expected<Trace> importer::readTrace(llvm::StringRef path) {
   return std::move(processes->front());
 }
 
-llvm::Expected<std::vector<Trace>> importer::readRecording(llvm::StringRef path) {
+llvm::Expected<std::vector<Trace>> importer::readRecording(llvm::StringRef path, bool cpuOps) {
   const std::string shown = path == "-" ? "<stdin>" : printable(path);
   std::vector<Trace> out;
   if (path != "-" && isSqliteFile(path)) {
@@ -710,7 +734,7 @@ llvm::Expected<std::vector<Trace>> importer::readRecording(llvm::StringRef path)
   if (!source)
     return source.takeError();
   JsonReader reader(**source, kMaxTraceBytes);
-  llvm::Expected<Trace> trace = readTraceFrom(reader);
+  llvm::Expected<Trace> trace = readTraceFrom(reader, /*slowly=*/false, cpuOps);
   if (!trace)
     return fail("'" + shown + "': " + llvm::toString(trace.takeError()));
   out.push_back(std::move(*trace));

@@ -101,6 +101,25 @@ struct Range {
   double ts = 0, dur = 0;
 };
 
+/// A framework op of the host's (Kineto's `cpu_op`, a record_function's
+/// `user_annotation`): kept only when asked (`pipec import --et` links them
+/// to an execution trace's ops).
+struct CpuOp {
+  uint32_t name = 0; ///< index into CpuOps::names
+  double ts = 0, dur = 0;
+  int64_t thread = 0;
+  int64_t externalId = -1;       ///< `External id`
+  int64_t recordFunctionId = -1; ///< `Record function id` (newer profilers)
+};
+
+struct CpuOps {
+  std::vector<CpuOp> ops; ///< as they come in the file
+  std::vector<std::string> names;
+  llvm::StringMap<uint32_t> nameIndex;
+};
+/// The most framework ops kept (a trace of more is refused for `--et`).
+constexpr size_t kMaxCpuOps = size_t(1) << 24;
+
 struct DeviceInfo {
   int64_t id = 0; ///< the `id` the ops' `device` refers to
   std::string name;
@@ -148,6 +167,9 @@ struct Trace {
   std::string exactWaitsAdvice =
       "record with torch.profiler.profile(..., experimental_config=torch._C._profiler."
       "_ExperimentalConfig(enable_cuda_sync_events=True)) for the exact ones";
+  /// The host's framework ops, kept when asked (readRecording's `cpuOps`).
+  CpuOps cpuOps;
+  bool keepCpuOps = false;
   /// While reading: whether it holds an MTIA device's events or runtime
   /// calls (foreignPlatform says so once read).
   bool mtia = false;
@@ -177,8 +199,9 @@ constexpr size_t kMaxRanges = size_t(1) << 20;
 /// (Trace::foreignPlatform).
 llvm::Expected<Trace> readTrace(llvm::StringRef path);
 /// The recording at `path`, as one Trace per process that ran GPU work: a
-/// Kineto trace is one; an Nsight Systems export one per process.
-llvm::Expected<std::vector<Trace>> readRecording(llvm::StringRef path);
+/// Kineto trace is one; an Nsight Systems export one per process. With
+/// `cpuOps`, a Kineto trace's framework ops are kept too (Trace::cpuOps).
+llvm::Expected<std::vector<Trace>> readRecording(llvm::StringRef path, bool cpuOps = false);
 /// The same, from text already in memory (for tests and the fuzzer).
 llvm::Expected<Trace> parseTrace(llvm::StringRef text);
 /// The same with every event through llvm::json's DOM, none on the fast

@@ -6,6 +6,7 @@
 #include "runtime/import/Contention.h"
 #include "runtime/import/PipeFile.h"
 #include "runtime/import/Report.h"
+#include "runtime/import/StepData.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
@@ -34,6 +35,19 @@ cl::opt<bool>
     importReport("report",
                  cl::desc("Print what the step says, and what pipec predicts for it"),
                  cl::sub(importCommand()), cl::cat(category()));
+cl::opt<std::string> executionTrace(
+    "et",
+    cl::desc("A PyTorch execution trace of the same program (its JSON, or .json.gz): each "
+             "GPU op reads and writes what the framework op that launched it did, and "
+             "same-stream order the data covers is left to the data"),
+    cl::value_desc("path"), cl::sub(importCommand()), cl::cat(category()));
+cl::opt<double> leastLinked(
+    "et-least-linked",
+    cl::desc("The least share of the step's GPU ops, in percent, the execution trace must "
+             "link (default 80): below it, the import refuses rather than guess; ops it "
+             "does not link keep every ordering"),
+    cl::value_desc("percent"), cl::init(100 * importer::kLeastLinkedShare),
+    cl::sub(importCommand()), cl::cat(category()));
 cl::opt<std::string> profileOut(
     "profile-out",
     cl::desc("Write the device profile made from the trace's GPU (for run --profile)"),
@@ -46,6 +60,8 @@ cl::opt<std::string> profileOut(
 int tool::runImport() {
   for (const std::string &trace : traceInputs)
     commandFiles().input(trace, traceInputs.size() > 1 ? "a trace" : "the trace");
+  if (!executionTrace.empty())
+    commandFiles().input(executionTrace, "--et");
   registerProfileInput();
   commandFiles().output(invocation().outputPath, "-o");
   if (!profileOut.empty())
@@ -62,6 +78,22 @@ int tool::runImport() {
     }
     step = importer::parseStepChoice(importStep);
   }
+  const bool withData = executionTrace.getNumOccurrences() > 0;
+  if (withData && executionTrace.empty()) {
+    toolError("--et needs the path of an execution trace");
+    return UsageError;
+  }
+  if (leastLinked.getNumOccurrences() &&
+      (!withData || !(leastLinked >= 1 && leastLinked <= 100))) {
+    toolError(withData ? "--et-least-linked takes a percentage from 1 to 100"
+                       : "--et-least-linked goes with --et");
+    return UsageError;
+  }
+  if (withData && traceInputs.size() > 1) {
+    toolError("--et takes one Kineto trace, the one recorded beside it: give the ranks' "
+              "traces without it");
+    return UsageError;
+  }
   if (traceInputs.size() > 1)
     return runImportRanks(
         traceInputs, [&](size_t r) { return importer::readTrace(traceInputs[r]); }, step,
@@ -71,7 +103,8 @@ int tool::runImport() {
   // program): its processes are the ranks of one program.
   std::vector<importer::Trace> processes;
   {
-    Expected<std::vector<importer::Trace>> read = importer::readRecording(traceInput);
+    Expected<std::vector<importer::Trace>> read =
+        importer::readRecording(traceInput, /*cpuOps=*/withData);
     if (!read) {
       toolError(toString(read.takeError()));
       return InputErrors;
@@ -87,12 +120,39 @@ int tool::runImport() {
         [&](size_t r) -> Expected<importer::Trace> { return std::move(processes[r]); }, step,
         importReport, profileOut);
   }
+  if (withData && processes.front().cpuOps.ops.empty()) {
+    toolError(formatv("'{0}' holds no framework op (Kineto's cpu_op events) to link the "
+                      "execution trace to{1}",
+                      traceInput,
+                      processes.front().process >= 0
+                          ? ": --et takes a PyTorch profiler (Kineto) trace, not an Nsight "
+                            "Systems export"
+                          : ""));
+    return InputErrors;
+  }
+  importer::CpuOps cpuOps = std::move(processes.front().cpuOps);
   Expected<importer::ImportedStep> imported =
       importer::selectStep(std::move(processes.front()), step);
   if (!imported) {
     toolError(toString(imported.takeError()));
     return InputErrors;
   }
+  if (withData) {
+    Expected<importer::ExecutionTrace> et = importer::readExecutionTrace(executionTrace);
+    if (!et) {
+      toolError(toString(et.takeError()));
+      return InputErrors;
+    }
+    Expected<importer::DataLink> link =
+        importer::addData(*imported, cpuOps, *et, leastLinked / 100);
+    if (!link) {
+      toolError(formatv("'{0}' with '{1}': {2}", traceInput, executionTrace,
+                        toString(link.takeError())));
+      return InputErrors;
+    }
+    imported->notes.push_back(imported->dataLink);
+  }
+  cpuOps = importer::CpuOps();
   const bool reporting = importReport || invocation().jsonOutput;
   // What the import could not know is said once, whatever is written.
   auto sayNotes = [&] {
