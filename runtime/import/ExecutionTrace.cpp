@@ -85,50 +85,111 @@ std::optional<int64_t> rfIdOf(const llvm::json::Object &node) {
 
 } // namespace
 
-llvm::Expected<ExecutionTrace> importer::parseExecutionTrace(llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> v = llvm::json::parse(text);
+namespace {
+
+/// One entry of `nodes`.
+llvm::Error readNode(llvm::StringRef entry, uint64_t index, ExecutionTrace &et) {
+  if (index >= kMaxEtNodes)
+    return fail(llvm::formatv("the execution trace has more than the {0} nodes pipec reads",
+                              kMaxEtNodes)
+                    .str());
+  llvm::Expected<llvm::json::Value> v = llvm::json::parse(entry);
   if (!v)
-    return fail("not an execution trace: not valid JSON (" + llvm::toString(v.takeError()) +
-                ")");
-  const llvm::json::Object *top = v->getAsObject();
-  const llvm::json::Array *nodes = top ? top->getArray("nodes") : nullptr;
-  if (!nodes)
-    return fail("not an execution trace: it has no 'nodes' (a PyTorch execution trace, "
-                "from torch.profiler.ExecutionTraceObserver, is an object with 'schema' and "
-                "'nodes')");
+    return fail("node " + llvm::Twine(index) +
+                " of the execution trace is not valid JSON: " + llvm::toString(v.takeError()));
+  const llvm::json::Object *node = v->getAsObject();
+  if (!node)
+    return fail("node " + llvm::Twine(index) + " of the execution trace is not an object");
+  llvm::StringRef name = node->getString("name").getValueOr("");
+  if (name.startswith("[pytorch|profiler|execution_"))
+    return llvm::Error::success(); // the process and thread roots
+  std::optional<int64_t> rfId = rfIdOf(*node);
+  if (!rfId)
+    return fail("node " + llvm::Twine(index) + " ('" + keptName(name) +
+                "') of the execution trace has no 'rf_id'");
+  EtOp op;
+  op.id = node->getInteger("id").getValueOr(-1);
+  op.rfId = *rfId;
+  auto [known, added] = et.nameIndex.try_emplace(name, uint32_t(et.names.size()));
+  if (added)
+    et.names.push_back(keptName(name));
+  op.name = known->second;
+  tensorsOf(*node, "inputs", "input_types", op.inputs);
+  tensorsOf(*node, "outputs", "output_types", op.outputs);
+  et.ops.push_back(std::move(op));
+  return llvm::Error::success();
+}
+
+/// The top-level object walked, each node parsed on its own: memory
+/// follows the ops kept, not the file's text.
+llvm::Expected<ExecutionTrace> readFrom(JsonReader &r) {
+  const char *notOne = "not an execution trace: a PyTorch execution trace (from "
+                       "torch.profiler.ExecutionTraceObserver) is a JSON object with 'schema' "
+                       "and 'nodes'";
+  if (r.peek() != '{') {
+    if (llvm::Error e = r.takeError())
+      return llvm::Error(std::move(e));
+    return fail(notOne);
+  }
+  r.advance();
   ExecutionTrace et;
-  et.schema = top->getString("schema").getValueOr("").str();
+  bool sawNodes = false;
+  for (;;) {
+    int c = r.peek();
+    if (c == ',') {
+      r.advance();
+      continue;
+    }
+    if (c == '}')
+      break;
+    if (c < 0) {
+      if (llvm::Error e = r.takeError())
+        return llvm::Error(std::move(e));
+      return fail("the execution trace is truncated");
+    }
+    llvm::Expected<llvm::StringRef> quoted = c == '"' ? r.value(4096) : fail(notOne);
+    if (!quoted) {
+      llvm::consumeError(quoted.takeError());
+      if (llvm::Error e = r.takeError())
+        return llvm::Error(std::move(e));
+      return fail(c == '"' ? "the execution trace is truncated" : notOne);
+    }
+    std::string key = quoted->drop_front().drop_back().str();
+    if (r.peek() != ':')
+      return fail(notOne);
+    r.advance();
+    llvm::Error e = llvm::Error::success();
+    if (key == "nodes" && !sawNodes) {
+      sawNodes = true;
+      e = forEachEntry(r, "nodes", [&](llvm::StringRef entry, uint64_t index) {
+        return readNode(entry, index, et);
+      });
+    } else if (key == "schema") {
+      llvm::Expected<llvm::StringRef> value = r.value(4096);
+      if (!value) {
+        llvm::consumeError(value.takeError());
+        return fail("the execution trace's 'schema' is not a short string");
+      }
+      llvm::Expected<llvm::json::Value> schema = llvm::json::parse(*value);
+      if (schema)
+        et.schema = schema->getAsString().getValueOr("").str();
+      else
+        llvm::consumeError(schema.takeError());
+    } else if (llvm::Error skipped = r.skip()) {
+      llvm::consumeError(std::move(skipped));
+      if (llvm::Error input = r.takeError())
+        return llvm::Error(std::move(input));
+      return fail("the execution trace is truncated");
+    }
+    if (e)
+      return llvm::Error(std::move(e));
+  }
+  if (!sawNodes)
+    return fail(notOne);
   if (!llvm::StringRef(et.schema).startswith("1.0.") &&
       !llvm::StringRef(et.schema).startswith("1.1."))
     return fail("execution trace schema '" + keptName(et.schema) +
                 "' is not one pipec reads (1.0.x, 1.1.x)");
-  if (nodes->size() > kMaxEtNodes)
-    return fail(
-        llvm::formatv("the execution trace has {0} nodes, more than the {1} pipec reads",
-                      nodes->size(), kMaxEtNodes)
-            .str());
-  for (size_t i = 0; i < nodes->size(); ++i) {
-    const llvm::json::Object *node = (*nodes)[i].getAsObject();
-    if (!node)
-      return fail("node " + llvm::Twine(i) + " of the execution trace is not an object");
-    llvm::StringRef name = node->getString("name").getValueOr("");
-    if (name.startswith("[pytorch|profiler|execution_"))
-      continue; // the process and thread roots
-    std::optional<int64_t> rfId = rfIdOf(*node);
-    if (!rfId)
-      return fail("node " + llvm::Twine(i) + " ('" + keptName(name) +
-                  "') of the execution trace has no 'rf_id'");
-    EtOp op;
-    op.id = node->getInteger("id").getValueOr(-1);
-    op.rfId = *rfId;
-    auto [known, added] = et.nameIndex.try_emplace(name, uint32_t(et.names.size()));
-    if (added)
-      et.names.push_back(keptName(name));
-    op.name = known->second;
-    tensorsOf(*node, "inputs", "input_types", op.inputs);
-    tensorsOf(*node, "outputs", "output_types", op.outputs);
-    et.ops.push_back(std::move(op));
-  }
   std::stable_sort(et.ops.begin(), et.ops.end(),
                    [](const EtOp &a, const EtOp &b) { return a.rfId < b.rfId; });
   if (et.ops.empty())
@@ -136,27 +197,21 @@ llvm::Expected<ExecutionTrace> importer::parseExecutionTrace(llvm::StringRef tex
   return et;
 }
 
+} // namespace
+
+llvm::Expected<ExecutionTrace> importer::parseExecutionTrace(llvm::StringRef text) {
+  std::unique_ptr<ByteSource> source = memorySource(text);
+  JsonReader reader(*source, kMaxTraceBytes);
+  return readFrom(reader);
+}
+
 llvm::Expected<ExecutionTrace> importer::readExecutionTrace(llvm::StringRef path) {
   const std::string shown = path == "-" ? "<stdin>" : keptName(path);
   llvm::Expected<std::unique_ptr<ByteSource>> source = openFile(path, shown);
   if (!source)
     return source.takeError();
-  std::string text;
-  char buffer[1 << 16];
-  for (;;) {
-    llvm::Expected<size_t> n = (*source)->read(buffer, sizeof buffer);
-    if (!n)
-      return fail("'" + shown + "': " + llvm::toString(n.takeError()));
-    if (*n == 0)
-      break;
-    if (text.size() + *n > kMaxTraceBytes)
-      return fail("'" + shown + "': the execution trace is larger than " +
-                  llvm::Twine(kMaxTraceBytes >> 20) + " MiB");
-    text.append(buffer, *n);
-  }
-  if (llvm::Error e = (*source)->finish())
-    return fail("'" + shown + "': " + llvm::toString(std::move(e)));
-  llvm::Expected<ExecutionTrace> et = parseExecutionTrace(text);
+  JsonReader reader(**source, kMaxTraceBytes);
+  llvm::Expected<ExecutionTrace> et = readFrom(reader);
   if (!et)
     return fail("'" + shown + "': " + llvm::toString(et.takeError()));
   return et;

@@ -11,7 +11,10 @@
 #ifndef PIPEC_RUNTIME_IMPORT_JSONSTREAM_H
 #define PIPEC_RUNTIME_IMPORT_JSONSTREAM_H
 
+#include "compiler/support/Fail.h"
+
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -88,6 +91,58 @@ private:
   bool ended = false, cut = false;
   llvm::Error pending = llvm::Error::success();
 };
+
+/// The largest event or device entry parsed: an event of a real trace is a
+/// few hundred bytes, and one of a gigabyte (a gzip bomb's name) would be
+/// parsed into as much again.
+constexpr size_t kMaxEntryBytes = size_t(16) << 20;
+
+/// Calls `each(entry text, index)` for every entry of the array that
+/// starts here, one at a time. `what` names it in an error.
+template <typename Each>
+llvm::Error forEachEntry(JsonReader &r, llvm::StringRef what, Each each) {
+  if (r.peek() != '[') {
+    if (llvm::Error e = r.takeError())
+      return e;
+    return pipec::fail("'" + what + "' is not an array");
+  }
+  r.advance();
+  for (uint64_t index = 0;;) {
+    int c = r.peek();
+    if (c == ',') {
+      r.advance();
+      continue;
+    }
+    if (c == ']') {
+      r.advance();
+      return llvm::Error::success();
+    }
+    if (c < 0) {
+      if (llvm::Error e = r.takeError())
+        return e;
+      return pipec::fail("the trace is truncated (inside '" + what + "')");
+    }
+    llvm::Expected<llvm::StringRef> entry = r.value(kMaxEntryBytes);
+    if (!entry) {
+      llvm::Error why = entry.takeError();
+      if (llvm::Error e = r.takeError()) {
+        llvm::consumeError(std::move(why));
+        return e;
+      }
+      if (r.truncated()) {
+        llvm::consumeError(std::move(why));
+        return pipec::fail("the trace is truncated (inside '" + what + "', entry " +
+                           llvm::Twine(index) + ")");
+      }
+      return pipec::fail("entry " + llvm::Twine(index) + " of '" + what + "' " +
+                         llvm::toString(std::move(why)) +
+                         "; pipec reads entries of at most 16 MiB and 64 levels deep");
+    }
+    if (llvm::Error e = each(*entry, index))
+      return e;
+    ++index;
+  }
+}
 
 } // namespace pipec::importer
 

@@ -67,9 +67,14 @@ TEST_CASE("execution trace: bad input is an error that says what is wrong, never
   struct Case {
     const char *text, *message;
   } cases[] = {
-      {"", "not valid JSON"},
-      {"[1, 2]", "it has no 'nodes'"},
-      {R"J({"schema": "1.0.1", "nodes": {}})J", "it has no 'nodes'"},
+      {"", "not an execution trace: a PyTorch execution trace"},
+      {"[1, 2]", "is a JSON object with 'schema' and 'nodes'"},
+      {R"J({"traceEvents": []})J", "is a JSON object with 'schema' and 'nodes'"},
+      {R"J({"schema": "1.0.1", "nodes": {}})J", "'nodes' is not an array"},
+      {R"J({"schema": "1.0.1", "nodes": [)J", "truncated (inside 'nodes')"},
+      {R"J({"schema": "1.0.1", "nodes": [{"name": }]})J",
+       "node 0 of the execution trace is not "
+       "valid JSON"},
       {R"J({"nodes": []})J", "schema '' is not one pipec reads"},
       {R"J({"schema": "1.0.1", "nodes": []})J", "records no op"},
       {R"J({"schema": "1.0.1", "nodes": [3]})J",
@@ -79,10 +84,12 @@ TEST_CASE("execution trace: bad input is an error that says what is wrong, never
        "has no 'rf_id'"},
   };
   for (const Case &c : cases) {
-    INFO(c.text);
+    INFO(std::string(c.text));
     auto et = parseExecutionTrace(c.text);
     REQUIRE(!et);
-    CHECK(llvm::StringRef(llvm::toString(et.takeError())).contains(c.message));
+    const std::string message = llvm::toString(et.takeError());
+    INFO(message);
+    CHECK(llvm::StringRef(message).contains(c.message));
   }
   // Tensors pipec cannot place are not tensors: nothing of them is kept.
   auto et = parseExecutionTrace(R"J({"schema": "1.0.1", "nodes": [{"name": "x", "rf_id": 1,
