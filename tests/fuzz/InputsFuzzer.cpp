@@ -11,7 +11,11 @@
 // out as fmt lays it out. With bit 3 (4), the rest is an Nsight Systems
 // SQLite export, written to a file and read as `pipec import` reads one:
 // each process's step must give a file that checks clean, to the program
-// the importer builds. Crashes, sanitizer reports, leaks, hangs and
+// the importer builds. With bit 4 (8), the rest is a PyTorch execution
+// trace: one that reads is linked, every way, to framework ops named as
+// its own ops (each link must join two ops of one name), and gives a
+// small step its data: that file must check clean, to the program the
+// importer builds. Crashes, sanitizer reports, leaks, hangs and
 // inputs over the time or memory budget (scripts/fuzz's -timeout and
 // -rss_limit_mb) are findings; errors are the expected answer to bad input.
 //
@@ -23,8 +27,10 @@
 #include "compiler/parse/Parser.h"
 #include "compiler/program/DeviceProfile.h"
 #include "compiler/sema/Sema.h"
+#include "runtime/import/ExecutionTrace.h"
 #include "runtime/import/PipeFile.h"
 #include "runtime/import/Ranks.h"
+#include "runtime/import/StepData.h"
 #include "runtime/import/Trace.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -181,13 +187,83 @@ void fuzzRanks(llvm::StringRef json) {
     __builtin_trap();
 }
 
+/// A step of three kernels on two streams, each launched inside a
+/// framework op (record-function ids 1 to 3); the Kineto trace's framework
+/// ops (made here: parseTrace keeps none).
+const char *kStepTrace = R"J({"traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 10, "dur": 4, "tid": 1, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 20, "dur": 4, "tid": 1, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 30, "dur": 4, "tid": 1, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "kernel", "name": "a", "ts": 40, "dur": 50, "args": {"stream": 7, "correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "b", "ts": 60, "dur": 50, "args": {"stream": 8, "correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "c", "ts": 110, "dur": 50, "args": {"stream": 7, "correlation": 3}}]})J";
+
+void fuzzExecutionTrace(llvm::StringRef json) {
+  llvm::Expected<importer::ExecutionTrace> et = importer::parseExecutionTrace(json);
+  if (!et) {
+    llvm::consumeError(et.takeError());
+    return;
+  }
+  // Framework ops named as the execution trace's ops, two iterations.
+  importer::CpuOps cpuOps;
+  for (int iteration = 0; iteration < 2; ++iteration)
+    for (const importer::EtOp &op : et->ops) {
+      auto [it, added] =
+          cpuOps.nameIndex.try_emplace(et->names[op.name], uint32_t(cpuOps.names.size()));
+      if (added)
+        cpuOps.names.push_back(et->names[op.name]);
+      importer::CpuOp c;
+      c.name = it->second;
+      c.ts = double(cpuOps.ops.size());
+      c.dur = 0.5;
+      c.externalId = op.rfId;
+      c.recordFunctionId = iteration ? -1 : op.rfId;
+      cpuOps.ops.push_back(c);
+    }
+  for (importer::DataLink::By by :
+       {importer::DataLink::By::RecordFunctionId, importer::DataLink::By::ExternalId,
+        importer::DataLink::By::Alignment}) {
+    uint64_t linked = 0;
+    std::vector<int32_t> link = importer::linkCpuOps(cpuOps, *et, by, linked);
+    if (link.size() != cpuOps.ops.size())
+      __builtin_trap();
+    for (size_t i = 0; i < link.size(); ++i)
+      if (link[i] >= 0 &&
+          et->names[et->ops[size_t(link[i])].name] != cpuOps.names[cpuOps.ops[i].name])
+        __builtin_trap();
+  }
+  // The step's three launches, inside its first three ops.
+  std::optional<importer::ImportedStep> step = stepOf(kStepTrace);
+  if (!step)
+    __builtin_trap();
+  importer::CpuOps around;
+  for (size_t i = 0; i < 3 && i < et->ops.size(); ++i) {
+    importer::CpuOp c;
+    c.name = uint32_t(around.names.size());
+    around.names.push_back(et->names[et->ops[i].name]);
+    c.ts = 9.5 + 10 * double(i);
+    c.dur = 5;
+    c.thread = 1;
+    c.recordFunctionId = et->ops[i].rfId;
+    around.ops.push_back(c);
+  }
+  llvm::Expected<importer::DataLink> data = importer::addData(*step, around, *et, 0.01);
+  if (!data) {
+    llvm::consumeError(data.takeError());
+    return;
+  }
+  checkStep(*step);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   llvm::StringRef json(reinterpret_cast<const char *>(data) + 1, size - 1);
-  if (data[0] & 4)
+  if (data[0] & 8)
+    fuzzExecutionTrace(json);
+  else if (data[0] & 4)
     fuzzExport(json);
   else if ((data[0] & 3) == 3)
     fuzzRanks(json);
