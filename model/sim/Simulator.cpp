@@ -163,8 +163,13 @@ bool Simulator::dispatch(uint32_t v, double now) {
   }
   case StageKind::Copy: {
     // A peer copy runs on its source's (its stream's device's) engine.
+    // The engine takes the copies waiting for it in the order the host
+    // issued them (instances are numbered in issue order), not in the
+    // order they became ready: a copy ready later does not overtake one
+    // issued before it that waits too.
     unsigned engine = engineIndex(stage.copy().direction);
-    gpuOf(v).copyQueues[engine].push_back(v);
+    std::deque<uint32_t> &queue = gpuOf(v).copyQueues[engine];
+    queue.insert(std::upper_bound(queue.begin(), queue.end(), v), v);
     return true;
   }
   case StageKind::Host:
