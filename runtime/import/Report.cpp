@@ -8,6 +8,7 @@
 #include "model/DeviceModel.h"
 #include "model/GraphCost.h"
 #include "runtime/Backend.h"
+#include "runtime/import/StepData.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -278,6 +279,17 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
   row("host synchronisations", std::to_string(r.hostSyncs),
       "stream, event and device syncs, blocking copies and polls" +
           (r.modelled ? formatv("; the fewest: {0}", r.syncsFewest).str() : std::string()));
+  if (const std::optional<DataLink> &d = step.data)
+    row("data", formatv("{0} of {1} ops", d->linkedOps, d->stepOps).str(),
+        formatv("linked to the execution trace by {0}; {1} with data, in {2} buffers; {3} "
+                "same-stream orderings left to the data{4}",
+                linkMethodName(d->by), d->dataOps, d->buffers, d->streamOrders,
+                d->contradicted
+                    ? formatv("; {0} accesses the recording contradicts left out",
+                              d->contradicted)
+                          .str()
+                    : std::string())
+            .str());
   if (!r.modelled) {
     os << "the model: pipec models CUDA devices; this trace is " << step.foreignPlatform
        << ": nothing is predicted for it\n";
@@ -384,6 +396,21 @@ void importer::writeStepReportJSON(const StepReport &r, const ImportedStep &step
       j.attribute("sync_events", step.syncEvents);
       comm(r.recordedComm);
     });
+    if (const std::optional<DataLink> &d = step.data) {
+      j.attributeObject("data", [&] {
+        j.attribute("linked_by", linkMethodName(d->by));
+        j.attribute("step_ops", int64_t(d->stepOps));
+        j.attribute("linked_ops", int64_t(d->linkedOps));
+        j.attribute("data_ops", int64_t(d->dataOps));
+        j.attribute("buffers", int64_t(d->buffers));
+        j.attribute("stream_orders_freed", int64_t(d->streamOrders));
+        j.attribute("contradicted_accesses", int64_t(d->contradicted));
+        j.attribute("framework_ops", int64_t(d->cpuOps));
+        j.attribute("framework_ops_linked", int64_t(d->linkedCpuOps));
+      });
+    } else {
+      j.attribute("data", nullptr);
+    }
     if (!r.modelled) {
       // The recorded half only: pipec models CUDA devices.
       j.attribute("analysis", nullptr);

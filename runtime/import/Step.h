@@ -112,6 +112,19 @@ struct ImportedBuffer {
   bool state = false;
 };
 
+/// How a step's GPU ops were linked to an execution trace (`--et`), and
+/// what its data made of them.
+struct DataLink {
+  enum class By { RecordFunctionId, ExternalId, Alignment } by = By::Alignment;
+  uint64_t stepOps = 0;                  ///< the step's GPU ops (the trace's waits left out)
+  uint64_t linkedOps = 0;                ///< launched inside a framework op the link found
+  uint64_t dataOps = 0;                  ///< of those, with reads or writes
+  uint64_t cpuOps = 0, linkedCpuOps = 0; ///< the Kineto trace's framework ops
+  uint64_t buffers = 0;
+  uint64_t contradicted = 0; ///< accesses taken out: the recording contradicts them
+  uint64_t streamOrders = 0; ///< same-stream dependencies made plain stream order
+};
+
 struct ImportedStep {
   std::optional<int64_t> step; ///< none: the whole trace
   /// The range the step is (`--step=NAME#K`: its name; `step` is K); empty
@@ -159,6 +172,7 @@ struct ImportedStep {
   /// without.
   std::vector<ImportedBuffer> buffers;
   std::string dataLink;
+  std::optional<DataLink> data;
   /// A platform pipec does not model (Trace::foreignPlatform): the step's
   /// recording can be reported, not modelled or written as a .pipe file.
   std::string foreignPlatform;

@@ -473,5 +473,6 @@ llvm::Expected<DataLink> importer::addData(ImportedStep &step, const CpuOps &cpu
                       "race in the recorded program, or memory its allocator handed on)",
                       best.contradicted)
             .str();
+  step.data = best;
   return best;
 }

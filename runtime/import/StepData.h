@@ -38,17 +38,6 @@ constexpr double kLeastLinkedShare = 0.8;
 /// occur once in the execution trace's iteration).
 constexpr size_t kAlignRun = 8;
 
-struct DataLink {
-  enum class By { RecordFunctionId, ExternalId, Alignment } by = By::Alignment;
-  uint64_t stepOps = 0;                  ///< the step's GPU ops (the trace's waits left out)
-  uint64_t linkedOps = 0;                ///< launched inside a framework op the link found
-  uint64_t dataOps = 0;                  ///< of those, with reads or writes
-  uint64_t cpuOps = 0, linkedCpuOps = 0; ///< the Kineto trace's framework ops
-  uint64_t buffers = 0;
-  uint64_t contradicted = 0; ///< accesses taken out: the recording contradicts them
-  uint64_t streamOrders = 0; ///< same-stream dependencies made plain stream order
-};
-
 /// How each link was made, in words ("record-function id", ...).
 llvm::StringRef linkMethodName(DataLink::By by);
 
