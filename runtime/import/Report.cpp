@@ -284,11 +284,10 @@ void importer::printStepReport(const StepReport &r, const ImportedStep &step,
         formatv("linked to the execution trace by {0}; {1} with data, in {2} buffers; {3} "
                 "same-stream orderings left to the data{4}",
                 linkMethodName(d->by), d->dataOps, d->buffers, d->streamOrders,
-                d->contradicted
-                    ? formatv("; {0} accesses the recording contradicts left out",
-                              d->contradicted)
-                          .str()
-                    : std::string())
+                d->contradicted ? formatv("; {0} accesses the recording contradicts left out",
+                                          d->contradicted)
+                                      .str()
+                                : std::string())
             .str());
   if (!r.modelled) {
     os << "the model: pipec models CUDA devices; this trace is " << step.foreignPlatform
