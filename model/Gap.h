@@ -16,10 +16,19 @@ constexpr size_t kMaxGapInstances = 100'000;
 
 /// The gap between a run of `schedule` on the device model and its lower
 /// bound, cause by cause: each part what taking that cost away alone saves
-/// on the model (they need not add up); then kAllAtOnce, what taking every
-/// one away saves, and kWhatRemains, the rest of the gap (these two add up
-/// to it).
-std::vector<GapPart> explainGap(const Schedule &schedule, const DeviceProfile &profile);
+/// on the model (they need not add up), and its fair share (the Shapley
+/// value over the causes: the shares add up to kAllAtOnce); then
+/// kAllAtOnce, what taking every one away saves, and kWhatRemains, the rest
+/// of the gap (these two add up to it).
+/// The most instance-runs of the model the shares take: the exact Shapley
+/// value runs every coalition of the causes (2^n runs); past this budget
+/// the shares are averaged over orders of the causes instead (k, k+1, ...
+/// round them, and the reverses; as many as the budget pays for, at least
+/// two), which add up to all at once as exactly, and say so.
+constexpr double kShareInstanceRuns = double(1 << 22);
+
+std::vector<GapPart> explainGap(const Schedule &schedule, const DeviceProfile &profile,
+                                double shareBudget = kShareInstanceRuns);
 
 constexpr const char *kAllAtOnce = "all of them at once";
 constexpr const char *kWhatRemains =

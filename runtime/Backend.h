@@ -58,7 +58,13 @@ struct HostCall {
 /// A share of the gap between a run and its lower bound, and its cause.
 struct GapPart {
   std::string cause; ///< "launch and dispatch on the host", ...
-  double us = 0;
+  double us = 0;     ///< what taking it away alone saves
+  /// Its fair share of taking every cause away (its Shapley value: the
+  /// shares add up to "all of them at once"); the last two parts' own.
+  double shareUs = 0;
+  /// A cause that saves little alone: the one whose company saves most
+  /// with it (its short words), or empty.
+  std::string with;
 };
 
 /// One lowering of one pipeline, run.

@@ -713,12 +713,21 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
     os << formatv("  objective: {0}: {1}\n", adv.objective.words(),
                   formatTime(adv.objectiveUs));
   if (!adv.gap.empty() && adv.makespanUs - adv.lowerBoundUs >= options.minGainUs) {
-    os << formatv("  the {0} between them: what taking each cost away alone saves on the "
-                  "device model (the lines need not add up; the last two do):\n",
+    os << formatv("  the {0} between them, cost by cost on the device model: what taking it "
+                  "away alone saves, and its fair share of taking them all away (Shapley: "
+                  "the shares add up to all of them at once, which with what remains is "
+                  "the gap):\n",
                   formatTime(adv.makespanUs - adv.lowerBoundUs));
-    for (const GapPart &part : adv.gap)
-      if (std::abs(part.us) >= options.minGainUs || &part >= &adv.gap.back() - 1)
-        os << formatv("    {0,-10} {1}\n", formatTime(part.us), part.cause);
+    os << "    alone      share\n";
+    for (const GapPart &part : adv.gap) {
+      const bool last = &part >= &adv.gap.back() - 1;
+      if (std::abs(part.us) >= options.minGainUs ||
+          std::abs(part.shareUs) >= options.minGainUs || last)
+        os << formatv("    {0,-10} {1,-10} {2}{3}\n", formatTime(part.us),
+                      last ? std::string() : formatTime(part.shareUs), part.cause,
+                      part.with.empty() ? std::string()
+                                        : " (saves it with " + part.with + ")");
+    }
   }
   // No verdict where none was simulated (several devices), as compile says.
   os << "  CUDA graph: "
@@ -779,6 +788,9 @@ void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_o
               j.object([&] {
                 j.attribute("cause", part.cause);
                 number("us", part.us);
+                number("share_us", part.shareUs);
+                if (!part.with.empty())
+                  j.attribute("with", part.with);
               });
           });
           j.attributeObject("graph", [&] {

@@ -292,11 +292,16 @@ void figures(const LoweringRun &r, llvm::raw_ostream &os) {
   os << "</table>\n";
   if (!r.gap.empty()) {
     os << formatv("<table class=\"gap\"><tr><th>makespan − lower bound: {0:f1} µs; what "
-                  "taking each cost away alone saves (the lines need not add up; the "
-                  "last two do)</th><th>µs</th></tr>\n",
+                  "taking each cost away alone saves, and its fair share of taking them all "
+                  "away (Shapley: the shares add up to all of them at once)</th><th>alone "
+                  "µs</th><th>share µs</th></tr>\n",
                   r.makespanUs - r.schedule->analysis.lowerBoundUs);
     for (const GapPart &part : r.gap)
-      os << formatv("<tr><td>{0}</td><td>{1:f1}</td></tr>\n", escape(part.cause), part.us);
+      os << formatv(
+          "<tr><td>{0}</td><td>{1:f1}</td><td>{2:f1}</td></tr>\n",
+          escape(part.cause +
+                 (part.with.empty() ? std::string() : " (saves it with " + part.with + ")")),
+          part.us, part.shareUs);
     os << "</table>\n";
   }
   if (!r.devices.empty()) {

@@ -70,6 +70,9 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs, const Backend &back
                 j.object([&] {
                   j.attribute("cause", part.cause);
                   number("us", part.us);
+                  number("share_us", part.shareUs);
+                  if (!part.with.empty())
+                    j.attribute("with", part.with);
                 });
             });
           j.attributeArray("stages", [&] {

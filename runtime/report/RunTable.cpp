@@ -102,13 +102,20 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs, const Backend &bac
     // Why the run is longer than the bound, when it is by more than a
     // microsecond.
     if (!r.gap.empty() && r.makespanUs - a.lowerBoundUs >= kMinGainUs) {
-      os << formatv("  {0,-16}{1,12}   makespan - lower bound; what taking each cost away "
-                    "alone saves on the device model (the lines need not add up; the last "
-                    "two do):\n",
+      os << formatv("  {0,-16}{1,12}   makespan - lower bound, cost by cost on the device "
+                    "model: what taking it away alone saves, and its fair share of taking "
+                    "them all away (Shapley: the shares add up to all of them at once, which "
+                    "with what remains is the gap):\n",
                     "gap", formatTime(r.makespanUs - a.lowerBoundUs));
-      for (const GapPart &part : r.gap)
-        if (std::abs(part.us) >= kMinGainUs || &part >= &r.gap.back() - 1)
-          os << formatv("  {0,-16}{1,12}     {2}\n", "", formatTime(part.us), part.cause);
+      os << formatv("  {0,-16}{1,12} {2,10}\n", "", "alone", "share");
+      for (const GapPart &part : r.gap) {
+        const bool last = &part >= &r.gap.back() - 1;
+        if (std::abs(part.us) >= kMinGainUs || std::abs(part.shareUs) >= kMinGainUs || last)
+          os << formatv("  {0,-16}{1,12} {2,10}   {3}{4}\n", "", formatTime(part.us),
+                        last ? std::string() : formatTime(part.shareUs), part.cause,
+                        part.with.empty() ? std::string()
+                                          : " (saves it with " + part.with + ")");
+      }
     }
     os << "  " << llvm::left_justify("overlap", 16) << llvm::right_justify("", 12) << "   "
        << overlap(a, r) << '\n';

@@ -24,8 +24,11 @@
 
 #include "Seed.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <random>
 
 using namespace pipec;
@@ -430,6 +433,96 @@ TEST_CASE("gap: each cause is what taking it away alone saves; all at once and w
   }
   CHECK(explained > 30);
   CHECK(checkedAlone > 30); // the removals changed something often enough to tell
+}
+
+TEST_CASE("gap: each cause's share is its Shapley value, the mean over every order of "
+          "taking the causes away; the shares add up to all of them at once") {
+  // The slow, obvious game: every one of the 8! orders of taking the
+  // causes away, each cause credited what its removal saves then.
+  using Change = void (*)(DeviceProfile &, sim::ModelOptions &);
+  const Change change[] = {
+      [](DeviceProfile &p, sim::ModelOptions &m) {
+        p.launchUs = p.recordUs = p.waitUs = 0;
+        m.dispatch = false;
+      },
+      [](DeviceProfile &p, sim::ModelOptions &) {
+        p.syncLatencyUs = 0;
+        p.launchQueueDepth = std::numeric_limits<unsigned>::max();
+      },
+      [](DeviceProfile &p, sim::ModelOptions &) { p.waitLatencyUs = 0; },
+      [](DeviceProfile &p, sim::ModelOptions &) { p.hostFuncLatencyUs = 0; },
+      [](DeviceProfile &p, sim::ModelOptions &) { p.copyLatencyUs = 0; },
+      [](DeviceProfile &p, sim::ModelOptions &) { p.streamGapUs = 0; },
+      [](DeviceProfile &, sim::ModelOptions &m) { m.queuePerStream = true; },
+      [](DeviceProfile &, sim::ModelOptions &m) { m.smsPerKernel = true; },
+  };
+  constexpr size_t n = sizeof change / sizeof change[0];
+  PIPEC_SEEDED(rng, 63);
+  size_t games = 0, interacting = 0, sampled = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    std::string text = test::randomWorkload(rng, trial % 2 == 1, trial % 5 == 4);
+    FrontendRun front(text);
+    if (front.errors)
+      continue;
+    INFO(text);
+    DeviceProfile profile;
+    Schedule s(front.program.pipelines[0], profile, ScheduleOptions());
+    const double bound = s.analysis.lowerBoundUs;
+    std::map<uint32_t, double> memo;
+    auto makespan = [&](uint32_t mask) {
+      auto [it, added] = memo.try_emplace(mask, 0.0);
+      if (added) {
+        DeviceProfile p = profile;
+        sim::ModelOptions m;
+        m.recordHost = false;
+        m.extrapolate = true;
+        for (size_t i = 0; i < n; ++i)
+          if (mask >> i & 1)
+            change[i](p, m);
+        sim::ReplayTrace t = sim::simulate(s, Lowering::Streams, p, m);
+        it->second = std::max(bound, *std::max_element(t.end.begin(), t.end.end()) -
+                                         *std::min_element(t.start.begin(), t.start.end()));
+      }
+      return it->second;
+    };
+    std::vector<double> slow(n, 0.0);
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    double orders = 0;
+    do {
+      uint32_t mask = 0;
+      for (size_t i : order) {
+        const double before = makespan(mask);
+        mask |= 1u << i;
+        slow[i] += before - makespan(mask);
+      }
+      ++orders;
+    } while (std::next_permutation(order.begin(), order.end()));
+    std::vector<runtime::GapPart> gap = runtime::explainGap(s, profile);
+    REQUIRE(gap.size() == n + 2);
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      INFO(gap[i].cause);
+      CHECK(std::fabs(gap[i].shareUs - slow[i] / orders) <= 1e-5);
+      sum += gap[i].shareUs;
+      interacting += std::fabs(gap[i].shareUs - gap[i].us) > 0.01;
+    }
+    CHECK(std::fabs(sum - gap[n].us) <= 1e-5 * n);
+    // Past its budget, over a few orders: estimates, which add up as
+    // exactly, and say so.
+    std::vector<runtime::GapPart> rough = runtime::explainGap(s, profile, 1);
+    double roughSum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      roughSum += rough[i].shareUs;
+      CHECK(rough[i].us == gap[i].us);
+    }
+    CHECK(std::fabs(roughSum - rough[n].us) <= 1e-5 * n);
+    sampled += rough[n].cause.find("estimated over") != std::string::npos;
+    ++games;
+  }
+  CHECK(games > 25);
+  CHECK(sampled > 5);
+  CHECK(interacting > 5); // causes whose share is not what they save alone
 }
 
 TEST_CASE("gap: with no SM sharing (a mode of the model), every kernel takes its time alone") {
