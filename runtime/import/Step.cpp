@@ -351,6 +351,23 @@ double SmDemand::most() const {
   return most;
 }
 
+/// A peer copy's link, per direction: NVLink on the SXM parts by
+/// generation (NVIDIA's data sheets: 6 links of 25 GB/s a direction on a
+/// V100, 12 on an A100, 18 on an H100/H200, NVLink 5's 900 GB/s on a
+/// B200); PCIe on a PCIe card and on the consumer and workstation parts
+/// (compute capability 7.5, 8.6, 8.9, 12.x), which have no NVLink switch.
+double importer::peerGBps(const DeviceInfo &d, double pcieGBps) {
+  const unsigned cc = d.major * 10 + d.minor;
+  const bool pcieCard = llvm::StringRef(d.name).contains_insensitive("pcie") || cc == 75 ||
+                        cc == 86 || cc == 89 || d.major == 12;
+  const double nvlink = cc == 70        ? 150
+                        : d.major == 8  ? 300
+                        : d.major == 9  ? 450
+                        : d.major == 10 ? 900
+                                        : 0;
+  return pcieCard || nvlink == 0 ? pcieGBps : nvlink;
+}
+
 DeviceProfile importer::profileFor(const DeviceInfo &d) {
   DeviceProfile p;
   // The driver's launch queue as the recording filled it.
@@ -381,6 +398,10 @@ DeviceProfile importer::profileFor(const DeviceInfo &d) {
   // GB/s (A100), Gen5 x16 ~52 GB/s (H100/H200).
   double pcie = d.major >= 9 ? 52 : d.major == 8 ? 25 : 12;
   p.h2dGBps = p.d2hGBps = pcie;
+  p.p2pGBps = peerGBps(d, pcie);
+  // NCCL's bus bandwidth, as the default's (360 of NVLink's 450 GB/s): 80%
+  // of the peer link.
+  p.ncclBusGBps = 0.8 * p.p2pGBps;
   return p;
 }
 

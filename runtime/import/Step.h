@@ -202,6 +202,9 @@ llvm::Expected<ImportedStep> selectStep(Trace &&trace, const StepChoice &choice)
 /// `deviceProperties`, copy bandwidths from published figures by GPU (docs/
 /// import.md names the source of each), the model's defaults otherwise.
 DeviceProfile profileFor(const DeviceInfo &device);
+/// The device's peer link, GB/s a direction (its NVLink generation, or
+/// `pcieGBps` on a part without NVLink).
+double peerGBps(const DeviceInfo &device, double pcieGBps);
 
 /// The share of the device's SMs a kernel asks for: its blocks over as many
 /// as fit on the device at once (more than 1: a grid of several waves).

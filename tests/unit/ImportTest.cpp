@@ -663,3 +663,31 @@ TEST_CASE("import: a step past sema's limits is an error, as its file would be")
   REQUIRE(static_cast<bool>(e));
   CHECK(llvm::toString(std::move(e)).find("too many dependencies") != std::string::npos);
 }
+
+TEST_CASE("import: a trace's profile takes its part's peer link and NCCL's bandwidth on it") {
+  struct Part {
+    const char *name;
+    uint32_t major, minor;
+    double p2p;
+  } parts[] = {
+      {"Tesla V100-SXM2-32GB", 7, 0, 150},
+      {"NVIDIA A100-SXM4-80GB", 8, 0, 300},
+      {"NVIDIA A100-PCIE-40GB", 8, 0, 25},
+      {"NVIDIA H100 80GB HBM3", 9, 0, 450},
+      {"NVIDIA H200", 9, 0, 450},
+      {"NVIDIA B200", 10, 0, 900},
+      {"NVIDIA GeForce RTX 2080 Ti", 7, 5, 12},
+      {"NVIDIA GeForce RTX 4090", 8, 9, 25},
+  };
+  for (const Part &part : parts) {
+    DeviceInfo d;
+    d.name = part.name;
+    d.major = part.major;
+    d.minor = part.minor;
+    d.sms = 80;
+    INFO(part.name);
+    DeviceProfile p = profileFor(d);
+    CHECK(p.p2pGBps == part.p2p);
+    CHECK(p.ncclBusGBps == doctest::Approx(0.8 * part.p2p));
+  }
+}
