@@ -203,10 +203,11 @@ std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile 
   std::vector<GapPart> out;
   for (size_t i = 0; i < n; ++i) {
     const double alone = exact(saves(1u << i));
-    GapPart part{alone < 0 ? std::string(all[i].words) +
+    GapPart part;
+    part.cause = alone < 0 ? std::string(all[i].words) +
                                  " (slower without it: a start moved earlier met other work)"
-                           : std::string(all[i].words),
-                 alone};
+                           : std::string(all[i].words);
+    part.us = alone;
     part.shareUs = exact(share[i]);
     // A cause that saves little alone but has a share saves it with
     // another: the one whose company adds most to what it saves.
@@ -224,10 +225,16 @@ std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile 
     out.push_back(std::move(part));
   }
   const double none = makespanWithout(everything);
-  out.push_back({orders ? std::string(kAllAtOnce) + " (the shares estimated over " +
-                              std::to_string(orders) + " orders of taking them away)"
-                        : std::string(kAllAtOnce),
-                 exact(base - none), exact(base - none)});
-  out.push_back({kWhatRemains, exact(none - bound), exact(none - bound)});
+  auto line = [&](std::string cause, double us) {
+    GapPart part;
+    part.cause = std::move(cause);
+    part.us = part.shareUs = exact(us);
+    out.push_back(std::move(part));
+  };
+  line(orders ? std::string(kAllAtOnce) + " (the shares estimated over " +
+                    std::to_string(orders) + " orders of taking them away)"
+              : std::string(kAllAtOnce),
+       base - none);
+  line(kWhatRemains, none - bound);
   return out;
 }
