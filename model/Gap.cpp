@@ -11,6 +11,7 @@
 
 #include "model/Gap.h"
 
+#include "compiler/program/TimeFormat.h"
 #include "model/DeviceModel.h"
 
 #include <algorithm>
@@ -42,6 +43,10 @@ double makespanOf(const Schedule &s, const DeviceProfile &profile,
 
 struct Cause {
   const char *words, *shortWords;
+  /// The profile key the cost rests on (null: a mode of the model), and
+  /// its value as words.
+  const char *key;
+  std::function<std::string(const DeviceProfile &)> value;
   std::function<void(DeviceProfile &, sim::ModelOptions &)> takeAway;
   /// Whether the schedule has what the cost is paid on (else taking it
   /// away changes no run: a null player of the game).
@@ -76,12 +81,14 @@ Has whatItHas(const Schedule &s) {
 std::vector<Cause> causes(const Has &has) {
   return {
       {"launch and dispatch on the host (issue=, launch, record and wait calls)", "launches",
+       "launch_us", [](const DeviceProfile &p) { return formatTime(p.launchUs); },
        [](DeviceProfile &p, sim::ModelOptions &modes) {
          p.launchUs = p.recordUs = p.waitUs = 0;
          modes.dispatch = false;
        },
        [](const Schedule &, const DeviceProfile &) { return true; }},
       {"the host blocked (sync wake-ups, a full launch queue)", "the host blocked",
+       "sync_latency_us", [](const DeviceProfile &p) { return formatTime(p.syncLatencyUs); },
        [](DeviceProfile &p, sim::ModelOptions &) {
          p.syncLatencyUs = 0;
          p.launchQueueDepth = std::numeric_limits<unsigned>::max();
@@ -89,34 +96,48 @@ std::vector<Cause> causes(const Has &has) {
        [has](const Schedule &s, const DeviceProfile &p) {
          return s.syncs || s.joins || has.launches > p.launchQueueDepth;
        }},
-      {"cross-stream waits resolving", "cross-stream waits",
+      {"cross-stream waits resolving", "cross-stream waits", "wait_latency_us",
+       [](const DeviceProfile &p) { return formatTime(p.waitLatencyUs); },
        [](DeviceProfile &p, sim::ModelOptions &) { p.waitLatencyUs = 0; },
        [](const Schedule &s, const DeviceProfile &) { return s.waits > 0; }},
-      {"host-function latency", "host-function latency",
+      {"host-function latency", "host-function latency", "host_func_latency_us",
+       [](const DeviceProfile &p) { return formatTime(p.hostFuncLatencyUs); },
        [](DeviceProfile &p, sim::ModelOptions &) { p.hostFuncLatencyUs = 0; },
        [has](const Schedule &, const DeviceProfile &) { return has.hostFunctions > 0; }},
-      {"copy engines starting transfers", "copy-engine starts",
+      {"copy engines starting transfers", "copy-engine starts", "copy_latency_us",
+       [](const DeviceProfile &p) { return formatTime(p.copyLatencyUs); },
        [](DeviceProfile &p, sim::ModelOptions &) { p.copyLatencyUs = 0; },
        [has](const Schedule &, const DeviceProfile &) { return has.copies > 0; }},
-      {"gaps between back-to-back stages of a stream", "stream gaps",
+      {"gaps between back-to-back stages of a stream", "stream gaps", "stream_gap_us",
+       [](const DeviceProfile &p) { return formatTime(p.streamGapUs); },
        [](DeviceProfile &p, sim::ModelOptions &) { p.streamGapUs = 0; },
        // Paid wherever a stage ends: the stream's next wake-up moves, and
        // with it when other streams' blocks are placed.
        [](const Schedule &, const DeviceProfile &) { return true; }},
       // A mode of the model: a queue per stream, no two sharing one.
-      {"streams sharing hardware queues", "queue sharing",
+      {"streams sharing hardware queues", "queue sharing", "hardware_queues",
+       [](const DeviceProfile &p) { return std::to_string(p.hardwareQueues); },
        [](DeviceProfile &, sim::ModelOptions &modes) { modes.queuePerStream = true; },
        [](const Schedule &s, const DeviceProfile &p) {
          return s.streamPlan.streams.size() > p.hardwareQueues;
        }},
       // A mode of the model: each kernel has its device's SMs to itself.
-      {"kernels sharing the SMs", "SM sharing",
+      {"kernels sharing the SMs", "SM sharing", nullptr, nullptr,
        [](DeviceProfile &, sim::ModelOptions &modes) { modes.smsPerKernel = true; },
        [has](const Schedule &, const DeviceProfile &) { return has.kernelStreams >= 2; }},
   };
 }
 
 } // namespace
+
+std::string runtime::gapPartNotes(const GapPart &part) {
+  std::string notes;
+  if (!part.with.empty())
+    notes += " (saves it with " + part.with + ")";
+  if (!part.assumed.empty())
+    notes += " [" + part.assumed + ": a default, not measured]";
+  return notes;
+}
 
 std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile &profile,
                                          double shareBudget) {
@@ -209,6 +230,8 @@ std::vector<GapPart> runtime::explainGap(const Schedule &s, const DeviceProfile 
                            : std::string(all[i].words);
     part.us = alone;
     part.shareUs = exact(share[i]);
+    if (all[i].key && profile.assumed(all[i].key))
+      part.assumed = std::string(all[i].key) + " = " + all[i].value(profile);
     // A cause that saves little alone but has a share saves it with
     // another: the one whose company adds most to what it saves.
     if (std::fabs(alone) < 0.5 * std::fabs(part.shareUs)) {

@@ -30,6 +30,11 @@ constexpr double kShareInstanceRuns = double(1 << 22);
 std::vector<GapPart> explainGap(const Schedule &schedule, const DeviceProfile &profile,
                                 double shareBudget = kShareInstanceRuns);
 
+/// What a part's line says after its cause: the cause it saves its share
+/// with, and the default it rests on (" (saves it with launches)",
+/// " [host_func_latency_us = 100.0 us: a default, not measured]").
+std::string gapPartNotes(const GapPart &part);
+
 constexpr const char *kAllAtOnce = "all of them at once";
 constexpr const char *kWhatRemains =
     "what remains: orderings and overlap the bound does not count";

@@ -65,6 +65,10 @@ struct GapPart {
   /// A cause that saves little alone: the one whose company saves most
   /// with it (its short words), or empty.
   std::string with;
+  /// The profile key the cost rests on, with its value, where that is
+  /// pipec's default (not measured, not given): "host_func_latency_us =
+  /// 100.0 us"; else empty.
+  std::string assumed;
 };
 
 /// One lowering of one pipeline, run.

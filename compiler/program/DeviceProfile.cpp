@@ -70,6 +70,13 @@ const CountKey kCountKeys[] = {
 };
 } // namespace
 
+void DeviceProfile::markMeasured(std::initializer_list<const char *> keys) {
+  for (const char *key : keys)
+    measured.push_back(key);
+  std::sort(measured.begin(), measured.end());
+  measured.erase(std::unique(measured.begin(), measured.end()), measured.end());
+}
+
 int DeviceProfile::priorityFor(program::PriorityClass cls) const {
   switch (cls) {
   case program::PriorityClass::High:
@@ -246,7 +253,8 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
   DeviceProfile p;
   std::string problem;
   // Every key is one pipec knows: a typo is an error, with the key meant.
-  std::vector<llvm::StringRef> known = {"name", "priority_least", "priority_greatest"};
+  std::vector<llvm::StringRef> known = {"name", "priority_least", "priority_greatest",
+                                        "measured"};
   for (const NumberKey &k : kNumberKeys)
     known.push_back(k.key);
   for (const CountKey &k : kCountKeys)
@@ -316,6 +324,28 @@ llvm::Expected<DeviceProfile> pipec::parseDeviceProfile(llvm::StringRef text) {
   if (problem.empty() && greatest > least)
     problem = "profile key 'priority_greatest' must be at most "
               "'priority_least'";
+  // What was measured: the file's list where it has one (pipec writes it),
+  // else every key it gives (a user's figures).
+  if (const llvm::json::Value *v = obj->get("measured"); v && problem.empty()) {
+    const llvm::json::Array *list = v->getAsArray();
+    if (!list)
+      problem = "profile key 'measured' must be a list of profile keys";
+    for (size_t i = 0; list && i < list->size() && problem.empty(); ++i) {
+      llvm::Optional<llvm::StringRef> key = (*list)[i].getAsString();
+      if (!key || *key == "measured" || *key == "name" ||
+          std::find(known.begin(), known.end(), *key) == known.end())
+        problem = llvm::formatv("profile key 'measured' lists '{0}', not a profile key",
+                                key ? printable(*key) : std::string("a non-string"));
+      else
+        p.measured.push_back(key->str());
+    }
+  } else {
+    for (const std::string &key : keys)
+      if (key != "name")
+        p.measured.push_back(key);
+  }
+  std::sort(p.measured.begin(), p.measured.end());
+  p.measured.erase(std::unique(p.measured.begin(), p.measured.end()), p.measured.end());
   if (!problem.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), problem);
   p.priorityLeast = static_cast<int>(least);
@@ -343,6 +373,10 @@ void pipec::writeDeviceProfile(const DeviceProfile &p, llvm::raw_ostream &os) {
     }
     for (const CountKey &k : kCountKeys)
       j.attribute(k.key, int64_t(p.*k.field));
+    j.attributeArray("measured", [&] {
+      for (const std::string &key : p.measured)
+        j.value(key);
+    });
   });
   os << '\n';
 }

@@ -16,7 +16,10 @@ namespace llvm {
 class raw_ostream;
 }
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace pipec {
 
@@ -80,6 +83,18 @@ struct DeviceProfile {
   /// The resolution of the device timer calibration read (%globaltimer),
   /// nanoseconds; 0 where nothing was measured.
   double timerResolutionNs = 0;
+
+  /// The keys (as a profile file names them) whose values were measured
+  /// (`pipec calibrate`, a recording's device) or given by a user's
+  /// profile, sorted: every other key is pipec's default, a published
+  /// figure or an estimate, and a verdict that rests on one names it.
+  std::vector<std::string> measured;
+  /// Whether `key` holds pipec's default, not a measured or given value.
+  bool assumed(llvm::StringRef key) const {
+    return !std::binary_search(measured.begin(), measured.end(), key.str());
+  }
+  /// Marks keys measured (kept sorted, each once).
+  void markMeasured(std::initializer_list<const char *> keys);
 
   /// What one block of a kernel holds of an SM while it runs, as the CUDA
   /// occupancy calculator counts it: threads, one block slot, shared memory

@@ -725,8 +725,7 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
           std::abs(part.shareUs) >= options.minGainUs || last)
         os << formatv("    {0,-10} {1,-10} {2}{3}\n", formatTime(part.us),
                       last ? std::string() : formatTime(part.shareUs), part.cause,
-                      part.with.empty() ? std::string()
-                                        : " (saves it with " + part.with + ")");
+                      gapPartNotes(part));
     }
   }
   // No verdict where none was simulated (several devices), as compile says.
@@ -791,6 +790,8 @@ void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_o
                 number("share_us", part.shareUs);
                 if (!part.with.empty())
                   j.attribute("with", part.with);
+                if (!part.assumed.empty())
+                  j.attribute("assumed", part.assumed);
               });
           });
           j.attributeObject("graph", [&] {

@@ -471,5 +471,28 @@ llvm::Expected<DeviceProfile> runtime::calibrate(const DeviceProfile &defaults,
                     &Calibrator::hostFunctions})
     if (llvm::Error e = (c.*step)())
       return llvm::Error(std::move(e));
+  c.p.markMeasured({"sms",
+                    "max_threads_per_sm",
+                    "max_blocks_per_sm",
+                    "shared_memory_per_sm",
+                    "shared_memory_per_block",
+                    "registers_per_sm",
+                    "priority_least",
+                    "priority_greatest",
+                    "timer_resolution_ns",
+                    "launch_us",
+                    "record_us",
+                    "wait_us",
+                    "stream_gap_us",
+                    "wait_latency_us",
+                    "graph_node_us",
+                    "graph_launch_us",
+                    "instantiate_node_us",
+                    "upload_node_us",
+                    "graph_gap_us",
+                    "copy_latency_us",
+                    "copy_engines_h2d",
+                    "copy_engines_d2h",
+                    "host_func_latency_us"});
   return c.p;
 }

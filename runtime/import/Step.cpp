@@ -371,14 +371,21 @@ double importer::peerGBps(const DeviceInfo &d, double pcieGBps) {
 DeviceProfile importer::profileFor(const DeviceInfo &d) {
   DeviceProfile p;
   // The driver's launch queue as the recording filled it.
-  if (d.launchQueueDepth)
+  if (d.launchQueueDepth) {
     p.launchQueueDepth = d.launchQueueDepth;
+    p.markMeasured({"launch_queue_depth"});
+  }
   // The device's back-to-back gap as the recording shows it.
-  if (d.streamGapUs > 0)
+  if (d.streamGapUs > 0) {
     p.streamGapUs = d.streamGapUs;
+    p.markMeasured({"stream_gap_us"});
+  }
   if (d.name.empty())
     return p;
   p.name = "model of " + d.name + " (from the trace's deviceProperties)";
+  // The device's own figures (its limits are facts, not estimates).
+  p.markMeasured({"sms", "max_threads_per_sm", "shared_memory_per_sm",
+                  "shared_memory_per_block", "registers_per_sm", "max_blocks_per_sm"});
   if (d.sms)
     p.sms = d.sms;
   if (d.maxThreadsPerSM)

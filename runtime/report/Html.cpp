@@ -9,6 +9,7 @@
 
 #include "runtime/report/Reports.h"
 
+#include "model/Gap.h"
 #include "model/GraphCost.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -297,11 +298,8 @@ void figures(const LoweringRun &r, llvm::raw_ostream &os) {
                   "µs</th><th>share µs</th></tr>\n",
                   r.makespanUs - r.schedule->analysis.lowerBoundUs);
     for (const GapPart &part : r.gap)
-      os << formatv(
-          "<tr><td>{0}</td><td>{1:f1}</td><td>{2:f1}</td></tr>\n",
-          escape(part.cause +
-                 (part.with.empty() ? std::string() : " (saves it with " + part.with + ")")),
-          part.us, part.shareUs);
+      os << formatv("<tr><td>{0}</td><td>{1:f1}</td><td>{2:f1}</td></tr>\n",
+                    escape(part.cause + gapPartNotes(part)), part.us, part.shareUs);
     os << "</table>\n";
   }
   if (!r.devices.empty()) {

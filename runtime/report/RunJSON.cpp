@@ -73,6 +73,8 @@ void runtime::writeRunJSON(llvm::ArrayRef<LoweringRun> runs, const Backend &back
                   number("share_us", part.shareUs);
                   if (!part.with.empty())
                     j.attribute("with", part.with);
+                  if (!part.assumed.empty())
+                    j.attribute("assumed", part.assumed);
                 });
             });
           j.attributeArray("stages", [&] {

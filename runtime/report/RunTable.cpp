@@ -4,6 +4,7 @@
 
 #include "compiler/emit/Emitters.h"
 #include "compiler/program/TimeFormat.h"
+#include "model/Gap.h"
 #include "model/GraphCost.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -113,8 +114,7 @@ void runtime::printRunTable(llvm::ArrayRef<LoweringRun> runs, const Backend &bac
         if (std::abs(part.us) >= kMinGainUs || std::abs(part.shareUs) >= kMinGainUs || last)
           os << formatv("  {0,-16}{1,12} {2,10}   {3}{4}\n", "", formatTime(part.us),
                         last ? std::string() : formatTime(part.shareUs), part.cause,
-                        part.with.empty() ? std::string()
-                                          : " (saves it with " + part.with + ")");
+                        gapPartNotes(part));
       }
     }
     os << "  " << llvm::left_justify("overlap", 16) << llvm::right_justify("", 12) << "   "
