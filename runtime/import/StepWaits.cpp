@@ -117,7 +117,12 @@ void WaitFinder::examine(uint32_t i) {
   // Waited at least a few microseconds past what it is known to follow
   // (less is the device's own start-up): for what?
   const double waited = op.ts - explained;
-  if (waited < kGpuWaitSlackUs)
+  // An op whose launch the trace does not hold (a sampled trace, a graph's
+  // node) and that began as an op issued before it ended, later than all
+  // it is known to follow, may have waited for that op however little
+  // past the rest: its launch time says nothing (below: where it had room).
+  const bool launchUnknown = st.graphLaunched || op.launchTs < 0;
+  if (waited < kGpuWaitSlackUs && !launchUnknown)
     return;
   // The op issued before it that ended last before it began (among the
   // last few to end: a bounded look, whatever the input). The op began as
@@ -211,7 +216,13 @@ void WaitFinder::examine(uint32_t i) {
     // A graph's node, or an op whose launch the trace lacks: it waited for
     // the op that ended as it began, unless it had no room (a kernel beside
     // what ran until then, a copy on its engine); or, on a GPU full of
-    // others' blocks, for room, which the model has.
+    // others' blocks, for room, which the model has. Within the device's
+    // start-up of what it is known to follow, only an op that ended later
+    // than all of that explains it.
+    if (waited < kGpuWaitSlackUs &&
+        (ended < 0 || !asEnded ||
+         out.stages[ended].endUs + origin <= explained + kClockSlackUs))
+      return;
     if (ended >= 0 && (idleBefore || roomAsEnded())) {
       waitedForEnded();
       return;

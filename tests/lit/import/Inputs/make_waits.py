@@ -116,6 +116,20 @@ def sampled():
     return t
 
 
+def sampled_late():
+    """The sampled op also follows another stream's op that ended 8 us
+    before it began (the no-sync-events superset orders it behind that
+    one): it waited for the one that ended as it began."""
+    t = Builder()
+    t.kernel("b", 8, 10, 20, 473)                  # ends at 493
+    t.runtime("cudaStreamWaitEvent", 30, 1.0)      # no sync events
+    t.kernel("x", 7, 40, 50, 450)                  # ends at 500
+    t.corr += 1                                    # the call not recorded
+    t.launched(t.corr, "y", 9, 501.5, 50)
+    t.kernel("z", 7, 600, 610, 20)
+    return t
+
+
 def contended():
     t = Builder()
     t.kernel("b", 9, 10, 20, 100, grid=(108, 1, 1), block=(1024, 1, 1))
@@ -162,6 +176,7 @@ graph_dep().write(os.path.join(out, "graph_dep.json"))
 backlog_wait().write(os.path.join(out, "backlog_wait.json"))
 backlog_wait(False).write(os.path.join(out, "backlog_nosync.json"))
 sampled().write(os.path.join(out, "sampled.json"))
+sampled_late().write(os.path.join(out, "sampled_late.json"))
 contended().write(os.path.join(out, "contended.json"))
 gaps().write(os.path.join(out, "gaps.json"))
 poll().write(os.path.join(out, "poll.json"))
