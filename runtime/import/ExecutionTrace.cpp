@@ -126,64 +126,32 @@ llvm::Expected<ExecutionTrace> readFrom(JsonReader &r) {
   const char *notOne = "not an execution trace: a PyTorch execution trace (from "
                        "torch.profiler.ExecutionTraceObserver) is a JSON object with 'schema' "
                        "and 'nodes'";
-  if (r.peek() != '{') {
-    if (llvm::Error e = r.takeError())
-      return llvm::Error(std::move(e));
-    return fail(notOne);
-  }
-  r.advance();
+  const ObjectWords words{notOne, notOne, "the execution trace is truncated"};
   ExecutionTrace et;
   bool sawNodes = false;
-  for (;;) {
-    int c = r.peek();
-    if (c == ',') {
-      r.advance();
-      continue;
-    }
-    if (c == '}')
-      break;
-    if (c < 0) {
-      if (llvm::Error e = r.takeError())
-        return llvm::Error(std::move(e));
-      return fail("the execution trace is truncated");
-    }
-    llvm::Expected<llvm::StringRef> quoted = c == '"' ? r.value(4096) : fail(notOne);
-    if (!quoted) {
-      llvm::consumeError(quoted.takeError());
-      if (llvm::Error e = r.takeError())
-        return llvm::Error(std::move(e));
-      return fail(c == '"' ? "the execution trace is truncated" : notOne);
-    }
-    std::string key = quoted->drop_front().drop_back().str();
-    if (r.peek() != ':')
-      return fail(notOne);
-    r.advance();
-    llvm::Error e = llvm::Error::success();
+  llvm::Error read = forEachMember(r, words, [&](const std::string &key) -> llvm::Error {
     if (key == "nodes" && !sawNodes) {
       sawNodes = true;
-      e = forEachEntry(r, "nodes", [&](llvm::StringRef entry, uint64_t index) {
+      return forEachEntry(r, "nodes", [&](llvm::StringRef entry, uint64_t index) {
         return readNode(entry, index, et);
       });
-    } else if (key == "schema") {
-      llvm::Expected<llvm::StringRef> value = r.value(4096);
-      if (!value) {
-        llvm::consumeError(value.takeError());
-        return fail("the execution trace's 'schema' is not a short string");
-      }
-      llvm::Expected<llvm::json::Value> schema = llvm::json::parse(*value);
-      if (schema)
-        et.schema = schema->getAsString().getValueOr("").str();
-      else
-        llvm::consumeError(schema.takeError());
-    } else if (llvm::Error skipped = r.skip()) {
-      llvm::consumeError(std::move(skipped));
-      if (llvm::Error input = r.takeError())
-        return llvm::Error(std::move(input));
-      return fail("the execution trace is truncated");
     }
-    if (e)
-      return llvm::Error(std::move(e));
-  }
+    if (key != "schema")
+      return skipMember(r, key, words.truncated);
+    llvm::Expected<llvm::StringRef> value = r.value(4096);
+    if (!value) {
+      llvm::consumeError(value.takeError());
+      return fail("the execution trace's 'schema' is not a short string");
+    }
+    llvm::Expected<llvm::json::Value> schema = llvm::json::parse(*value);
+    if (!schema)
+      return fail("the execution trace's 'schema' is not valid JSON: " +
+                  llvm::toString(schema.takeError()));
+    et.schema = schema->getAsString().getValueOr("").str();
+    return llvm::Error::success();
+  });
+  if (read)
+    return llvm::Error(std::move(read));
   if (!sawNodes)
     return fail(notOne);
   if (!llvm::StringRef(et.schema).startswith("1.0.") &&

@@ -2,6 +2,7 @@
 
 #include "runtime/import/JsonStream.h"
 #include "compiler/support/Fail.h"
+#include "compiler/support/Printable.h"
 #include "runtime/import/Nsys.h"
 
 #include <zlib.h>
@@ -314,3 +315,14 @@ llvm::Error JsonReader::skip() {
 }
 
 llvm::Error JsonReader::takeError() { return std::move(pending); }
+
+llvm::Error importer::skipMember(JsonReader &r, llvm::StringRef key,
+                                 llvm::StringRef truncated) {
+  llvm::Error skipped = r.skip();
+  if (!skipped)
+    return llvm::Error::success();
+  llvm::consumeError(std::move(skipped));
+  if (llvm::Error input = r.takeError())
+    return input;
+  return fail(truncated + " (inside '" + printable(key) + "')");
+}

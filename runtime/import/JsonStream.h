@@ -144,6 +144,58 @@ llvm::Error forEachEntry(JsonReader &r, llvm::StringRef what, Each each) {
   }
 }
 
+/// What a reader of a top-level object says when its input is not one.
+struct ObjectWords {
+  llvm::StringRef notObject; ///< the input is not a JSON object
+  llvm::StringRef badMember; ///< a member is not `"key": value`
+  llvm::StringRef truncated; ///< the input ends inside it
+};
+
+/// Calls `each(key)` for every member of the object that starts here, the
+/// reader at the member's value, which `each` reads or skips (skipMember).
+template <typename Each>
+llvm::Error forEachMember(JsonReader &r, const ObjectWords &words, Each each) {
+  if (r.peek() != '{') {
+    if (llvm::Error e = r.takeError())
+      return e;
+    return pipec::fail(words.notObject);
+  }
+  r.advance();
+  for (;;) {
+    int c = r.peek();
+    if (c == ',') {
+      r.advance();
+      continue;
+    }
+    if (c == '}')
+      return llvm::Error::success();
+    if (c < 0) {
+      if (llvm::Error e = r.takeError())
+        return e;
+      return pipec::fail(words.truncated);
+    }
+    if (c != '"')
+      return pipec::fail(words.badMember);
+    llvm::Expected<llvm::StringRef> quoted = r.value(4096);
+    if (!quoted) {
+      llvm::consumeError(quoted.takeError());
+      if (llvm::Error e = r.takeError())
+        return e;
+      return pipec::fail(words.truncated);
+    }
+    std::string key = quoted->drop_front().drop_back().str();
+    if (r.peek() != ':')
+      return pipec::fail(words.badMember);
+    r.advance();
+    if (llvm::Error e = each(key))
+      return e;
+  }
+}
+
+/// Skips the member `key`'s value (forEachMember's `each`, for a key it
+/// does not read): an error where the input ends inside it.
+llvm::Error skipMember(JsonReader &r, llvm::StringRef key, llvm::StringRef truncated);
+
 } // namespace pipec::importer
 
 #endif // PIPEC_RUNTIME_IMPORT_JSONSTREAM_H

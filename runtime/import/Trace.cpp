@@ -559,46 +559,18 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false,
                                            bool cpuOps = false) {
   Trace trace;
   trace.keepCpuOps = cpuOps;
-  if (r.peek() != '{') {
-    if (llvm::Error e = r.takeError())
-      return llvm::Error(std::move(e));
-    return fail("not a trace: a Kineto trace is a JSON object, this is not JSON");
-  }
-  r.advance();
   bool hip = false, sawEvents = false, sawDevices = false;
-  for (;;) {
-    int c = r.peek();
-    if (c == ',') {
-      r.advance();
-      continue;
-    }
-    if (c == '}')
-      break;
-    if (c < 0) {
-      if (llvm::Error e = r.takeError())
-        return llvm::Error(std::move(e));
-      return fail("the trace is truncated");
-    }
-    if (c != '"')
-      return fail("not a trace: the top-level object is not valid JSON");
-    llvm::Expected<llvm::StringRef> quoted = r.value(4096);
-    if (!quoted) {
-      llvm::consumeError(quoted.takeError());
-      if (llvm::Error e = r.takeError())
-        return llvm::Error(std::move(e));
-      return fail("the trace is truncated");
-    }
-    std::string key = quoted->drop_front().drop_back().str();
-    if (r.peek() != ':')
-      return fail("not a trace: the top-level object is not valid JSON");
-    r.advance();
-    llvm::Error e = llvm::Error::success();
+  const ObjectWords words{"not a trace: a Kineto trace is a JSON object, this is not JSON",
+                          "not a trace: the top-level object is not valid JSON",
+                          "the trace is truncated"};
+  llvm::Error read = forEachMember(r, words, [&](const std::string &key) -> llvm::Error {
     if (key == "deviceProperties" && !sawDevices) {
       sawDevices = true;
-      e = forEachEntry(r, "deviceProperties", [&](llvm::StringRef entry, uint64_t index) {
+      return forEachEntry(r, "deviceProperties", [&](llvm::StringRef entry, uint64_t index) {
         return readDevice(entry, index, trace);
       });
-    } else if (key == "traceEvents" && !sawEvents) {
+    }
+    if (key == "traceEvents" && !sawEvents) {
       sawEvents = true;
       EventWorker worker(trace, slowly);
       llvm::Error scanned =
@@ -610,22 +582,18 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false,
                                                               : fail("an entry failed");
           });
       // An entry that failed comes before where the scan stopped.
-      if (llvm::Error parsed = worker.finish()) {
-        llvm::consumeError(std::move(scanned));
-        e = std::move(parsed);
-      } else {
-        e = std::move(scanned);
-      }
+      llvm::Error parsed = worker.finish();
       hip = hip || worker.sawHip();
-    } else if (llvm::Error skipped = r.skip()) {
-      llvm::consumeError(std::move(skipped));
-      if (llvm::Error input = r.takeError())
-        return llvm::Error(std::move(input));
-      return fail("the trace is truncated (inside '" + printable(key) + "')");
+      if (parsed) {
+        llvm::consumeError(std::move(scanned));
+        return parsed;
+      }
+      return scanned;
     }
-    if (e)
-      return llvm::Error(std::move(e));
-  }
+    return skipMember(r, key, words.truncated);
+  });
+  if (read)
+    return llvm::Error(std::move(read));
   if (!sawEvents)
     return fail("not a Chrome trace: it has no 'traceEvents'");
   if (hip && trace.foreignPlatform.empty())
