@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "FrontendHelpers.h"
+#include "ImportedFile.h"
 #include "ProgramText.h"
 #include "RandomRecording.h"
 #include "Seed.h"
@@ -300,25 +301,14 @@ TEST_CASE("import --et: random recordings keep every ordering and each read's wr
     freed += link->streamOrders;
     contradicted += link->contradicted;
     DeviceProfile profile = profileFor(step->device);
-    auto text = writePipe(*step, "random", profile);
-    REQUIRE(static_cast<bool>(text));
-    INFO(*text);
-    test::FrontendRun front(*text);
-    REQUIRE(front.errors == 0);
-    CHECK(front.all.empty()); // not even a warning
-    llvm::StringRef parsed = front.sm->getMemoryBuffer(1)->getBuffer();
-    CHECK(formatFile(front.file, parsed) == *text);
-    auto built = programOf(*step, profile);
-    REQUIRE(static_cast<bool>(built));
-    front.program.source = built->source;
-    CHECK(test::programText(*built) == test::programText(front.program));
-    const program::Pipeline &p = front.program.pipelines.at(0);
+    // Checks clean, laid out as fmt lays it out, to the importer's program.
+    std::string text;
+    std::unique_ptr<test::FrontendRun> front = test::importedFile(*step, profile, text);
+    INFO(text);
+    const program::Pipeline &p = front->program.pipelines.at(0);
     Schedule s(p, profile, ScheduleOptions());
     const size_t n = s.instances.size();
-    std::vector<uint32_t> instanceOfOp;
-    for (uint32_t v = 0; v < n; ++v)
-      if (!s.onHost(v) && !llvm::StringRef(s.instances.stage(v).name).startswith("gpu_idle"))
-        instanceOfOp.push_back(v);
+    std::vector<uint32_t> instanceOfOp = test::opInstances(s);
     REQUIRE(instanceOfOp.size() == rec.ops.size());
     std::vector<std::vector<uint8_t>> reach = test::happensBefore(s);
     // Every ordering the recorded program had still holds (stream order

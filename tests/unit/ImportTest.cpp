@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "ImportedFile.h"
 #include "RandomRecording.h"
 #include "Seed.h"
 
@@ -194,37 +195,24 @@ TEST_CASE("import: random recordings keep every ordering, contradict none, check
     auto step = selectStep(std::move(*trace), std::nullopt);
     REQUIRE(static_cast<bool>(step));
     DeviceProfile profile = profileFor(step->device);
-    auto text = writePipe(*step, "random", profile);
-    REQUIRE(static_cast<bool>(text));
-    INFO(*text);
+    // Checks clean, laid out as fmt lays it out, to the importer's program.
+    std::string text;
+    std::unique_ptr<test::FrontendRun> front = test::importedFile(*step, profile, text);
+    INFO(text);
     size_t pollSyncsHere = 0;
-    for (size_t at = text->find("stage sync_poll"); at != std::string::npos;
-         at = text->find("stage sync_poll", at + 1))
+    for (size_t at = text.find("stage sync_poll"); at != std::string::npos;
+         at = text.find("stage sync_poll", at + 1))
       ++pollSyncsHere;
     // Each run of polls a sync (the orderings check what it waited for).
     CHECK(pollSyncsHere >= rec.polls);
     pollSyncs += pollSyncsHere;
-    test::FrontendRun front(*text);
-    REQUIRE(front.errors == 0);
-    CHECK(front.all.empty()); // not even a warning
-    // Written as fmt writes it, and read back to the importer's own program.
-    llvm::StringRef parsed = front.sm->getMemoryBuffer(1)->getBuffer();
-    CHECK(formatFile(front.file, parsed) == *text);
-    auto built = programOf(*step, profile);
-    REQUIRE(static_cast<bool>(built));
-    front.program.source = built->source;
-    CHECK(test::programText(*built) == test::programText(front.program));
-    const program::Pipeline &p = front.program.pipelines.at(0);
+    const program::Pipeline &p = front->program.pipelines.at(0);
     Schedule s(p, profile, ScheduleOptions());
     const size_t n = s.instances.size();
-    // Recorded op i is the i-th op stage of the file (issue order), the
-    // GPU's unexplained idle (gpu_idle stages) left out.
-    std::vector<uint32_t> instanceOfOp;
+    std::vector<uint32_t> instanceOfOp = test::opInstances(s);
     for (uint32_t v = 0; v < n; ++v)
-      if (!s.onHost(v) && !llvm::StringRef(s.instances.stage(v).name).startswith("gpu_idle"))
-        instanceOfOp.push_back(v);
-      else if (!s.onHost(v))
-        ++idles;
+      idles +=
+          !s.onHost(v) && llvm::StringRef(s.instances.stage(v).name).startswith("gpu_idle");
     REQUIRE(instanceOfOp.size() == rec.ops.size());
     // Happens-before by brute force: dependencies, stream order, host order.
     std::vector<std::vector<uint8_t>> reach = test::happensBefore(s);
