@@ -242,9 +242,12 @@ std::string importer::stageComment(const ImportedStep &s, const ImportedStage &s
     comment += ", returned " + timeOf(st.returnUs).text + " into the step";
     break;
   case ImportedStage::Kind::HostWork:
-    comment += st.hostWorkAt == 1 ? "the host, from the step's start to its first runtime call"
-               : st.hostWorkAt == 2 ? "the host, from its last runtime call to the step's end"
-                                    : "the host, between runtime calls";
+    using At = ImportedStage::HostWorkAt;
+    comment += st.hostWorkAt == At::BeforeFirstCall
+                   ? "the host, from the step's start to its first runtime call"
+               : st.hostWorkAt == At::AfterLastCall
+                   ? "the host, from its last runtime call to the step's end"
+                   : "the host, between runtime calls";
     if (st.within != UINT32_MAX) {
       comment += ", in ";
       addCommentText(comment, s.hostRanges[st.within]);

@@ -259,7 +259,7 @@ uint32_t Builder::addCpu(ImportedStage::Kind kind, HostCall::Kind call, double a
   return uint32_t(out.stages.size() - 1);
 }
 
-uint32_t Builder::addHostWork(double at, double us, uint8_t where) {
+uint32_t Builder::addHostWork(double at, double us, ImportedStage::HostWorkAt where) {
   if (!rangesSorted_) {
     rangesSorted_ = true;
     for (const Range &r : trace.ranges) {

@@ -50,9 +50,12 @@ struct ImportedStage {
   /// an NVTX range: `## data_load ##`, `Optimizer.step#SGD.step`) that holds
   /// most of it, an index into ImportedStep::hostRanges; UINT32_MAX: none.
   uint32_t within = UINT32_MAX;
-  /// HostWork: between two runtime calls (0), from the step's start to its
-  /// first call (1), from its last call to the step's end (2).
-  uint8_t hostWorkAt = 0;
+  /// HostWork: where in the step it fell.
+  enum class HostWorkAt : uint8_t {
+    BetweenCalls,    ///< between two runtime calls
+    BeforeFirstCall, ///< from the step's start to its first call
+    AfterLastCall,   ///< from its last call to the step's end
+  } hostWorkAt = HostWorkAt::BetweenCalls;
   uint32_t callName = 0; ///< Call: the call's name (ImportedStep::callNames)
   /// Op: a blocking copy of pageable memory whose call returned by the time
   /// the copy ended, its sync stage (the next) waiting for it alone: written

@@ -144,7 +144,9 @@ struct Builder {
                   const std::string &base = std::string());
   /// Host work from `at` for `us` (the trace's clock), named for the
   /// innermost range of the host's that holds most of it.
-  uint32_t addHostWork(double at, double us, uint8_t where = 0);
+  uint32_t
+  addHostWork(double at, double us,
+              ImportedStage::HostWorkAt where = ImportedStage::HostWorkAt::BetweenCalls);
   /// What only naming needed goes.
   void forgetNames();
   /// How many ops each call launched (a graph launch, several: all of

@@ -134,7 +134,8 @@ void step::gatherHostCalls(Builder &b) {
   // issued after it (the whole trace's host starts at its first launch).
   if (std::isfinite(b.from) && !b.items.empty() &&
       b.items.front().ts - b.from >= kMinHostWorkUs)
-    b.addHostWork(b.from, b.items.front().ts - b.from, 1);
+    b.addHostWork(b.from, b.items.front().ts - b.from,
+                  ImportedStage::HostWorkAt::BeforeFirstCall);
   for (const GpuOp *op : b.backlog)
     b.out.stages[b.addOp(*op, true)].graphLaunched = b.graphLaunched(*op);
   b.out.backlogOps = b.backlog.size();

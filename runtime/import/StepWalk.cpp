@@ -173,7 +173,7 @@ void HostWalk::run() {
   // (what the host did then is the step's, as users time it).
   if (std::isfinite(b.to) && std::isfinite(b.from) && launched &&
       b.to - previousEnd >= kMinHostWorkUs)
-    b.addHostWork(previousEnd, b.to - previousEnd, 2);
+    b.addHostWork(previousEnd, b.to - previousEnd, ImportedStage::HostWorkAt::AfterLastCall);
   if (queueFilled)
     out.device.launchQueueDepth = uint32_t(std::min<int64_t>(mostPending, UINT32_MAX));
   // Ops whose call is a duplicate, or missing from the walk: at the end.
