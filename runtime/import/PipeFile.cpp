@@ -306,7 +306,7 @@ llvm::Expected<PipeFile> PipeFile::lay(const ImportedStep &s, llvm::StringRef so
   h += "// Each GPU op is a stage with its measured time; issue= is the host's time\n"
        "// before its launch call (dispatch). cpu stages are the host's syncs (each\n"
        "// depends on what it waited for) and its work between calls. Every ordering\n";
-  if (s.dataLink.empty()) {
+  if (!s.data) {
     h += "// the recording relies on is a dependency, same-stream order included.\n";
   } else {
     h += "// the recording relies on is a dependency, same-stream order included, but\n"

@@ -171,10 +171,8 @@ struct ImportedStep {
   double contentionUs = 0;
   DeviceInfo device;
   /// With an execution trace (`--et`): its storages the ops touch, and how
-  /// the ops were linked to it, in words (the file's header says it); empty
-  /// without.
+  /// the ops were linked to it (none without).
   std::vector<ImportedBuffer> buffers;
-  std::string dataLink;
   std::optional<DataLink> data;
   /// A platform pipec does not model (Trace::foreignPlatform): the step's
   /// recording can be reported, not modelled or written as a .pipe file.

@@ -329,6 +329,22 @@ uint64_t keepUncontradicted(ImportedStep &step) {
 
 } // namespace
 
+std::string importer::describeDataLink(const DataLink &d) {
+  std::string text =
+      llvm::formatv("{0} of {1} GPU ops linked to the execution trace by {2} ({3} with data, "
+                    "in {4} buffers); {5} same-stream orderings left to the data",
+                    d.linkedOps, d.stepOps, linkMethodName(d.by), d.dataOps, d.buffers,
+                    d.streamOrders)
+          .str();
+  if (d.contradicted)
+    text += llvm::formatv("; {0} accesses left out, whose orderings the recording contradicts "
+                          "(an op that read or wrote memory another stream's op still used: "
+                          "a race in the recorded program, or memory its allocator handed on)",
+                          d.contradicted)
+                .str();
+  return text;
+}
+
 std::vector<int32_t> importer::linkCpuOps(const CpuOps &cpuOps, const ExecutionTrace &et,
                                           DataLink::By by, uint64_t &linked) {
   linked = 0;
@@ -460,19 +476,6 @@ llvm::Expected<DataLink> importer::addData(ImportedStep &step, const CpuOps &cpu
     }
     lastOn[stream] = s;
   }
-  step.dataLink =
-      llvm::formatv("{0} of {1} GPU ops linked to the execution trace by {2} ({3} with data, "
-                    "in {4} buffers); {5} same-stream orderings left to the data",
-                    best.linkedOps, best.stepOps, linkMethodName(best.by), best.dataOps,
-                    best.buffers, best.streamOrders)
-          .str();
-  if (best.contradicted)
-    step.dataLink +=
-        llvm::formatv("; {0} accesses left out, whose orderings the recording contradicts "
-                      "(an op that read or wrote memory another stream's op still used: a "
-                      "race in the recorded program, or memory its allocator handed on)",
-                      best.contradicted)
-            .str();
   step.data = best;
   return best;
 }

@@ -40,6 +40,9 @@ constexpr size_t kAlignRun = 8;
 
 /// How each link was made, in words ("record-function id", ...).
 llvm::StringRef linkMethodName(DataLink::By by);
+/// The link and what the data made of the step, as the import's note says
+/// it ("5 of 6 GPU ops linked to the execution trace by ...").
+std::string describeDataLink(const DataLink &link);
 
 /// For each of `cpuOps`, the execution trace op it is (-1: none), made
 /// `by` one way; its share of the framework ops linked is in `linked`.

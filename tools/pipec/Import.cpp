@@ -111,16 +111,9 @@ int tool::runImport() {
     }
     processes = std::move(*read);
   }
-  if (processes.size() > 1) {
-    std::vector<std::string> sources;
-    for (const importer::Trace &t : processes)
-      sources.push_back(formatv("{0}, process {1}", traceInput, t.process).str());
-    return runImportRanks(
-        sources,
-        [&](size_t r) -> Expected<importer::Trace> { return std::move(processes[r]); }, step,
-        importReport, profileOut);
-  }
-  if (withData && processes.front().cpuOps.ops.empty()) {
+  // The execution trace links to a Kineto trace's framework ops: one
+  // process's, recorded beside it.
+  if (withData && (processes.size() > 1 || processes.front().cpuOps.ops.empty())) {
     toolError(formatv("'{0}' holds no framework op (Kineto's cpu_op events) to link the "
                       "execution trace to{1}",
                       traceInput,
@@ -129,6 +122,15 @@ int tool::runImport() {
                             "Systems export"
                           : ""));
     return InputErrors;
+  }
+  if (processes.size() > 1) {
+    std::vector<std::string> sources;
+    for (const importer::Trace &t : processes)
+      sources.push_back(formatv("{0}, process {1}", traceInput, t.process).str());
+    return runImportRanks(
+        sources,
+        [&](size_t r) -> Expected<importer::Trace> { return std::move(processes[r]); }, step,
+        importReport, profileOut);
   }
   importer::CpuOps cpuOps = std::move(processes.front().cpuOps);
   Expected<importer::ImportedStep> imported =
@@ -150,7 +152,7 @@ int tool::runImport() {
                         toString(link.takeError())));
       return InputErrors;
     }
-    imported->notes.push_back(imported->dataLink);
+    imported->notes.push_back(importer::describeDataLink(*link));
   }
   cpuOps = importer::CpuOps();
   const bool reporting = importReport || invocation().jsonOutput;
