@@ -56,6 +56,9 @@ struct ModelOptions {
   /// kernel, as a model without incremental bookkeeping would; the traces
   /// must be the same.
   bool lookEverywhere = false;
+  /// For tests: every wave of a grid is a batch of its own, as a model
+  /// without closed-form waves would run it; the traces must be the same.
+  bool wavesOneByOne = false;
   /// Where the schedule repeats and the model's state has settled, skip
   /// ahead: the skipped iterations' times are the last simulated one's,
   /// shifted (equal to simulating them up to rounding; Periodic.h).
@@ -74,6 +77,12 @@ struct ModelOptions {
   /// A what-if (the gap's): no two kernels share the SMs: each has all of
   /// its device's to itself, and any number may be resident at once.
   bool smsPerKernel = false;
+  /// A what-if (the far end of advise's range): a kernel or memset whose
+  /// file says nothing of what bounds it (`bytes=`, `bound=`) needs the
+  /// whole device's memory bandwidth and issue throughput while it runs, so
+  /// that kernels running together share them. Otherwise such work
+  /// competes only for its SMs' slots.
+  bool contendUnsaid = false;
 };
 
 /// One replay, from the host's first call at time 0.

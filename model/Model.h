@@ -37,6 +37,12 @@ public:
 
   /// A run of a schedule on the model.
   std::unique_ptr<runtime::Backend> backend() const { return runtime::makeSimBackend(device); }
+  /// The same run where each kernel whose file does not say what bounds it
+  /// needs the whole device's memory bandwidth and issue throughput: what
+  /// overlapping such kernels gains at the least (a what-if's range).
+  std::unique_ptr<runtime::Backend> contendedBackend() const {
+    return runtime::makeSimBackend(device, /*dispatch=*/true, /*contendUnsaid=*/true);
+  }
   /// A run on this device with `queues` hardware queues, as
   /// CUDA_DEVICE_MAX_CONNECTIONS sets them (advise's connections what-if).
   std::unique_ptr<runtime::Backend> backendWithQueues(unsigned queues) const {

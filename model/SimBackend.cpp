@@ -15,8 +15,8 @@ namespace {
 
 class SimBackend : public Backend {
 public:
-  SimBackend(const DeviceProfile &profile, bool dispatch)
-      : profile(profile), dispatch(dispatch) {}
+  SimBackend(const DeviceProfile &profile, bool dispatch, bool contendUnsaid)
+      : profile(profile), dispatch(dispatch), contendUnsaid(contendUnsaid) {}
 
   const char *name() const override { return "sim"; }
   std::string device() const override { return profile.name; }
@@ -29,6 +29,7 @@ public:
     model.extrapolate = options.extrapolate && !options.recordHost;
     model.starts = options.timeline;
     model.dispatch = dispatch;
+    model.contendUnsaid = contendUnsaid;
     sim::ReplayTrace trace = sim::simulate(s, lowering, profile, model);
     if (trace.unfinished)
       return deadlock(s, trace);
@@ -80,14 +81,17 @@ private:
     for (const program::Stage &st : s.pipeline.stages)
       collectives |= program::isCollective(st);
     std::string why =
-        collectives ? "a collective's part holds its device until every part has begun, and "
-                      "parts issued in different orders on different devices, sharing "
-                      "hardware queues (" +
-                          std::to_string(profile.hardwareQueues) + ") or resident kernels (" +
-                          std::to_string(profile.maxResidentKernels) +
-                          "), wait for each other (NCCL hangs the same way): issue the "
-                          "collectives in one order on every device"
-                    : "no mechanism of the model explains it: a defect of pipec's";
+        collectives
+            ? "a collective's part holds its device until every part has begun, and "
+              "parts issued in different orders on different devices, sharing "
+              "hardware queues (" +
+                  std::to_string(profile.hardwareQueues) + "), resident kernels (" +
+                  std::to_string(profile.maxResidentKernels) + ") or SMs (" +
+                  std::to_string(profile.sms) + ", " + std::to_string(profile.ncclChannels) +
+                  " a collective's part), wait for each other (NCCL hangs the same way): "
+                  "issue the "
+                  "collectives in one order on every device"
+            : "no mechanism of the model explains it: a defect of pipec's";
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "the device model deadlocks: %llu of %zu stage instances never end, the first "
@@ -97,11 +101,13 @@ private:
   }
 
   DeviceProfile profile;
-  bool dispatch; ///< launches pay their `issue=` time
+  bool dispatch;      ///< launches pay their `issue=` time
+  bool contendUnsaid; ///< ModelOptions::contendUnsaid
 };
 
 } // namespace
 
-std::unique_ptr<Backend> runtime::makeSimBackend(const DeviceProfile &profile, bool dispatch) {
-  return std::make_unique<SimBackend>(profile, dispatch);
+std::unique_ptr<Backend> runtime::makeSimBackend(const DeviceProfile &profile, bool dispatch,
+                                                 bool contendUnsaid) {
+  return std::make_unique<SimBackend>(profile, dispatch, contendUnsaid);
 }

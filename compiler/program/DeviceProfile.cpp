@@ -31,6 +31,7 @@ const NumberKey kNumberKeys[] = {
     {"h2d_GBps", &DeviceProfile::h2dGBps, 1e-3, 1e5},
     {"d2h_GBps", &DeviceProfile::d2hGBps, 1e-3, 1e5},
     {"d2d_GBps", &DeviceProfile::d2dGBps, 1e-3, 1e5},
+    {"memory_GBps", &DeviceProfile::memoryGBps, 1e-3, 1e6},
     {"pageable_GBps", &DeviceProfile::pageableGBps, 1e-3, 1e5},
     {"p2p_GBps", &DeviceProfile::p2pGBps, 1e-3, 1e5},
     {"nccl_bus_GBps", &DeviceProfile::ncclBusGBps, 1e-3, 1e5},
@@ -57,6 +58,7 @@ const CountKey kCountKeys[] = {
     // a profile outside them is a typo, and would make the model's cost
     // unbounded.
     {"sms", &DeviceProfile::sms, 1, 1024},
+    {"nccl_channels", &DeviceProfile::ncclChannels, 1, 64},
     {"max_threads_per_sm", &DeviceProfile::maxThreadsPerSM, 32, 8192},
     {"max_blocks_per_sm", &DeviceProfile::maxBlocksPerSM, 1, 256},
     {"max_resident_kernels", &DeviceProfile::maxResidentKernels, 1, 4096},

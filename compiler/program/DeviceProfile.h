@@ -32,6 +32,9 @@ struct DeviceProfile {
   double h2dGBps = 52;
   double d2hGBps = 52;
   double d2dGBps = 2000;
+  /// The device memory's bandwidth, GB/s: what kernels that run together
+  /// share (`bytes=`, `bound=memory`). An H200's HBM3e: 4.8 TB/s.
+  double memoryGBps = 4800;
   /// A copy to or from pageable host memory (`[pageable]`), either way:
   /// staged through a pinned buffer by the host. Uncalibrated, a rule of
   /// thumb: half the pinned bandwidth (docs/device-model.md).
@@ -45,6 +48,11 @@ struct DeviceProfile {
   double ncclBaseUs = 5;
   double ncclStepUs = 1;
   double ncclBusGBps = 360;
+  /// The SMs a collective over several devices holds while it runs: one
+  /// block per NCCL channel (16 on 8 H100/H200 over NVLink, NCCL's default
+  /// there; 24 on an HGX A100). An import takes it from the recorded
+  /// kernels' grids.
+  unsigned ncclChannels = 16;
 
   // Host-side API costs, microseconds (docs/device-model.md: sources).
   double launchUs = 2.6;         ///< a kernel, copy or host-function launch

@@ -120,11 +120,21 @@ struct RunCondition {
 /// `StageWork`, and a `std::visit` over it does not compile until it
 /// handles every kind. What every kind has (the time, the size, when it
 /// runs, what it touches) stays in Stage.
+/// What bounds a kernel's speed beside its SMs' slots (`bound=`).
+enum class KernelBound : uint8_t {
+  Unsaid,  ///< the file does not say: the model's assumption decides
+  Memory,  ///< the device's memory bandwidth, all of it when alone
+  Compute, ///< its SMs' issue throughput, all of it when alone
+};
 struct KernelWork {
   uint32_t blocks = 1;
   uint32_t threads = 128;
   uint64_t smemBytes = 0; ///< shared memory per block (`smem=`)
   uint32_t regs = 0;      ///< registers per thread (`regs=`), 0: not limiting
+  /// Bytes it moves through device memory, reads and writes (`bytes=`; 0:
+  /// not said): its share of the memory bandwidth when alone.
+  uint64_t bytes = 0;
+  KernelBound bound = KernelBound::Unsaid;
 };
 struct CopyWork {
   CopyDirection direction = CopyDirection::H2D;

@@ -31,6 +31,7 @@ struct AttrRule {
 constexpr AttrRule kAttributes[] = {
     {"blocks", AttrTakers::Kernels},   {"threads", AttrTakers::Kernels},
     {"smem", AttrTakers::Kernels},     {"regs", AttrTakers::Kernels},
+    {"bytes", AttrTakers::Kernels},    {"bound", AttrTakers::Kernels},
     {"dynamic", AttrTakers::Launches}, {"issue", AttrTakers::Launches},
     {"graph", AttrTakers::Launches},   {"pageable", AttrTakers::Copies},
     {"first", AttrTakers::All},        {"last", AttrTakers::All},
@@ -119,6 +120,16 @@ void Sema::checkAttrs(const ast::StageDecl &s, Stage &into) {
     }
     if (name == "smem") {
       checkSharedMemory(a, into);
+      continue;
+    }
+    if (name == "bytes") {
+      needsVersion(7, a.name.range(), "'bytes='");
+      if (std::optional<uint64_t> bytes = sizeAttribute(a, "bytes=64MiB"))
+        into.kernel().bytes = std::max<uint64_t>(*bytes, 1);
+      continue;
+    }
+    if (name == "bound") {
+      checkBound(a, into);
       continue;
     }
     if (name == "issue") {
@@ -319,27 +330,58 @@ void Sema::checkIssue(const ast::Attr &a, Stage &into) {
 }
 
 /// `smem=N` (bytes) or `smem=48KiB`: shared memory per block.
-void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
-  uint64_t bytes = 0;
+std::optional<uint64_t> Sema::sizeAttribute(const ast::Attr &a, llvm::StringRef example) {
   AttrNumber number = wholeNumberOf(a);
-  llvm::SMRange range = number.at;
   if (number.reported)
-    return;
-  if (number.value) {
-    bytes = *number.value; // a number of bytes
-  } else if (a.amount()) {
-    sema::Quantity q = constants->quantityOf(*a.amount());
-    if (q.kind != sema::Quantity::Size || q.fractionalBytes) {
-      diags.error(range, formatv("attribute 'smem' expects a size ({0}) or a "
-                                 "number of bytes",
-                                 sema::sizeUnitList()));
-      return;
-    }
-    bytes = q.tooLarge ? UINT64_MAX : q.bytes;
-  } else {
-    diags.error(a.name.range(), "attribute 'smem' needs a value, as in 'smem=48KiB'");
+    return std::nullopt;
+  if (number.value)
+    return *number.value; // a number of bytes
+  if (!a.amount()) {
+    diags.error(a.name.range(),
+                formatv("attribute '{0}' needs a value, as in '{1}'", a.name.text, example));
+    return std::nullopt;
+  }
+  sema::Quantity q = constants->quantityOf(*a.amount());
+  if (q.kind != sema::Quantity::Size || q.fractionalBytes) {
+    diags.error(number.at, formatv("attribute '{0}' expects a size ({1}) or a "
+                                   "number of bytes",
+                                   a.name.text, sema::sizeUnitList()));
+    return std::nullopt;
+  }
+  return q.tooLarge ? UINT64_MAX : q.bytes;
+}
+
+/// `bound=memory` or `bound=compute`: what the kernel's speed rests on.
+void Sema::checkBound(const ast::Attr &a, Stage &into) {
+  needsVersion(7, a.name.range(), "'bound='");
+  const llvm::SMRange value = a.value()    ? a.value()->range
+                              : a.amount() ? a.amount()->range()
+                                           : llvm::SMRange();
+  const llvm::StringRef given = value.isValid() ? sourceText(value) : "";
+  if (given == "memory" || given == "compute") {
+    into.kernel().bound =
+        given == "memory" ? program::KernelBound::Memory : program::KernelBound::Compute;
     return;
   }
+  if (given.empty())
+    diags.error(a.name.range(), "attribute 'bound' needs a value: 'bound=memory' or "
+                                "'bound=compute'");
+  else {
+    const std::vector<llvm::StringRef> valid = {"memory", "compute"};
+    std::optional<size_t> near = sema::suggestName(given, valid);
+    diags.error(
+        value,
+        formatv("attribute 'bound' takes 'memory' or 'compute', not '{0}'{1}", given,
+                near ? formatv("; did you mean '{0}'?", valid[*near]).str() : std::string()));
+  }
+}
+
+void Sema::checkSharedMemory(const ast::Attr &a, Stage &into) {
+  std::optional<uint64_t> given = sizeAttribute(a, "smem=48KiB");
+  if (!given)
+    return;
+  const uint64_t bytes = *given;
+  const llvm::SMRange range = a.value() ? a.value()->range : a.amount()->range();
   if (bytes > profile.sharedMemoryPerBlock) {
     diags.error(range, formatv("smem must be at most {0} bytes (the device's "
                                "shared memory per block)",

@@ -86,6 +86,10 @@ private:
   void checkAttrs(const ast::StageDecl &s, Stage &into);
   void checkWaves(const ast::StageDecl &s, Stage &into);
   void checkSharedMemory(const ast::Attr &a, Stage &into);
+  /// A size attribute's bytes (a size or a number of bytes); none, with an
+  /// error, otherwise.
+  std::optional<uint64_t> sizeAttribute(const ast::Attr &a, llvm::StringRef example);
+  void checkBound(const ast::Attr &a, Stage &into);
   void checkIssue(const ast::Attr &a, Stage &into);
   void checkRecordedGraph(const ast::Attr &a, Stage &into);
   void checkPageable(const ast::Attr &a, Stage &into);

@@ -46,7 +46,7 @@ constexpr uint64_t kMaxClockEntries = uint64_t(1) << 26;
 /// (--max-streams, the hardware queues and the assignment method decide).
 /// The language versions pipec reads (a file's `version N;`; the newest
 /// when it has none).
-constexpr unsigned kOldestVersion = 1, kNewestVersion = 6;
+constexpr unsigned kOldestVersion = 1, kNewestVersion = 7;
 
 struct SemaOptions {
   unsigned automaticStreams = kMaxStreams;

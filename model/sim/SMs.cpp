@@ -35,6 +35,7 @@ bool Simulator::pumpBlocks(Gpu &gpu, double now) {
   };
   // Only the kernels with blocks to place, most urgent first: the running
   // ones may be many (up to max_resident_kernels) and cost nothing here.
+  bool urgentWaiting = false; ///< a kernel before this one still has blocks to place
   for (const Urgency &u : gpu.waiting) {
     Resident *r = &gpu.resident[residentSlot[u.instance]];
     // A kernel with SMs of its own (smsPerKernel) fills only those: what
@@ -43,6 +44,15 @@ bool Simulator::pumpBlocks(Gpu &gpu, double now) {
     std::vector<DeviceProfile::BlockUse> &freeSM = own ? r->ownSM : gpu.freeSM;
     if (!own && hopeless(r->use))
       continue;
+    // A collective's part takes its channels' SMs all at once or waits
+    // (NCCL's blocks are launched together; a part holding some of them
+    // would keep them from another collective that could start).
+    if (rendezvous && r->pending == r->blocks() &&
+        program::collectiveParts(s.instances.stage(r->instance)) > 1 &&
+        idleSMs(freeSM) < r->pending) {
+      urgentWaiting = true;
+      continue;
+    }
     // SMs only fill up during one pump: the search for this kernel's next
     // block starts where the last one fitted.
     uint32_t cursor = 0;
@@ -75,7 +85,7 @@ bool Simulator::pumpBlocks(Gpu &gpu, double now) {
       if (batch == kNone)
         batch = newBatch();
       // Consecutive SMs that took as many blocks are one run.
-      std::vector<SMRun> &runs = batches[batch];
+      std::vector<SMRun> &runs = batches[batch].runs;
       if (!runs.empty() && runs.back().first + runs.back().count == sm &&
           runs.back().blocks == k)
         ++runs.back().count;
@@ -84,11 +94,33 @@ bool Simulator::pumpBlocks(Gpu &gpu, double now) {
       progress = true;
     }
     if (batch != kNone) {
-      if (rendezvous && program::collectiveParts(s.instances.stage(r->instance)) > 1)
-        arrive(r->instance, batch, now);
-      else
-        post(now + r->blockUs, Event::BlockDone, r->instance, batch);
+      // A kernel that took a full wave on every SM, with nothing more
+      // urgent waiting, would take each SM again at each wave's end, as
+      // long as it has a full wave left: those waves are one batch
+      // (closed form), cut short if a more urgent kernel comes.
+      uint32_t waves = 1;
+      const Batch &b = batches[batch];
+      const uint64_t wave = uint64_t(r->perEmptySM) * freeSM.size();
+      if (!options.wavesOneByOne && r->pending >= wave && !urgentWaiting &&
+          b.runs.size() == 1 && b.runs[0].count == freeSM.size() &&
+          b.runs[0].blocks == r->perEmptySM) {
+        const uint64_t more = std::min<uint64_t>(r->pending / wave, UINT32_MAX - 1);
+        waves += static_cast<uint32_t>(more);
+        r->pending -= static_cast<uint32_t>(more * wave);
+        r->running += static_cast<uint32_t>(more * wave);
+        drained |= r->pending == 0;
+        ++gpu.multiWave;
+      }
+      r->inFlight.push_back(batch);
+      r->onSMs += b.perWave();
+      if (rendezvous && program::collectiveParts(s.instances.stage(r->instance)) > 1) {
+        // A part arrives once all its channels' blocks hold their SMs.
+        if (r->pending == 0)
+          arrive(r->instance, now);
+      } else
+        startBatch(*r, batch, waves, now);
     }
+    urgentWaiting |= r->pending > 0;
   }
   if (drained)
     gpu.waiting.erase(std::remove_if(gpu.waiting.begin(), gpu.waiting.end(),
@@ -97,7 +129,100 @@ bool Simulator::pumpBlocks(Gpu &gpu, double now) {
                                               0;
                                      }),
                       gpu.waiting.end());
+  if (progress && gpu.contends)
+    shareResources(gpu, now);
   return progress;
+}
+
+void Simulator::startBatch(Resident &r, uint32_t b, uint32_t waves, double now) {
+  Batch &batch = batches[b];
+  batch.waves = waves;
+  batch.work = double(waves) * r.blockUs;
+  batch.progress = 0;
+  batch.at = now;
+  postBatchEnd(r, b);
+}
+
+void Simulator::postBatchEnd(const Resident &r, uint32_t b) {
+  Batch &batch = batches[b];
+  post(batch.at + (batch.work - batch.progress) / r.speed, Event::BlockDone, r.instance, b,
+       ++batch.generation);
+}
+
+void Simulator::truncateFor(Gpu &gpu, int priority, uint32_t instance, double now) {
+  const Urgency arrived{priority, instance};
+  for (Resident &r : gpu.resident) {
+    if (!(arrived < Urgency{r.priority, r.instance}))
+      continue;
+    for (uint32_t b : r.inFlight) {
+      Batch &batch = batches[b];
+      if (batch.waves <= 1)
+        continue;
+      // The waves begun by now (one that ends now has ended: the SM is
+      // handed out again at this very time).
+      const double done = batch.progress + (now - batch.at) * r.speed;
+      const uint32_t begun = static_cast<uint32_t>(
+          std::clamp(std::ceil(done / r.blockUs - 1e-9), 1.0, double(batch.waves)));
+      if (begun >= batch.waves)
+        continue;
+      const uint32_t back = (batch.waves - begun) * batch.perWave();
+      if (r.pending == 0) {
+        const Urgency key{r.priority, r.instance};
+        gpu.waiting.insert(std::upper_bound(gpu.waiting.begin(), gpu.waiting.end(), key), key);
+      }
+      r.pending += back;
+      r.running -= back;
+      batch.progress = done;
+      batch.at = now;
+      batch.waves = begun;
+      batch.work = double(begun) * r.blockUs;
+      gpu.multiWave -= begun == 1;
+      postBatchEnd(r, b);
+      gpu.blocksChanged = true;
+    }
+  }
+}
+
+void Simulator::shareResources(Gpu &gpu, double now) {
+  // Each kernel asks its share at full occupancy, scaled by how much of
+  // that it holds now (a tail wave asks less); where the asks add up to
+  // more than the device has, each kernel that asks gets its ask scaled
+  // down by the total: all run at 1 / total.
+  double memory = 0, compute = 0;
+  for (const Resident &r : gpu.resident) {
+    if (!r.onSMs)
+      continue;
+    const Shape &shape = shapes[s.instances.stageOf(r.instance)];
+    const double held = std::min(1.0, double(r.onSMs) / double(shape.fullBlocks));
+    memory += shape.memory * held;
+    compute += shape.compute * held;
+  }
+  for (Resident &r : gpu.resident) {
+    const Shape &shape = shapes[s.instances.stageOf(r.instance)];
+    double speed = 1;
+    if (shape.memory > 0 && memory > 1)
+      speed = std::min(speed, 1 / memory);
+    if (shape.compute > 0 && compute > 1)
+      speed = std::min(speed, 1 / compute);
+    if (speed == r.speed)
+      continue;
+    for (uint32_t b : r.inFlight) {
+      Batch &batch = batches[b];
+      batch.progress = std::min(batch.work, batch.progress + (now - batch.at) * r.speed);
+      batch.at = now;
+    }
+    r.speed = speed;
+    for (uint32_t b : r.inFlight)
+      postBatchEnd(r, b);
+  }
+}
+
+uint32_t Simulator::idleSMs(const std::vector<DeviceProfile::BlockUse> &freeSM) const {
+  uint32_t idle = 0;
+  for (const DeviceProfile::BlockUse &f : freeSM)
+    idle += f.threads == capacity.threads && f.slots == capacity.slots &&
+            f.smem == capacity.smem && f.regs == capacity.regs;
+  return idle;
 }
 
 uint32_t Simulator::findSM(const std::vector<DeviceProfile::BlockUse> &freeSM,
@@ -113,17 +238,19 @@ uint32_t Simulator::findSM(const std::vector<DeviceProfile::BlockUse> &freeSM,
   return kNone;
 }
 
-void Simulator::arrive(uint32_t v, uint32_t batch, double now) {
+void Simulator::arrive(uint32_t v, double now) {
   const program::Stage &stage = s.instances.stage(v);
   const uint32_t iteration = s.instances.iterationOf(v);
   const uint32_t first = s.instances.idOf(stage.collective().group, iteration);
   Meeting &m = meetings[first];
-  m.arrived.push_back({v, batch});
+  m.arrived.push_back(v);
   if (m.arrived.size() < stage.collective().parts)
     return;
-  const double end = now + shapes[s.instances.stageOf(v)].blockUs;
-  for (auto [part, b] : m.arrived)
-    post(end, Event::BlockDone, part, b);
+  for (uint32_t part : m.arrived) {
+    Resident &r = gpuOf(part).resident[residentSlot[part]];
+    for (uint32_t b : r.inFlight)
+      startBatch(r, b, 1, now);
+  }
   meetings.erase(first);
 }
 
@@ -137,24 +264,28 @@ uint32_t Simulator::newBatch() {
   return b;
 }
 
-void Simulator::blockDone(uint32_t v, uint32_t batch, double now) {
+void Simulator::blockDone(uint32_t v, uint32_t b, double now) {
   Gpu &gpu = gpuOf(v);
   std::vector<Resident> &resident = gpu.resident;
   const uint32_t slot = residentSlot[v];
   Resident &r = resident[slot];
-  for (const SMRun &run : batches[batch]) {
+  Batch &batch = batches[b];
+  for (const SMRun &run : batch.runs)
     for (uint32_t sm = run.first; sm < run.first + run.count; ++sm)
       give(r.ownSM.empty() ? gpu.freeSM[sm] : r.ownSM[sm], r.use, run.blocks);
-    r.running -= run.count * run.blocks;
-  }
-  batches[batch].clear();
-  freeBatches.push_back(batch);
+  const uint32_t perWave = batch.perWave();
+  r.running -= perWave * batch.waves;
+  r.onSMs -= perWave;
+  gpu.multiWave -= batch.waves > 1;
+  r.inFlight.erase(std::find(r.inFlight.begin(), r.inFlight.end(), b));
+  batch.runs.clear();
+  freeBatches.push_back(b);
   gpu.blocksChanged = true;
   if (r.running == 0 && r.pending == 0) {
     // Its slot goes to the last resident kernel (their order in the list
     // matters nowhere: `waiting` keeps the urgency order).
     if (slot + 1 != resident.size()) {
-      r = resident.back();
+      r = std::move(resident.back());
       residentSlot[r.instance] = slot;
     }
     resident.pop_back();
@@ -165,6 +296,8 @@ void Simulator::blockDone(uint32_t v, uint32_t batch, double now) {
     }
     finish(v, now);
   }
+  if (gpu.contends)
+    shareResources(gpu, now);
 }
 
 // --- Snapshot and shift ----------------------------------------------------
@@ -190,6 +323,8 @@ void Simulator::snapshotSMs(Snapshot &g) const {
     g.put(r->pending);
     g.put(r->running);
     g.put(r->started);
+    g.put(r->onSMs);
+    g.put(r->speed);
   }
   g.put(double(gpu.waiting.size()));
   for (const Urgency &u : gpu.waiting) {
@@ -197,14 +332,18 @@ void Simulator::snapshotSMs(Snapshot &g) const {
     g.put(g.inst(u.instance));
   }
   g.put(gpu.blocksChanged);
+  g.put(gpu.multiWave);
   g.put(blockedOnResidency);
 }
 
 void Simulator::shiftSMs(const Shift &d) {
   Gpu &gpu = gpus[0];
   for (uint32_t slot = 0; slot < gpu.resident.size(); ++slot) {
-    d.instance(gpu.resident[slot].instance);
-    residentSlot[gpu.resident[slot].instance] = slot;
+    Resident &r = gpu.resident[slot];
+    d.instance(r.instance);
+    residentSlot[r.instance] = slot;
+    for (uint32_t b : r.inFlight)
+      batches[b].at = d.later(batches[b].at);
   }
   for (Urgency &u : gpu.waiting)
     d.instance(u.instance);

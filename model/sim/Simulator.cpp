@@ -62,6 +62,10 @@ ReplayTrace Simulator::run() {
     while (!events.empty() && events.top().time == now) {
       Event e = events.top();
       events.pop();
+      // A batch's end posted again (its kernel's speed changed, or it was
+      // cut short) leaves the old one behind: not an event of the run.
+      if (e.kind == Event::BlockDone && e.generation != batches[e.b].generation)
+        continue;
       ++out.simulatedEvents;
       handle(e, now);
     }
@@ -88,29 +92,56 @@ Shape Simulator::shapeOf(const program::Stage &stage) const {
     shape.use = p.blockUse(32, 0, 0);
     shape.blockUs = stage.durationUs;
   };
-  std::visit(Overloaded{
-                 [&](const program::KernelWork &k) {
-                   uint64_t waves = p.waves(k), blocks = k.blocks;
-                   if (waves > kMaxWaves) {
-                     blocks = uint64_t(p.blocksPerSM(k.threads, k.smemBytes, k.regs)) * p.sms *
-                              kMaxWaves;
-                     waves = kMaxWaves;
-                   }
-                   shape.blocks = static_cast<uint32_t>(blocks);
-                   shape.use = p.blockUse(k.threads, k.smemBytes, k.regs);
-                   shape.blockUs = stage.durationUs / double(waves);
-                 },
-                 [&](const program::MemsetWork &) { fill(); },
-                 [&](const program::CollectiveWork &) { fill(); },
-                 // A copy engine's, a host function's, the host thread's: no
-                 // SM (the shape is never asked for).
-                 [](const program::CopyWork &) {},
-                 [](const program::HostWork &) {},
-                 [](const program::CpuWork &) {},
-             },
-             stage.work);
+  // What it asks of the shared resources: as the file says, or where it
+  // says nothing, as the options assume (nothing, or the whole device).
+  const double unsaid = options.contendUnsaid ? 1 : 0;
+  std::visit(
+      Overloaded{
+          [&](const program::KernelWork &k) {
+            const uint64_t waves = p.waves(k);
+            shape.blocks = k.blocks;
+            shape.use = p.blockUse(k.threads, k.smemBytes, k.regs);
+            shape.blockUs = stage.durationUs / double(waves);
+            const bool said = k.bytes || k.bound != program::KernelBound::Unsaid;
+            shape.memory = k.bound == program::KernelBound::Memory ? 1
+                           : k.bytes ? memoryShare(double(k.bytes), stage.durationUs)
+                           : said    ? 0
+                                     : unsaid;
+            shape.compute = k.bound == program::KernelBound::Compute ? 1 : said ? 0 : unsaid;
+          },
+          [&](const program::MemsetWork &) {
+            fill();
+            shape.memory = unsaid;
+          },
+          // Over several devices, a block per channel, each holding an
+          // SM (NCCL's kernel runs a block per channel, with the SM's
+          // shared memory to itself); on one device a fill. Its time is
+          // the links' (NCCL's formula): no share of the device's memory
+          // asked.
+          [&](const program::CollectiveWork &c) {
+            fill();
+            if (c.parts > 1) {
+              shape.blocks = std::clamp(p.ncclChannels, 1u, p.sms);
+              shape.use = capacity;
+            }
+          },
+          // A copy engine's, a host function's, the host thread's: no
+          // SM (the shape is never asked for).
+          [](const program::CopyWork &) {},
+          [](const program::HostWork &) {},
+          [](const program::CpuWork &) {},
+      },
+      stage.work);
   shape.perEmptySM = fitting(p.smCapacity(), shape.use);
+  shape.fullBlocks = static_cast<uint32_t>(std::max<uint64_t>(
+      1, std::min<uint64_t>(shape.blocks, uint64_t(shape.perEmptySM) * p.sms)));
   return shape;
+}
+
+double Simulator::memoryShare(double bytes, double us) const {
+  // bytes / (us * 1e-6 s) over GBps * 1e9 bytes/s.
+  const double asked = us > 0 ? bytes / (us * p.memoryGBps * 1e3) : 1;
+  return std::min(1.0, asked);
 }
 
 void Simulator::handle(const Event &e, double now) {
@@ -154,11 +185,14 @@ bool Simulator::dispatch(uint32_t v, double now) {
                             shape.perEmptySM, false});
     if (options.smsPerKernel)
       gpu.resident.back().ownSM.assign(p.sms, capacity);
+    gpu.contends |= shape.memory > 0 || shape.compute > 0;
     // Kept in urgency order as they come: most urgent (lower CUDA
     // priority value) first, then oldest.
     const Urgency key{gpu.resident.back().priority, v};
     gpu.waiting.insert(std::upper_bound(gpu.waiting.begin(), gpu.waiting.end(), key), key);
     gpu.blocksChanged = true;
+    if (gpu.multiWave)
+      truncateFor(gpu, key.priority, v, now);
     return true;
   }
   case StageKind::Copy: {
@@ -232,15 +266,25 @@ bool Simulator::snapshotEvents(Snapshot &g) const {
     g.put(e.time - g.T);
     g.put(e.kind);
     switch (e.kind) {
-    case Event::BlockDone:
+    case Event::BlockDone: {
       g.put(g.inst(e.a));
-      g.put(double(batches[e.b].size()));
-      for (const SMRun &run : batches[e.b]) {
+      const Batch &b = batches[e.b];
+      const bool live = e.generation == b.generation;
+      g.put(live);
+      if (!live)
+        break;
+      g.put(double(b.runs.size()));
+      for (const SMRun &run : b.runs) {
         g.put(run.first);
         g.put(run.count);
         g.put(run.blocks);
       }
+      g.put(b.waves);
+      g.put(b.work);
+      g.put(b.progress);
+      g.put(g.time(b.at));
       break;
+    }
     case Event::ItemDone:
       g.put(g.inst(e.a));
       g.put(e.b);

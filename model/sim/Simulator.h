@@ -45,14 +45,13 @@ namespace pipec::sim {
 namespace { // one translation unit: see above
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-/// Grids of more waves are simulated as this many waves of longer blocks.
-constexpr uint64_t kMaxWaves = 16;
 
 struct Event {
   double time;
   uint64_t seq;
   enum Kind : uint8_t { BlockDone, ItemDone, HostReady, Wake, CopyStep } kind;
-  uint32_t a, b; ///< meaning depends on kind (BlockDone: instance, batch)
+  uint32_t a, b;           ///< meaning depends on kind (BlockDone: instance, batch)
+  uint32_t generation = 0; ///< BlockDone: stale unless the batch's own
 
   bool operator>(const Event &o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
@@ -64,6 +63,11 @@ struct Shape {
   DeviceProfile::BlockUse use{};
   double blockUs = 0;      ///< the kernel's time over its waves
   uint32_t perEmptySM = 0; ///< its blocks an idle SM holds at once
+  /// What it asks of the device's shared resources at full occupancy, as
+  /// fractions of the device's: memory bandwidth and SM issue throughput
+  /// (Resident::speed says how they are split).
+  double memory = 0, compute = 0;
+  uint32_t fullBlocks = 1; ///< its blocks on the device at full occupancy
 };
 
 /// A kernel that has become resident and has blocks to run.
@@ -75,9 +79,16 @@ struct Resident {
   double blockUs;              ///< the kernel's time over its waves
   uint32_t perEmptySM;         ///< its blocks an idle SM holds at once
   bool started;                ///< a block of it has run
+  uint32_t blocks() const { return pending + running; }
   /// ModelOptions::smsPerKernel: the SMs this kernel has to itself (empty
   /// otherwise: it takes the device's, Gpu::freeSM).
   std::vector<DeviceProfile::BlockUse> ownSM = {};
+  /// Its batches on the SMs, not yet done.
+  llvm::SmallVector<uint32_t, 2> inFlight = {};
+  uint32_t onSMs = 0; ///< its blocks holding SM resources now
+  /// Work done per unit of time: 1 alone; below 1 while kernels that run
+  /// with it ask more of a shared resource than the device has.
+  double speed = 1;
 };
 
 /// Times on a grid of picoseconds (1e-6 us), each the double nearest its
@@ -131,17 +142,20 @@ public:
   ReplayTrace run();
 
 private:
-  /// Equal priorities: the oldest launch first, in both lowerings. A grid of
-  /// more than kMaxWaves waves is simulated as kMaxWaves waves of longer
-  /// blocks: alone it still takes T, and the model's cost stays bounded by
-  /// the device's size, not the grid's (2^31 - 1 blocks). A fill runs as one
-  /// small grid: it takes an SM slot for its time.
+  /// Equal priorities: the oldest launch first, in both lowerings. Every
+  /// wave of a grid is a wave (T / waves each): the model's cost stays
+  /// bounded by the device's size, not the grid's (2^31 - 1 blocks), as
+  /// consecutive waves on an SM are one batch where nothing more urgent
+  /// waits. A fill runs as one small grid: it takes an SM slot for its time.
   Shape shapeOf(const program::Stage &stage) const;
+  /// The share of the device's memory bandwidth moving `bytes` in `us` takes.
+  double memoryShare(double bytes, double us) const;
 
   // --- Events ----------------------------------------------------------------
 
-  void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0) {
-    events.push({onGrid(time), seq++, kind, a, b});
+  void post(double time, Event::Kind kind, uint32_t a = 0, uint32_t b = 0,
+            uint32_t generation = 0) {
+    events.push({onGrid(time), seq++, kind, a, b, generation});
   }
 
   void handle(const Event &e, double now);
@@ -350,6 +364,8 @@ private:
   bool pumpBlocks(double now);
   bool pumpBlocks(Gpu &gpu, double now);
 
+  /// SMs with nothing on them.
+  uint32_t idleSMs(const std::vector<DeviceProfile::BlockUse> &freeSM) const;
   static uint32_t findSM(const std::vector<DeviceProfile::BlockUse> &freeSM,
                          const DeviceProfile::BlockUse &use, uint32_t &cursor);
   /// How many blocks of `use` fit in `free` (at least 1 where findSM chose it).
@@ -375,14 +391,26 @@ private:
         free.regs += k * use.regs;
   }
 
-  /// A part of a collective spanning several devices has its block on an
-  /// SM (`batch`): it holds it until every part has arrived, then all run
-  /// the collective's time together and end together (NCCL's kernels wait
-  /// for their peers).
-  void arrive(uint32_t v, uint32_t batch, double now);
+  /// A part of a collective spanning several devices has a block on an SM
+  /// for each of its channels (nccl_channels): it holds them until every
+  /// part has arrived, then all run the collective's time together and end
+  /// together (NCCL's kernels wait for their peers).
+  void arrive(uint32_t v, double now);
 
   /// A list of (SM, blocks) for one BlockDone event, from a pool.
   uint32_t newBatch();
+
+  /// Batch b of resident r starts its `waves` waves at `now`: its end is posted.
+  void startBatch(Resident &r, uint32_t b, uint32_t waves, double now);
+  /// Posts batch b's end at r's speed, from its progress at `at`.
+  void postBatchEnd(const Resident &r, uint32_t b);
+  /// Kernel `instance` of `priority` arrived on `gpu`: the less urgent ones'
+  /// batches of several waves end with the wave in flight, their other
+  /// blocks pending again (the dispatcher hands SMs out at each block's end).
+  void truncateFor(Gpu &gpu, int priority, uint32_t instance, double now);
+  /// The speeds of `gpu`'s resident kernels from what they ask of its shared
+  /// resources now; batches whose kernel's speed changed get a new end.
+  void shareResources(Gpu &gpu, double now);
 
   void blockDone(uint32_t v, uint32_t batch, double now);
 
@@ -543,7 +571,26 @@ private:
   struct SMRun {
     uint32_t first, count, blocks;
   };
-  std::vector<std::vector<SMRun>> batches;
+  /// Blocks of one kernel placed at one time, each SM of a run holding
+  /// `blocks` at once for `waves` consecutive waves: a kernel with the
+  /// device to itself runs its waves in one event (closed form), cut back
+  /// to the wave in flight when a more urgent kernel arrives (truncate).
+  struct Batch {
+    std::vector<SMRun> runs;
+    uint32_t instance = 0;
+    uint32_t waves = 1;
+    uint32_t generation = 0; ///< its BlockDone's (a reposted end makes the last stale)
+    double work = 0;         ///< its time at speed 1: waves x the kernel's blockUs
+    double progress = 0;     ///< of `work`, done by `at`
+    double at = 0;
+    uint32_t perWave() const {
+      uint32_t k = 0;
+      for (const SMRun &run : runs)
+        k += run.count * run.blocks;
+      return k;
+    }
+  };
+  std::vector<Batch> batches;
   std::vector<uint32_t> freeBatches;
   /// Each resident instance's place in its device's `resident`.
   std::unique_ptr<uint32_t[]> residentSlot;
@@ -567,6 +614,11 @@ private:
     std::vector<Urgency> waiting;
     /// Whether pumpBlocks could place a block it could not before.
     bool blocksChanged = false;
+    /// Whether a kernel on it asks for shared resources (memory bandwidth,
+    /// issue throughput): speeds are worked out only then.
+    bool contends = false;
+    /// Batches of several waves in flight: a more urgent arrival cuts them.
+    uint32_t multiWave = 0;
     uint32_t pendingLaunches = 0; ///< delivered to the device, not yet started
     std::deque<uint32_t> copyQueues[3];
     uint8_t engineBusy[3] = {0, 0, 0};
@@ -582,7 +634,7 @@ private:
   /// Per collective instance (its first part's), the parts whose block has
   /// started: each waits there until the last arrives.
   struct Meeting {
-    llvm::SmallVector<std::pair<uint32_t, uint32_t>, 8> arrived; ///< part, batch
+    llvm::SmallVector<uint32_t, 8> arrived; ///< the parts whose channels hold their SMs
   };
   llvm::DenseMap<uint32_t, Meeting> meetings;
 

@@ -122,6 +122,15 @@ private:
   Backend &backend;
   const GraphCostModel &cost;
   const AdviseOptions &options;
+  /// Where the objective is the model's and some kernel does not say what
+  /// bounds it: the model with such kernels contending for the whole
+  /// device (Suggestion::contendedBeforeUs), and the baseline on it.
+  std::unique_ptr<Backend> contended;
+  double contendedBefore = -1;
+  /// Measures a suggestion's schedule on the contended model too, and keeps
+  /// the range where it says something else.
+  llvm::Error range(Suggestion &s, const Schedule &schedule);
+
   PipelineAdvice out;
   std::map<std::string, size_t> slot; ///< key -> index in out.suggestions
   std::vector<std::string> stateNotes;
@@ -294,6 +303,28 @@ std::vector<Edit> Advisor::withoutEmptyStreams(std::vector<Edit> edits) const {
   return edits;
 }
 
+llvm::Error Advisor::range(Suggestion &s, const Schedule &schedule) {
+  if (!contended)
+    return llvm::Error::success();
+  if (contendedBefore < 0) {
+    llvm::Expected<double> before =
+        measure(compiled, *contended, options.replays, Lowering::Streams, options.objective);
+    if (!before)
+      return before.takeError();
+    contendedBefore = *before;
+  }
+  llvm::Expected<double> after =
+      measure(schedule, *contended, options.replays, Lowering::Streams, options.objective);
+  if (!after)
+    return after.takeError();
+  const double gain = s.beforeUs - s.afterUs, other = contendedBefore - *after;
+  if (std::abs(gain - other) >= threshold(s.beforeUs)) {
+    s.contendedBeforeUs = contendedBefore;
+    s.contendedAfterUs = *after;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error Advisor::tryCandidate(const Candidate &given) {
   Candidate c = given;
   c.edits = withoutEmptyStreams(std::move(c.edits));
@@ -338,6 +369,8 @@ llvm::Error Advisor::tryCandidate(const Candidate &given) {
     s.beforeUs = before;
     s.afterUs = *after;
     s.text = variant->text;
+    if (llvm::Error e = range(s, *variant->schedule))
+      return e;
     auto [it, inserted] = slot.try_emplace(c.key, out.suggestions.size());
     if (inserted)
       out.suggestions.push_back(std::move(s));
@@ -446,6 +479,9 @@ llvm::Error Advisor::waveCliffs() {
   std::vector<Candidate> candidates;
   for (auto &[shape, c] : shapes)
     candidates.push_back(std::move(c));
+  bool collectives = false;
+  for (const program::Stage &st : p.stages)
+    collectives |= program::collectiveParts(st) > 1;
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate &a, const Candidate &b) { return a.weight > b.weight; });
   candidates.resize(std::min<size_t>(candidates.size(), 4));
@@ -464,10 +500,19 @@ llvm::Error Advisor::waveCliffs() {
     std::vector<uint64_t> tries;
     if (past)
       tries.push_back(st.kernel().blocks - past);
-    else
-      for (uint64_t fewer : {uint64_t(1), uint64_t(8), uint64_t(profile.sms)})
-        if (fewer < st.kernel().blocks)
-          tries.push_back(st.kernel().blocks - fewer);
+    else {
+      // A collective over several devices holds an SM per NCCL channel:
+      // the blocks the rest of the device holds in a wave.
+      const uint64_t perSM = wave / profile.sms;
+      std::vector<uint64_t> fewer = {1, 8, profile.sms};
+      if (collectives)
+        fewer.push_back(uint64_t(profile.ncclChannels) * perSM);
+      std::sort(fewer.begin(), fewer.end());
+      fewer.erase(std::unique(fewer.begin(), fewer.end()), fewer.end());
+      for (uint64_t f : fewer)
+        if (f < st.kernel().blocks)
+          tries.push_back(st.kernel().blocks - f);
+    }
     std::vector<double> results;
     for (uint64_t blocks : tries) {
       program::Pipeline changed = p;
@@ -504,8 +549,8 @@ llvm::Error Advisor::waveCliffs() {
         which, c.stages.size() > 1 ? "" : "s", st.kernel().blocks, st.kernel().blocks / wave,
         wave, wave / profile.sms,
         past ? formatv(" and {0} block(s) past them, a wave nearly empty", past).str()
-             : std::string(", so a block slot held by other work (a collective's, another "
-                           "stream's kernel) makes it run one more"),
+             : std::string(", so SMs or block slots held by other work (a collective's "
+                           "channels, another stream's kernel) make it run one more"),
         bestBlocks, options.objective.words(), formatTime(before), formatTime(best)));
   }
   return llvm::Error::success();
@@ -533,6 +578,18 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
   out.makespanUs = base->makespanUs;
   out.objectiveUs =
       objectiveValue(options.objective, compiled, base->start, base->end, base->makespanUs);
+
+  // Suggestions whose gain may rest on kernels overlapping are measured
+  // too where each needs the whole device, when some kernel does not say
+  // what bounds it and the numbers are the model's.
+  if (llvm::StringRef(backend.name()) == "sim")
+    for (const program::Stage &st : p.stages)
+      if (const auto *k = std::get_if<program::KernelWork>(&st.work);
+          (k && !k->bytes && k->bound == program::KernelBound::Unsaid) ||
+          st.kind() == StageKind::Memset) {
+        contended = model.contendedBackend();
+        break;
+      }
 
   std::vector<Candidate> candidates = restreamCandidates();
   // A raised priority for each declared stream that can go higher.
@@ -755,9 +812,16 @@ void runtime::printAdvice(const PipelineAdvice &adv, const std::string &device,
           "writes a change to the file, or says how to use a lowering or a setting):\n";
     for (size_t i = 0; i < adv.suggestions.size(); ++i) {
       const Suggestion &s = adv.suggestions[i];
-      os << formatv("    {0}. {1}: {2} {3} -> {4} ({5})\n", first + i, s.change, s.measure,
+      os << formatv("    {0}. {1}: {2} {3} -> {4} ({5})", first + i, s.change, s.measure,
                     formatTime(s.beforeUs), formatTime(s.afterUs),
                     formatPercent(s.afterUs / s.beforeUs - 1));
+      if (s.ranged())
+        os << formatv("; {0} -> {1} ({2}) if kernels that do not say what bounds them "
+                      "(bytes=, bound=) each need the whole device: the headline assumes "
+                      "they share only SM slots",
+                      formatTime(s.contendedBeforeUs), formatTime(s.contendedAfterUs),
+                      formatPercent(s.contendedAfterUs / s.contendedBeforeUs - 1));
+      os << '\n';
     }
   }
   for (const std::string &n : adv.notes)
@@ -811,6 +875,15 @@ void runtime::writeAdviceJSON(llvm::ArrayRef<PipelineAdvice> advice, llvm::raw_o
                 j.attribute("measure", s.measure);
                 number("before_us", s.beforeUs);
                 number("after_us", s.afterUs);
+                // The range's far end: kernels that say nothing of what
+                // bounds them each need the whole device (null: the same).
+                if (s.ranged())
+                  j.attributeObject("contended", [&] {
+                    number("before_us", s.contendedBeforeUs);
+                    number("after_us", s.contendedAfterUs);
+                  });
+                else
+                  j.attribute("contended", nullptr);
                 j.attribute("lowering", s.graph ? "graph" : "streams");
                 if (!s.environment.empty())
                   j.attribute("environment", s.environment);

@@ -62,6 +62,13 @@ struct Suggestion {
   /// An environment setting instead of an edit ("CUDA_DEVICE_MAX_CONNECTIONS=32"):
   /// --apply says how to set it.
   std::string environment;
+  /// The far end of its range, on the device model, where kernels whose
+  /// file does not say what bounds them (`bytes=`, `bound=`) each need the
+  /// whole device's memory bandwidth and issue throughput while they run
+  /// (before, after); negative where that assumption changes the gain by
+  /// less than the threshold, or nothing rests on it.
+  double contendedBeforeUs = -1, contendedAfterUs = -1;
+  bool ranged() const { return contendedBeforeUs >= 0; }
 };
 
 struct PipelineAdvice {

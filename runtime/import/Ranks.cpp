@@ -59,6 +59,29 @@ Collectives collectivesOf(const ImportedStep &s) {
   return out;
 }
 
+} // namespace
+
+unsigned importer::ncclChannelsOf(const std::vector<Rank> &ranks) {
+  // NCCL launches a block per channel: the grid its kernels ran with, the
+  // most common over every rank's collectives (a grid of one block is a
+  // single-rank copy or a tiny message, and says nothing).
+  std::map<uint64_t, size_t> grids;
+  for (const Rank &rank : ranks)
+    for (const auto &[stage, op] : collectivesOf(rank.step)) {
+      const uint64_t blocks = rank.step.opOf(rank.step.stages[stage]).blocks;
+      if (blocks > 1 && blocks <= 64)
+        ++grids[blocks];
+    }
+  uint64_t most = 0;
+  size_t seen = 0;
+  for (const auto &[blocks, count] : grids)
+    if (count > seen)
+      most = blocks, seen = count;
+  return static_cast<unsigned>(most);
+}
+
+namespace {
+
 /// When the rank's host was into the step, on the trace's clock: where its
 /// host work before its first call began (the step's start), or else when
 /// its first launch call (of an op issued in the step) returned. (The

@@ -103,6 +103,10 @@ private:
   Columns stageColumns{6};
 };
 
+/// The NCCL channels the ranks' collectives ran with: the grid of their
+/// kernels (a block per channel), the most common; 0 where none says.
+unsigned ncclChannelsOf(const std::vector<Rank> &ranks);
+
 /// The ranks' steps as a file and its program (its stages only
 /// `withProgram`). The same errors as one rank's.
 llvm::Expected<RanksFile> writeRanks(const std::vector<Rank> &ranks,

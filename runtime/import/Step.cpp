@@ -356,6 +356,12 @@ double SmDemand::most() const {
 /// V100, 12 on an A100, 18 on an H100/H200, NVLink 5's 900 GB/s on a
 /// B200); PCIe on a PCIe card and on the consumer and workstation parts
 /// (compute capability 7.5, 8.6, 8.9, 12.x), which have no NVLink switch.
+namespace {
+bool pcieCardName(const DeviceInfo &d) {
+  return llvm::StringRef(d.name).contains_insensitive("pcie");
+}
+} // namespace
+
 double importer::peerGBps(const DeviceInfo &d, double pcieGBps) {
   const unsigned cc = d.major * 10 + d.minor;
   const bool pcieCard = llvm::StringRef(d.name).contains_insensitive("pcie") || cc == 75 ||
@@ -366,6 +372,31 @@ double importer::peerGBps(const DeviceInfo &d, double pcieGBps) {
                         : d.major == 10 ? 900
                                         : 0;
   return pcieCard || nvlink == 0 ? pcieGBps : nvlink;
+}
+
+/// The device memory's bandwidth of the data-centre parts (NVIDIA's data
+/// sheets): V100 900 GB/s; A100 1555 (40 GB) or 2039 (80 GB SXM), 1935
+/// (80 GB PCIe); H100 3350 (SXM), 2000 (PCIe), 3900 (NVL); H200 4800;
+/// B200 8000. Others keep the profile's default (0 here), which advice
+/// that rests on it names.
+double importer::memoryGBps(const DeviceInfo &d) {
+  const llvm::StringRef name(d.name);
+  const unsigned cc = d.major * 10 + d.minor;
+  const bool pcie = name.contains_insensitive("pcie");
+  if (cc == 70)
+    return 900;
+  if (cc == 80)
+    return name.contains("80GB") ? (pcie ? 1935 : 2039) : 1555;
+  if (cc == 90) {
+    if (name.contains("H200"))
+      return 4800;
+    if (name.contains("NVL"))
+      return 3900;
+    return pcie ? 2000 : 3350;
+  }
+  if (cc == 100)
+    return 8000;
+  return 0;
 }
 
 DeviceProfile importer::profileFor(const DeviceInfo &d) {
@@ -409,6 +440,12 @@ DeviceProfile importer::profileFor(const DeviceInfo &d) {
   // NCCL's bus bandwidth, as the default's (360 of NVLink's 450 GB/s): 80%
   // of the peer link.
   p.ncclBusGBps = 0.8 * p.p2pGBps;
+  if (double memory = memoryGBps(d))
+    p.memoryGBps = memory;
+  // NCCL's channels on 8 GPUs of an NVLink board (a block, an SM, each):
+  // 24 on an HGX A100, 16 on an H100/H200 (the default).
+  if (cc == 80 && !pcieCardName(d))
+    p.ncclChannels = 24;
   return p;
 }
 

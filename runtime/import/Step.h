@@ -206,6 +206,8 @@ DeviceProfile profileFor(const DeviceInfo &device);
 /// The device's peer link, GB/s a direction (its NVLink generation, or
 /// `pcieGBps` on a part without NVLink).
 double peerGBps(const DeviceInfo &device, double pcieGBps);
+/// The device memory's bandwidth by part, GB/s (0: not known here).
+double memoryGBps(const DeviceInfo &device);
 
 /// The share of the device's SMs a kernel asks for: its blocks over as many
 /// as fit on the device at once (more than 1: a grid of several waves).

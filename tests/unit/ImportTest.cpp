@@ -679,3 +679,28 @@ TEST_CASE("import: a trace's profile takes its part's peer link and NCCL's bandw
     CHECK(p.ncclBusGBps == doctest::Approx(0.8 * part.p2p));
   }
 }
+
+TEST_CASE("import: a recorded GPU's links and memory bandwidth are its part's") {
+  auto device = [](const char *name, unsigned major, unsigned minor) {
+    DeviceInfo d;
+    d.name = name;
+    d.major = major;
+    d.minor = minor;
+    return d;
+  };
+  const DeviceProfile a100 = profileFor(device("NVIDIA A100-SXM4-80GB", 8, 0));
+  CHECK(a100.p2pGBps == 300);
+  CHECK(a100.memoryGBps == 2039);
+  CHECK(a100.assumed("memory_GBps")); // a published figure, not measured
+  CHECK(profileFor(device("NVIDIA A100-SXM4-40GB", 8, 0)).memoryGBps == 1555);
+  const DeviceProfile h100 = profileFor(device("NVIDIA H100 80GB HBM3", 9, 0));
+  CHECK(h100.p2pGBps == 450);
+  CHECK(h100.memoryGBps == 3350);
+  CHECK(profileFor(device("NVIDIA H100 PCIe", 9, 0)).memoryGBps == 2000);
+  CHECK(profileFor(device("NVIDIA H100 PCIe", 9, 0)).p2pGBps == 52);
+  CHECK(profileFor(device("NVIDIA H200", 9, 0)).memoryGBps == 4800);
+  CHECK(profileFor(device("Tesla V100-SXM2-16GB", 7, 0)).memoryGBps == 900);
+  // A part it does not know keeps the default.
+  CHECK(profileFor(device("NVIDIA GeForce RTX 4090", 8, 9)).memoryGBps ==
+        DeviceProfile().memoryGBps);
+}

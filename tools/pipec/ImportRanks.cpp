@@ -110,6 +110,11 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
     ranks.push_back({sources[r], std::move(*imported)});
   }
   DeviceProfile profile = importer::profileFor(ranks[0].step.device);
+  // The SMs each collective holds, as the recorded kernels' grids say.
+  if (unsigned channels = importer::ncclChannelsOf(ranks)) {
+    profile.ncclChannels = channels;
+    profile.markMeasured({"nccl_channels"});
+  }
   if (!invocation().profilePath.empty() && !loadProfile(profile))
     return UsageError;
   // The report schedules the program the file checks to: built beside it,

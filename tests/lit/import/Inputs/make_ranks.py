@@ -14,7 +14,8 @@ kernels last longer, waiting inside it. --extra-collective gives the last
 rank one more all-reduce the others do not have; --apart moves rank 1's
 clock a second ahead (traces not recorded on one clock); --sendrecv gives
 every rank a point-to-point NCCL SendRecv kernel after the all-gather (a
-pipeline's send, its peer not in the trace). Prints each rank's file.
+pipeline's send, its peer not in the trace). The matched collectives' kernels
+run 32 blocks, NCCL's channels. Prints each rank's file.
 """
 import os
 import sys
@@ -69,7 +70,7 @@ def collective(kind, late_stream_work):
         rk.call = call
     end = max(starts) + WORK[kind]
     for rk, start in zip(rs, starts):
-        rk.b.kernel(NCCL[kind], 20, rk.call, start, end - start)
+        rk.b.kernel(NCCL[kind], 20, rk.call, start, end - start, grid=(32, 1, 1))
         rk.free[20] = end
         for name, dur in late_stream_work:
             rk.kernel(name, 7, dur)
