@@ -21,14 +21,25 @@ GraphAdvice runtime::compareLowerings(const LoweringRun &streams, const Lowering
   g.graphReplayUs = graph.timings.replayMedian;
   double instantiate = graph.explicitInstantiateUs > 0 ? graph.explicitInstantiateUs
                                                        : graph.timings.instantiate;
-  g.oneTimeUs =
-      instantiate + std::max(0.0, graph.timings.firstLaunch - graph.timings.replayMedian);
+  // Capture, instantiation and the first launch's upload, each paid once
+  // per distinct graph.
+  g.oneTimeUs = graph.timings.capture + instantiate +
+                std::max(0.0, graph.timings.firstLaunch - graph.timings.replayMedian);
   g.streamsHostCallsUs = streams.hostUs.issue + streams.hostUs.api;
   g.graphHostCallsUs = graph.hostUs.issue + graph.hostUs.api;
   double saved = g.streamsReplayUs - g.graphReplayUs;
   if (saved > 0)
     g.breakEvenReplays =
         std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(g.oneTimeUs / saved)));
+  g.segments = graph.segments;
+  g.graphs = graph.graphs;
+  if (streams.schedule)
+    g.iterations = streams.schedule->instances.iterations();
+  // One graph replayed each iteration (a loop's body): it pays back in
+  // iterations, each saving its share of a replay's saving.
+  if (saved > 0 && g.graphs && g.graphs < g.segments && g.iterations > 1)
+    g.breakEvenIterations = std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::ceil(g.oneTimeUs / (saved / double(g.iterations)))));
   g.suitable = g.breakEvenReplays && g.breakEvenReplays <= replays &&
                worthIt(g.streamsReplayUs, g.graphReplayUs);
   if (streams.schedule)

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/schedule/GraphShapes.h"
 #include "model/DeviceModel.h"
 #include "runtime/Backend.h"
 
@@ -55,20 +56,31 @@ public:
     t.replayMedian = t.replayP95 = trace.doneUs;
     t.firstLaunch = trace.doneUs;
     if (lowering == Lowering::Graph) {
-      // Capturing issues the stream lowering's calls once, without running
-      // them; the first launch also uploads every node.
+      // One graph per distinct segment (a loop's body, captured once):
+      // capturing it issues its stream lowering's calls once, without
+      // running them; instantiating it costs per node, and its first
+      // launch uploads every node.
+      uint32_t graphs = 0;
+      const std::vector<uint32_t> same = sameGraphAs(s, graphs);
+      auto counted = [&](uint32_t v) {
+        const uint32_t g = s.segmentOf[v];
+        return g != kNoSegment && same[g] == g;
+      };
       double capture = 0;
       for (const Op &op : s.ops)
-        capture += op.kind == Op::Launch   ? profile.launchUs
-                   : op.kind == Op::Record ? profile.recordUs
-                   : op.kind == Op::Wait   ? profile.waitUs
-                                           : 0;
+        if ((op.kind == Op::Launch || op.kind == Op::Record || op.kind == Op::Wait) &&
+            counted(op.instance))
+          capture += op.kind == Op::Launch   ? profile.launchUs
+                     : op.kind == Op::Record ? profile.recordUs
+                                             : profile.waitUs;
       size_t nodes = 0;
       for (uint32_t v = 0; v < s.instances.size(); ++v)
-        nodes += !s.onHost(v);
+        nodes += counted(v);
       t.capture = capture;
       t.instantiate = double(nodes) * profile.instantiateNodeUs;
       t.firstLaunch = trace.doneUs + double(nodes) * profile.uploadNodeUs;
+      r.segments = std::max(1u, s.segments);
+      r.graphs = graphs;
     }
     return r;
   }

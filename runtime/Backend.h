@@ -111,6 +111,11 @@ struct LoweringRun {
   /// CUDA graph lowering: the explicit graph (exactly the schedule's edges)
   /// is built and instantiated too; replays run it.
   double explicitBuildUs = 0, explicitInstantiateUs = 0;
+  /// The graph lowering: its segments, and the distinct graphs among them
+  /// (identical segments of an iterated pipeline are one graph, captured,
+  /// instantiated and uploaded once: compiler/schedule/GraphShapes.h). The
+  /// one-time cost in `timings` is those graphs'.
+  uint32_t segments = 0, graphs = 0;
 };
 
 class Backend {

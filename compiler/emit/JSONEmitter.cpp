@@ -41,6 +41,12 @@ void pipec::writeGraphCosts(llvm::json::OStream &j, const GraphAdvice &g) {
     j.attribute("break_even_replays", int64_t(g.breakEvenReplays));
   else
     j.attribute("break_even_replays", nullptr);
+  // One graph replayed each iteration: where it pays back, in iterations.
+  if (g.breakEvenIterations)
+    j.attribute("break_even_iterations", int64_t(g.breakEvenIterations));
+  else
+    j.attribute("break_even_iterations", nullptr);
+  j.attribute("graphs", int64_t(g.graphs));
   if (g.flipsAtGraphLaunchUs >= 0)
     writeNumberAttribute(j, "flips_at_graph_launch_us", g.flipsAtGraphLaunchUs);
   else

@@ -438,8 +438,19 @@ std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g, unsign
                       formatTime(replaySaved));
     out.push_back(line);
   }
-  if (g.breakEvenReplays)
-    out.push_back(formatv("the graph pays back its one-time cost ({0}: "
+  if (g.graphs && g.graphs < g.segments)
+    out.push_back(formatv("its {0} segments are {1} distinct graph(s), each captured, "
+                          "instantiated and uploaded once and replayed where it recurs (as "
+                          "a loop's body is)",
+                          g.segments, g.graphs));
+  if (g.breakEvenIterations)
+    out.push_back(formatv("the graph pays back its one-time cost ({0}: capture, "
+                          "instantiation and first upload) after {1} iteration(s), within "
+                          "{2} replay(s) of the {3} iterations",
+                          formatTime(g.oneTimeUs), g.breakEvenIterations, g.breakEvenReplays,
+                          g.iterations));
+  else if (g.breakEvenReplays)
+    out.push_back(formatv("the graph pays back its one-time cost ({0}: capture, "
                           "instantiation and first upload) after {1} "
                           "replay(s)",
                           formatTime(g.oneTimeUs), g.breakEvenReplays));

@@ -64,7 +64,7 @@ struct GraphAdvice {
   std::vector<std::string> reasons;
   double streamsReplayUs = 0; ///< host's first call to last end, as streams
   double graphReplayUs = 0;   ///< ... as one graph launch (+ node updates)
-  double oneTimeUs = 0;       ///< instantiation and first upload, once
+  double oneTimeUs = 0;       ///< capture, instantiation and first upload, once
   /// The host's time per replay in `issue=` dispatch and API calls, as
   /// streams and as a graph: what a graph gains on the host (0 and 0 where
   /// the runs did not say).
@@ -72,6 +72,13 @@ struct GraphAdvice {
   /// Replays after which the graph has paid back its one-time cost; 0 when
   /// it never does.
   uint64_t breakEvenReplays = 0;
+  /// The graph lowering's segments and the distinct graphs among them: an
+  /// iterated pipeline that synchronises each iteration is one graph
+  /// captured once and replayed each iteration (0 and 0: not said). Then
+  /// the graph pays back after breakEvenIterations iterations (each saves
+  /// a replay's saving over `iterations`); 0 otherwise.
+  uint32_t segments = 0, graphs = 0, iterations = 1;
+  uint64_t breakEvenIterations = 0;
   /// Iterations of each lowering's replay the device model skipped ahead
   /// (a settled periodic schedule; compile --stats says so).
   uint64_t streamsExtrapolated = 0, graphExtrapolated = 0;

@@ -689,9 +689,16 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
     const double graph = graphRun->timings.replayMedian;
     if (worth(streams, graph)) {
       Suggestion s;
-      s.change = formatv("lower to a CUDA graph (--lower=graph); it pays back its one-time "
-                         "cost after {0} replay(s)",
-                         g.breakEvenReplays);
+      s.change =
+          g.breakEvenIterations
+              ? formatv("lower to a CUDA graph (--lower=graph), one graph replayed each "
+                        "iteration; it pays back its one-time cost after {0} iteration(s)",
+                        g.breakEvenIterations)
+                    .str()
+              : formatv("lower to a CUDA graph (--lower=graph); it pays back its one-time "
+                        "cost after {0} replay(s)",
+                        g.breakEvenReplays)
+                    .str();
       s.measure = "replay";
       s.beforeUs = streams;
       s.afterUs = graph;

@@ -1216,6 +1216,9 @@ private:
     if (llvm::Error e = instantiate(state.built, state.execs, "the explicit graph"))
       return e;
     r.explicitInstantiateUs = microsSince(t);
+    // Every segment is a graph of its own here, identical or not (the
+    // model counts a recurring one once: LoweringRun::graphs).
+    r.segments = r.graphs = std::max(1u, s.segments);
     return timeReplays(
         options, r, [&] { return launchGraph(s, res, state.built, state.execs); },
         [&] { return syncSetup(res); });

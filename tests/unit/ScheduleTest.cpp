@@ -5,6 +5,7 @@
 #include "RandomPrograms.h"
 #include "SlowReduction.h"
 
+#include "compiler/schedule/GraphShapes.h"
 #include "compiler/schedule/Schedule.h"
 #include "model/GraphCost.h"
 #include "runtime/Backend.h"
@@ -676,4 +677,96 @@ TEST_CASE("schedule: a large schedule's analysis and graph verdict, made on two 
   CHECK(one.oneTimeUs == two.oneTimeUs);
   CHECK(one.breakEvenReplays == two.breakEvenReplays);
   CHECK(one.suitable == two.suitable);
+}
+
+TEST_CASE("schedule: segments are one graph exactly when they map node for node, edge for "
+          "edge") {
+  // sameGraphAs (a hash of each segment's shape) against the obvious: two
+  // segments are one graph when their nodes, in order, have the same stages
+  // and ring slots, the same record nodes after them, and every edge within
+  // one and every wait into it has its image in the other.
+  PIPEC_SEEDED(rng, 581);
+  size_t shared = 0, compared = 0;
+  for (int round = 0; round < 300; ++round) {
+    const std::string t = test::randomData(rng, rng() % 2, /*host=*/true);
+    CAPTURE(t);
+    test::FrontendRun front(t);
+    if (front.errors)
+      continue;
+    DeviceProfile profile;
+    Schedule s(front.program.pipelines.at(0), profile, ScheduleOptions());
+    uint32_t distinct = 0;
+    const std::vector<uint32_t> same = sameGraphAs(s, distinct);
+    const uint32_t segments = std::max(1u, s.segments);
+    REQUIRE(same.size() == segments);
+    std::vector<std::vector<uint32_t>> nodes(segments);
+    for (uint32_t v = 0; v < s.instances.size(); ++v)
+      if (s.segmentOf[v] != kNoSegment)
+        nodes[s.segmentOf[v]].push_back(v);
+    uint32_t events = 0;
+    const std::vector<uint32_t> eventOf = s.graphEventOf(events);
+    std::set<std::pair<uint32_t, uint32_t>> edges, waits;
+    for (auto e : s.graphEdges())
+      edges.insert(e);
+    if (s.graphWaits().rows())
+      for (uint32_t v = 0; v < s.instances.size(); ++v)
+        for (uint32_t u : s.graphWaits().row(v))
+          waits.insert({u, v});
+    auto sameGraph = [&](uint32_t g, uint32_t h) {
+      if (nodes[g].size() != nodes[h].size())
+        return false;
+      std::map<uint32_t, uint32_t> image; // g's node -> h's, and the segments before
+      for (size_t i = 0; i < nodes[g].size(); ++i)
+        image[nodes[g][i]] = nodes[h][i];
+      auto placeIn = [&](uint32_t seg, uint32_t u) -> int64_t {
+        auto it = std::find(nodes[seg].begin(), nodes[seg].end(), u);
+        return it == nodes[seg].end() ? -1 : it - nodes[seg].begin();
+      };
+      for (size_t i = 0; i < nodes[g].size(); ++i) {
+        const uint32_t a = nodes[g][i], b = nodes[h][i];
+        if (s.instances.stageOf(a) != s.instances.stageOf(b) ||
+            (eventOf[a] != UINT32_MAX) != (eventOf[b] != UINT32_MAX))
+          return false;
+        for (const program::Access &x : s.instances.stage(a).accesses) {
+          const uint32_t slots = s.pipeline.buffers[x.buffer].slots;
+          if (x.slot(s.instances.iterationOf(a), slots) !=
+              x.slot(s.instances.iterationOf(b), slots))
+            return false;
+        }
+        size_t inA = 0, inB = 0, waitA = 0, waitB = 0;
+        for (auto [u, v] : edges) {
+          inA += v == a, inB += v == b;
+          if (v == a && !edges.count({image[u], b}))
+            return false;
+        }
+        for (auto [u, v] : waits) {
+          waitA += v == a, waitB += v == b;
+          if (v != a)
+            continue;
+          const uint32_t back = g - s.segmentOf[u];
+          if (back > h)
+            return false;
+          const int64_t at = placeIn(s.segmentOf[u], u);
+          const uint32_t there = h - back;
+          if (at < 0 || size_t(at) >= nodes[there].size() ||
+              !waits.count({nodes[there][at], b}))
+            return false;
+        }
+        if (inA != inB || waitA != waitB)
+          return false;
+      }
+      return true;
+    };
+    for (uint32_t h = 0; h < segments; ++h) {
+      uint32_t first = h;
+      for (uint32_t g = 0; g < h && first == h; ++g)
+        if (sameGraph(g, h) && sameGraph(h, g))
+          first = g;
+      CHECK(same[h] == first);
+      ++compared;
+      shared += first != h;
+    }
+  }
+  MESSAGE(compared << " segments compared, " << shared << " the same graph as an earlier one");
+  CHECK(shared > 0);
 }
