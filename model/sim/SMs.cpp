@@ -149,10 +149,10 @@ void Simulator::postBatchEnd(const Resident &r, uint32_t b) {
        ++batch.generation);
 }
 
-void Simulator::truncateFor(Gpu &gpu, int priority, uint32_t instance, double now) {
-  const Urgency arrived{priority, instance};
+void Simulator::truncateFor(Gpu &gpu, int priority, uint64_t arrival, double now) {
+  const Urgency arrived{priority, arrival, kNone};
   for (Resident &r : gpu.resident) {
-    if (!(arrived < Urgency{r.priority, r.instance}))
+    if (!(arrived < Urgency{r.priority, r.arrival, r.instance}))
       continue;
     for (uint32_t b : r.inFlight) {
       Batch &batch = batches[b];
@@ -167,7 +167,7 @@ void Simulator::truncateFor(Gpu &gpu, int priority, uint32_t instance, double no
         continue;
       const uint32_t back = (batch.waves - begun) * batch.perWave();
       if (r.pending == 0) {
-        const Urgency key{r.priority, r.instance};
+        const Urgency key{r.priority, r.arrival, r.instance};
         gpu.waiting.insert(std::upper_bound(gpu.waiting.begin(), gpu.waiting.end(), key), key);
       }
       r.pending += back;
@@ -317,7 +317,13 @@ void Simulator::snapshotSMs(Snapshot &g) const {
   std::sort(held.begin(), held.end(),
             [](const Resident *a, const Resident *b) { return a->instance < b->instance; });
   g.put(double(held.size()));
+  // The order they reached the device, as ranks (the counter itself only
+  // grows).
+  std::vector<const Resident *> byArrival = held;
+  std::sort(byArrival.begin(), byArrival.end(),
+            [](const Resident *a, const Resident *b) { return a->arrival < b->arrival; });
   for (const Resident *r : held) {
+    g.put(double(std::find(byArrival.begin(), byArrival.end(), r) - byArrival.begin()));
     g.put(g.inst(r->instance));
     g.put(r->priority);
     g.put(r->pending);

@@ -187,12 +187,13 @@ bool Simulator::dispatch(uint32_t v, double now) {
       gpu.resident.back().ownSM.assign(p.sms, capacity);
     gpu.contends |= shape.memory > 0 || shape.compute > 0;
     // Kept in urgency order as they come: most urgent (lower CUDA
-    // priority value) first, then oldest.
-    const Urgency key{gpu.resident.back().priority, v};
+    // priority value) first, then the first to arrive.
+    gpu.resident.back().arrival = gpu.arrivals++;
+    const Urgency key{gpu.resident.back().priority, gpu.resident.back().arrival, v};
     gpu.waiting.insert(std::upper_bound(gpu.waiting.begin(), gpu.waiting.end(), key), key);
     gpu.blocksChanged = true;
     if (gpu.multiWave)
-      truncateFor(gpu, key.priority, v, now);
+      truncateFor(gpu, key.priority, key.arrival, now);
     return true;
   }
   case StageKind::Copy: {

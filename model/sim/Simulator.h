@@ -79,6 +79,10 @@ struct Resident {
   double blockUs;              ///< the kernel's time over its waves
   uint32_t perEmptySM;         ///< its blocks an idle SM holds at once
   bool started;                ///< a block of it has run
+  /// Its place in the order kernels reached the device (Gpu::arrivals):
+  /// the dispatcher serves equal priorities in that order, which through
+  /// one hardware queue is the launch order.
+  uint64_t arrival = 0;
   uint32_t blocks() const { return pending + running; }
   /// ModelOptions::smsPerKernel: the SMs this kernel has to itself (empty
   /// otherwise: it takes the device's, Gpu::freeSM).
@@ -142,7 +146,8 @@ public:
   ReplayTrace run();
 
 private:
-  /// Equal priorities: the oldest launch first, in both lowerings. Every
+  /// Equal priorities: the first to reach the device first, in both
+  /// lowerings (through one hardware queue, the launch order). Every
   /// wave of a grid is a wave (T / waves each): the model's cost stays
   /// bounded by the device's size, not the grid's (2^31 - 1 blocks), as
   /// consecutive waves on an SM are one batch where nothing more urgent
@@ -404,10 +409,10 @@ private:
   void startBatch(Resident &r, uint32_t b, uint32_t waves, double now);
   /// Posts batch b's end at r's speed, from its progress at `at`.
   void postBatchEnd(const Resident &r, uint32_t b);
-  /// Kernel `instance` of `priority` arrived on `gpu`: the less urgent ones'
+  /// A kernel of `priority` reached `gpu` (`arrival`): the less urgent ones'
   /// batches of several waves end with the wave in flight, their other
   /// blocks pending again (the dispatcher hands SMs out at each block's end).
-  void truncateFor(Gpu &gpu, int priority, uint32_t instance, double now);
+  void truncateFor(Gpu &gpu, int priority, uint64_t arrival, double now);
   /// The speeds of `gpu`'s resident kernels from what they ask of its shared
   /// resources now; batches whose kernel's speed changed get a new end.
   void shareResources(Gpu &gpu, double now);
@@ -597,9 +602,10 @@ private:
   /// The resident kernels with blocks not yet placed, in urgency order.
   struct Urgency {
     int priority;
-    uint32_t instance; ///< also the launch order
+    uint64_t arrival;  ///< when it reached the device, in order (Gpu::arrivals)
+    uint32_t instance; ///< which
     bool operator<(const Urgency &o) const {
-      return priority != o.priority ? priority < o.priority : instance < o.instance;
+      return priority != o.priority ? priority < o.priority : arrival < o.arrival;
     }
   };
   std::vector<Shape> shapes; ///< per stage
@@ -619,6 +625,7 @@ private:
     bool contends = false;
     /// Batches of several waves in flight: a more urgent arrival cuts them.
     uint32_t multiWave = 0;
+    uint64_t arrivals = 0;        ///< kernels that reached it so far
     uint32_t pendingLaunches = 0; ///< delivered to the device, not yet started
     std::deque<uint32_t> copyQueues[3];
     uint8_t engineBusy[3] = {0, 0, 0};

@@ -29,6 +29,8 @@ using llvm::formatv;
 
 namespace {
 
+constexpr uint32_t kNone = UINT32_MAX;
+
 /// One run of `schedule` for its timings only (no host spans kept).
 llvm::Expected<LoweringRun> runQuietly(const Schedule &schedule, Backend &backend,
                                        unsigned replays, Lowering lowering) {
@@ -83,6 +85,9 @@ public:
 
   llvm::Expected<PipelineAdvice> run();
   llvm::Error connections();
+  /// A note naming the device work that starts latest later with `other`
+  /// hardware queues than the profile's, and what overtook it.
+  llvm::Error connectionTrade(unsigned other);
   llvm::Error waveCliffs();
 
 private:
@@ -439,6 +444,53 @@ llvm::Error Advisor::connections() {
     s.environment = formatv("CUDA_DEVICE_MAX_CONNECTIONS={0}", best->first);
     out.suggestions.push_back(std::move(s));
   }
+  // The trade either way: what the other count delays.
+  const unsigned other = best->first != profile.hardwareQueues ? best->first
+                         : profile.hardwareQueues == 1         ? 8
+                                                               : 1;
+  return connectionTrade(other);
+}
+
+llvm::Error Advisor::connectionTrade(unsigned other) {
+  std::unique_ptr<Backend> here = model.backendWithQueues(profile.hardwareQueues);
+  std::unique_ptr<Backend> there = model.backendWithQueues(other);
+  llvm::Expected<LoweringRun> a =
+      runQuietly(compiled, *here, options.replays, Lowering::Streams);
+  if (!a)
+    return a.takeError();
+  llvm::Expected<LoweringRun> b =
+      runQuietly(compiled, *there, options.replays, Lowering::Streams);
+  if (!b)
+    return b.takeError();
+  // The device instance whose start moves latest, and one issued after it
+  // that now starts before it where it started after.
+  uint32_t worst = kNone;
+  double most = 0;
+  for (uint32_t v = 0; v < compiled.instances.size(); ++v)
+    if (!compiled.onHost(v) && b->start[v] - a->start[v] > most)
+      most = b->start[v] - a->start[v], worst = v;
+  if (worst == kNone || most < threshold(a->makespanUs))
+    return llvm::Error::success();
+  uint32_t ahead = kNone;
+  for (uint32_t u = worst + 1; u < compiled.instances.size() && ahead == kNone; ++u)
+    if (!compiled.onHost(u) && compiled.streamOf(u) != compiled.streamOf(worst) &&
+        a->start[u] >= a->start[worst] && b->start[u] < b->start[worst])
+      ahead = u;
+  const std::string name = compiled.instances.name(worst);
+  std::string why =
+      ahead == kNone ? std::string()
+      : other > profile.hardwareQueues
+          ? formatv(": it reaches the SMs after '{0}', issued after it, which takes them "
+                    "first; through {1} connection(s) the device takes work in issue order "
+                    "(the overlap Megatron-LM sets CUDA_DEVICE_MAX_CONNECTIONS=1 for)",
+                    compiled.instances.name(ahead), profile.hardwareQueues)
+                .str()
+          : formatv(": it waits in a shared queue behind '{0}'s stream's work",
+                    compiled.instances.name(ahead))
+                .str();
+  out.notes.push_back(formatv("connections trade: with CUDA_DEVICE_MAX_CONNECTIONS={0} "
+                              "'{1}' starts {2} later than with {3}{4}",
+                              other, name, formatTime(most), profile.hardwareQueues, why));
   return llvm::Error::success();
 }
 
