@@ -69,6 +69,7 @@ const char *kPrelude = R"(#include <cuda_runtime.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 // Every CUDA call is checked: a failure names the call and stops the program.
@@ -483,7 +484,11 @@ private:
       os << '\n';
       return;
     case lower::Call::Sync:
-      os << "  CHECK(cudaEventSynchronize(event[" << Decimal(c.event) << "])); // for ";
+      // With collectives, a wait that polls NCCL's errors (CudaNccl).
+      if (comms)
+        os << "  waitEvent(event[" << Decimal(c.event) << "]); // for ";
+      else
+        os << "  CHECK(cudaEventSynchronize(event[" << Decimal(c.event) << "])); // for ";
       writeLabel(c.instance);
       os << '\n';
       return;
@@ -657,7 +662,9 @@ private:
     os << "// The schedule's host calls, in issue order: "
        << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(), s.records,
                   s.waits);
-    os << "static void issue(cudaStream_t *stream, cudaEvent_t *event, Buffers &b) {\n";
+    os << "static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] "
+          "cudaEvent_t *event,\n"
+          "                  [[maybe_unused]] Buffers &b) {\n";
     // Millions of calls: written piece by piece, no string built per call.
     lower::forEachStreamCall(s, [&](const lower::Call &c) {
       writeCall(c);
@@ -722,7 +729,8 @@ private:
          << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ");\n"
          << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);\n"
          << parts;
-    const char *sync = several() ? "synchronize()" : "CHECK(cudaDeviceSynchronize())";
+    const std::string sync = std::string(comms ? "waitStreams(stream, kStreams); " : "") +
+                             (several() ? "synchronize()" : "CHECK(cudaDeviceSynchronize())");
     os << formatv(R"(
   Clock::time_point t = Clock::now();
   issue(stream, event, b);
@@ -775,7 +783,8 @@ private:
                   nodes, edges.size(), std::max(1u, s.segments));
     os << "static void build(cudaGraph_t *graph, cudaGraphNode_t *node, Buffers &b,\n"
           "                  int least, int greatest, cudaEvent_t *event) {\n"
-          "  (void)event;\n";
+          "  (void)event;\n"
+          "  (void)b;\n";
     os << "  cudaKernelNodeAttrValue priority{};\n";
     plan.forEachNode([&](const lower::Node &node) {
       writeNode(node, plan);
@@ -879,7 +888,7 @@ private:
     os << "// Before each segment's launch: the nodes of `dynamic` stages get their\n"
           "// parameters again (a changing shape would be set here).\n";
     os << "static void updateDynamic(cudaGraphExec_t *execs, int segment, "
-          "cudaGraphNode_t *node, Buffers &b) {\n";
+          "cudaGraphNode_t *node, [[maybe_unused]] Buffers &b) {\n";
     for (uint32_t v : plan.dynamic) {
       os << "  if (segment == " << Decimal(s.segmentOf[v]) << ") { // ";
       writeLabel(v);

@@ -21,6 +21,8 @@ constexpr int ncclSum = 0;      // ncclRedOp_t
 struct Nccl {
   ncclResult_t (*commInitAll)(ncclComm_t *, int, const int *);
   ncclResult_t (*commDestroy)(ncclComm_t);
+  ncclResult_t (*commFinalize)(ncclComm_t);  // NCCL 2.14 on; null before
+  ncclResult_t (*commGetAsyncError)(ncclComm_t, ncclResult_t *);
   ncclResult_t (*groupStart)();
   ncclResult_t (*groupEnd)();
   ncclResult_t (*allReduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t);
@@ -48,6 +50,7 @@ static bool loadNccl() {
   struct { const char *name; void **into; } calls[] = {
       {"ncclCommInitAll", reinterpret_cast<void **>(&nccl.commInitAll)},
       {"ncclCommDestroy", reinterpret_cast<void **>(&nccl.commDestroy)},
+      {"ncclCommGetAsyncError", reinterpret_cast<void **>(&nccl.commGetAsyncError)},
       {"ncclGroupStart", reinterpret_cast<void **>(&nccl.groupStart)},
       {"ncclGroupEnd", reinterpret_cast<void **>(&nccl.groupEnd)},
       {"ncclAllReduce", reinterpret_cast<void **>(&nccl.allReduce)},
@@ -61,6 +64,8 @@ static bool loadNccl() {
                    path);
       return false;
     }
+  nccl.commFinalize = reinterpret_cast<ncclResult_t (*)(ncclComm_t)>(
+      dlsym(library, "ncclCommFinalize"));
   return true;
 }
 
@@ -141,9 +146,65 @@ static void makeComms() {
   for (int set = 0, slot = 0; set < kCommSets; slot += kCommSetSize[set++])
     NCCL_CHECK(nccl.commInitAll(&comm[slot], kCommSetSize[set], &kCommSetDevices[slot]));
 }
+// Torn down as NCCL asks: every communicator finalized in one group (a
+// destroy alone, one communicator after another, can hang at exit on
+// several GPUs: each waits for its peers' teardown), then destroyed.
 static void destroyComms() {
+  if (nccl.commFinalize) {
+    NCCL_CHECK(nccl.groupStart());
+    for (int i = 0; i < kComms; ++i)
+      NCCL_CHECK(nccl.commFinalize(comm[i]));
+    NCCL_CHECK(nccl.groupEnd());
+  }
   for (int i = 0; i < kComms; ++i)
     NCCL_CHECK(nccl.commDestroy(comm[i]));
+}
+// NCCL's errors come asynchronously (a failed peer, a broken link): every
+// wait polls each communicator, and gives up, naming the device, when
+// nothing completes for PIPEC_NCCL_TIMEOUT seconds (300 by default) --
+// where a failed peer would otherwise hang the program.
+static double ncclTimeoutSeconds() {
+  const char *given = std::getenv("PIPEC_NCCL_TIMEOUT");
+  return given && *given ? std::atof(given) : 300.0;
+}
+static void pollComms(Clock::time_point since, const char *what) {
+  for (int i = 0; i < kComms; ++i) {
+    ncclResult_t async = 0;
+    NCCL_CHECK(nccl.commGetAsyncError(comm[i], &async));
+    if (async != 0 && async != 7) { // 7: ncclInProgress
+      std::fprintf(stderr, "NCCL: the communicator of device %d failed while waiting for "
+                   "%s: %s\n", kCommSetDevices[i], what, nccl.getErrorString(async));
+      std::exit(1);
+    }
+  }
+  if (std::chrono::duration<double>(Clock::now() - since).count() > ncclTimeoutSeconds()) {
+    std::fprintf(stderr, "NCCL: nothing completed in %.0f s waiting for %s: a peer is "
+                 "stuck or gone (PIPEC_NCCL_TIMEOUT sets the wait)\n",
+                 ncclTimeoutSeconds(), what);
+    std::exit(1);
+  }
+}
+// A host synchronisation, polling NCCL as it waits.
+[[maybe_unused]] static void waitEvent(cudaEvent_t e) {
+  const Clock::time_point since = Clock::now();
+  cudaError_t status;
+  while ((status = cudaEventQuery(e)) == cudaErrorNotReady) {
+    pollComms(since, "an event");
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  CHECK(status);
+}
+// Every stream done (the end of a replay), polling NCCL as it waits.
+[[maybe_unused]] static void waitStreams(const cudaStream_t *streams, int count) {
+  const Clock::time_point since = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    cudaError_t status;
+    while ((status = cudaStreamQuery(streams[i])) == cudaErrorNotReady) {
+      pollComms(since, "the replay's end");
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    CHECK(status);
+  }
 }
 )";
 }

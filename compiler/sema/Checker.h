@@ -90,6 +90,10 @@ private:
   /// error, otherwise.
   std::optional<uint64_t> sizeAttribute(const ast::Attr &a, llvm::StringRef example);
   void checkBound(const ast::Attr &a, Stage &into);
+  /// A copy or memset of a stated size against each buffer it touches:
+  /// `what` says what it does with {1} bytes, for stage {0}.
+  void checkFitsBuffers(const ast::StageDecl &s, const Stage &into, const Pipeline &out,
+                        const char *what);
   void checkIssue(const ast::Attr &a, Stage &into);
   void checkRecordedGraph(const ast::Attr &a, Stage &into);
   void checkPageable(const ast::Attr &a, Stage &into);

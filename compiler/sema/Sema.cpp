@@ -378,6 +378,13 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
             .attachNote(first->range, "first listed here");
       }
     }
+  // A memset given a size fills that many bytes of what it writes: no more
+  // than the buffer holds (cudaMemsetAsync past its end writes other memory).
+  if (into.kind() == StageKind::Memset) {
+    if (into.bytes)
+      checkFitsBuffers(s, into, out, "memset '{0}' writes {1} bytes");
+    return;
+  }
   if (into.kind() != StageKind::Copy)
     return;
   if (s.amount.empty()) {
@@ -403,18 +410,22 @@ void Sema::checkAccesses(const ast::StageDecl &s, Pipeline &out,
   // The bytes it moves, where it states them: a copy given as a time (a
   // measured one, an import's) moves what it moved, which the profile's
   // bandwidth only guesses at.
-  if (!into.bytes)
-    return;
+  if (into.bytes)
+    checkFitsBuffers(s, into, out, "copy '{0}' moves {1} bytes");
+}
+
+void Sema::checkFitsBuffers(const ast::StageDecl &s, const Stage &into, const Pipeline &out,
+                            const char *what) {
   const double moved = double(*into.bytes);
   for (const Access &a : into.accesses) {
     const Buffer &b = out.buffers[a.buffer];
     if (b.bytes && moved > double(b.bytes) + 0.5)
       diags
           .error(s.amount.range(),
-                 formatv("copy '{0}' moves {1} bytes, larger than buffer '{2}' "
-                         "({3} bytes{4})",
-                         into.name, static_cast<uint64_t>(moved), b.name, b.bytes,
-                         b.slots > 1 ? " per slot" : ""))
+                 formatv(what, into.name, static_cast<uint64_t>(moved)).str() +
+                     formatv(", larger than buffer '{0}' ({1} bytes{2})", b.name, b.bytes,
+                             b.slots > 1 ? " per slot" : "")
+                         .str())
           .attachNote(b.range, formatv("'{0}' is declared here", b.name));
   }
 }

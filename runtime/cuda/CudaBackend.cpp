@@ -655,7 +655,11 @@ private:
           r.notes.push_back("CUPTI loaded from " + cuptiStatus().library);
         return llvm::Error::success();
       }
-      fallBack(r, std::move(e));
+      llvm::Expected<TimingMethod> method =
+          afterCuptiFailed(options.timing, std::move(e), r.timingNote);
+      if (!method)
+        return method.takeError();
+      r.timing = *method;
     }
     return r.lowering == Lowering::Streams ? eventsStreamsTimeline(s, res, r)
                                            : eventsGraphTimeline(s, res, options, state);
@@ -746,13 +750,6 @@ private:
     }
     intervalsToMicros(iv, kOrigin, r.start, r.end);
     return llvm::Error::success();
-  }
-
-  /// Falls back from CUPTI to events for this run's timeline, saying why.
-  static void fallBack(LoweringRun &r, llvm::Error why) {
-    r.timing = TimingMethod::Events;
-    r.timingNote = "CUPTI's records could not be used (" + llvm::toString(std::move(why)) +
-                   "); timed with CUDA events";
   }
 
   // ---- The stream lowering -----------------------------------------------

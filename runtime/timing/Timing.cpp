@@ -54,6 +54,17 @@ runtime::chooseTiming(TimingRequest request, const CuptiStatus &cupti, std::stri
   return TimingMethod::Events;
 }
 
+llvm::Expected<TimingMethod> runtime::afterCuptiFailed(TimingRequest request, llvm::Error why,
+                                                       std::string &note) {
+  const std::string reason = llvm::toString(std::move(why));
+  if (request == TimingRequest::Cupti)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--timing=cupti: CUPTI's records could not be used: %s",
+                                   reason.c_str());
+  note = "CUPTI's records could not be used (" + reason + "); timed with CUDA events";
+  return TimingMethod::Events;
+}
+
 static llvm::Error mismatch(const char *what, uint64_t key, size_t records, size_t expected) {
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),

@@ -47,6 +47,13 @@ struct CuptiStatus {
 llvm::Expected<TimingMethod> chooseTiming(TimingRequest request, const CuptiStatus &cupti,
                                           std::string &note);
 
+/// CUPTI was chosen but its records could not be used (`why`): with
+/// `--timing=cupti` that is the run's error (asked for CUPTI, it gets CUPTI
+/// or nothing); with `auto` the timeline falls back to timing events, and
+/// `note` says why. Returns the method the timeline uses then.
+llvm::Expected<TimingMethod> afterCuptiFailed(TimingRequest request, llvm::Error why,
+                                              std::string &note);
+
 /// One activity record of a kernel or a copy: the CUPTI stream it ran on,
 /// the graph node that launched it (0 outside graphs) and its interval, in
 /// CUPTI's nanoseconds.

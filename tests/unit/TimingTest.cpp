@@ -37,6 +37,21 @@ TEST_CASE("timing: CUPTI when usable, events otherwise, with the reason") {
   CHECK(std::string(spelling(TimingMethod::Cupti)) == "cupti");
   CHECK(std::string(spelling(TimingMethod::Events)) == "events");
   CHECK(std::string(spelling(TimingMethod::Model)) == "model");
+  // CUPTI chosen, its records unusable: asked for by name, an error; under
+  // auto, events, saying why.
+  auto failed = afterCuptiFailed(
+      TimingRequest::Cupti,
+      llvm::createStringError(llvm::inconvertibleErrorCode(), "3 records missing"), note);
+  REQUIRE(!failed);
+  CHECK(llvm::toString(failed.takeError()) ==
+        "--timing=cupti: CUPTI's records could not be used: 3 records missing");
+  auto fellBack = afterCuptiFailed(
+      TimingRequest::Auto,
+      llvm::createStringError(llvm::inconvertibleErrorCode(), "3 records missing"), note);
+  REQUIRE(static_cast<bool>(fellBack));
+  CHECK(*fellBack == TimingMethod::Events);
+  CHECK(note ==
+        "CUPTI's records could not be used (3 records missing); timed with CUDA events");
   TimingRequest r;
   CHECK(parseTimingRequest("events", r));
   CHECK(r == TimingRequest::Events);
