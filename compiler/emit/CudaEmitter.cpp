@@ -264,8 +264,10 @@ struct Buffers {
 
 class Writer {
 public:
-  Writer(const Schedule &s, const DeviceProfile &profile, llvm::raw_ostream &os)
-      : s(s), profile(profile), os(os), name(identifier(s.pipeline.name)) {
+  Writer(const Schedule &s, const DeviceProfile &profile, llvm::raw_ostream &os,
+         size_t callTableFrom)
+      : s(s), profile(profile), os(os), name(identifier(s.pipeline.name)),
+        callTableFrom(callTableFrom) {
     // Copy stages, numbered for the buffers.
     copyIndex.assign(s.pipeline.stages.size(), -1);
     for (size_t k = 0; k < s.pipeline.stages.size(); ++k)
@@ -453,6 +455,200 @@ private:
     os << "static_cast<unsigned char *>(";
     writePlace(p, s.instances.stageOf(v));
     os << ')';
+  }
+
+  /// A place as a table row holds it: its kind (lower::Place::Kind) and
+  /// index into the array of that kind.
+  std::pair<int, int64_t> placeRow(const lower::Place &p, uint32_t k) const {
+    switch (p.kind) {
+    case lower::Place::Declared:
+      return {0, int64_t(declaredBase[p.buffer]) + p.slot};
+    case lower::Place::Device:
+      return {1, copyIndex[k]};
+    case lower::Place::Device2:
+      return {2, copyIndex[k]};
+    case lower::Place::Host:
+      return {3, copyIndex[k]};
+    case lower::Place::Nothing:
+      break;
+    }
+    return {4, -1};
+  }
+
+  /// A long schedule's calls as a table walked by a loop: nvcc's time and
+  /// memory grow with the statements of a function, a table's rows cost it
+  /// next to nothing (80,000 instances build in seconds, not hours). The
+  /// same calls in the same order as the statements a short one gets.
+  void writeCallTable(size_t calls) {
+    const program::Pipeline &p = s.pipeline;
+    os << "// Per stage, what its calls take.\n"
+          "struct StageWork {\n"
+          "  const KernelStage *kernel; SpinLaunch *launch; double issue;\n"
+          "  unsigned long long bytes; cudaMemcpyKind kind; double *micros;\n"
+          "  int peer, device;\n"
+          "};\n";
+    os << formatv("const StageWork kWork[{0}] = {{\n", std::max<size_t>(1, p.stages.size()));
+    for (size_t k = 0; k < p.stages.size(); ++k) {
+      const program::Stage &st = p.stages[k];
+      const std::string id = "k" + stageId(k);
+      const bool kernel = st.kind() == StageKind::Kernel;
+      const bool sized = st.kind() == StageKind::Copy || st.kind() == StageKind::Memset;
+      const bool micros = st.kind() == StageKind::Host || st.kind() == StageKind::Cpu ||
+                          st.kind() == StageKind::Collective;
+      const char *kind = "cudaMemcpyDeviceToDevice";
+      int peer = 0;
+      if (st.kind() == StageKind::Copy) {
+        kind = st.copy().direction == CopyDirection::H2D   ? "cudaMemcpyHostToDevice"
+               : st.copy().direction == CopyDirection::D2H ? "cudaMemcpyDeviceToHost"
+                                                           : "cudaMemcpyDeviceToDevice";
+        peer = int(st.copy().peerDevice);
+      }
+      os << "    {" << (kernel ? "&" + id : "nullptr") << ", "
+         << (kernel ? "&" + id + "Launch" : "nullptr") << ", "
+         << (st.issueUs > 0 ? id + "Issue" : "0.0") << ", " << (sized ? id + "Bytes" : "0ull")
+         << ", " << kind << ", " << (micros ? "&" + id + "Microseconds" : "nullptr") << ", "
+         << peer << ", " << (st.stream >= 0 ? deviceOfStream(uint32_t(st.stream)) : 0u)
+         << "}, // " << st.name << "\n";
+    }
+    if (p.stages.empty())
+      os << "    {}\n";
+    os << "};\n";
+    os << R"(enum Op : unsigned char {
+  SetDevice, Dispatch, Kernel, Copy, PeerCopy, Memset, HostFunc, Collective,
+  Record, Wait, Sync, Cpu, GroupStart, GroupEnd
+};
+// One host call: what it does, on which stream, its stage (or event,
+// device, collective part) and the places it writes and reads
+// (0 declared, 1 device, 2 device2, 3 host, 4 none: placeOf).
+struct CallRow {
+  unsigned char op, dstKind, srcKind;
+  int stream, a;
+  long long dst, src;
+};
+)";
+    os << formatv("const CallRow kCalls[{0}] = {{\n", calls);
+    lower::forEachStreamCall(s, [&](const lower::Call &c) {
+      const int stream = c.stream == kHostStream ? -1 : int(c.stream);
+      int op = 0;
+      int64_t a = 0;
+      std::pair<int, int64_t> dst{4, -1}, src{4, -1};
+      const uint32_t k = c.kind == lower::Call::Launch || c.kind == lower::Call::Dispatch ||
+                                 c.kind == lower::Call::Cpu
+                             ? s.instances.stageOf(c.instance)
+                             : 0;
+      switch (c.kind) {
+      case lower::Call::SetDevice:
+        op = 0, a = c.device;
+        break;
+      case lower::Call::Dispatch:
+        op = 1, a = k;
+        break;
+      case lower::Call::Launch:
+        a = k;
+        switch (c.work) {
+        case lower::Work::Kernel:
+          op = 2, dst = placeRow(lower::kernelPlace(s, c.instance), k);
+          break;
+        case lower::Work::Copy:
+        case lower::Work::PeerCopy: {
+          const lower::CopyPlaces places = lower::copyPlaces(s, c.instance);
+          op = c.work == lower::Work::Copy ? 3 : 4;
+          dst = placeRow(places.dst, k), src = placeRow(places.src, k);
+          break;
+        }
+        case lower::Work::Memset:
+          op = 5, dst = placeRow(lower::memsetPlace(s, c.instance), k);
+          break;
+        case lower::Work::HostFunc:
+          op = 6;
+          break;
+        case lower::Work::Collective:
+          op = 7, a = comms->partOfStage(k);
+          break;
+        case lower::Work::HostThread:
+          llvm_unreachable("a cpu stage is a Cpu call, not a launch");
+        }
+        break;
+      case lower::Call::Record:
+        op = 8, a = c.event;
+        break;
+      case lower::Call::Wait:
+        op = 9, a = c.event;
+        break;
+      case lower::Call::Sync:
+        op = 10, a = c.event;
+        break;
+      case lower::Call::Cpu:
+        op = 11, a = k;
+        break;
+      case lower::Call::Join:
+        return true; // one thread issues every device's calls: nothing to do
+      case lower::Call::GroupStart:
+        op = 12;
+        break;
+      case lower::Call::GroupEnd:
+        op = 13;
+        break;
+      case lower::Call::GraphLaunch:
+        llvm_unreachable("a graph launch in the stream lowering");
+      }
+      os << "    {" << op << ", " << dst.first << ", " << src.first << ", " << stream << ", "
+         << a << ", " << dst.second << ", " << src.second << "},\n";
+      return true;
+    });
+    os << "};\n";
+    os << R"(static void *placeOf(unsigned char kind, long long i, Buffers &b) {
+  switch (kind) {
+  case 0: return b.declared[i];
+  case 1: return b.device[i];
+  case 2: return b.device2[i];
+  case 3: return b.host[i];
+  default: return nullptr;
+  }
+}
+static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEvent_t *event,
+                  [[maybe_unused]] Buffers &b) {
+  for (const CallRow &c : kCalls) {
+    const StageWork &w = kWork[c.op == Record || c.op == Wait || c.op == Sync ||
+                                       c.op == SetDevice || c.op == Collective
+                                   ? 0
+                                   : c.a];
+    cudaStream_t s = c.stream >= 0 ? stream[c.stream] : nullptr;
+    switch (c.op) {
+    case SetDevice: CHECK(cudaSetDevice(c.a)); break;
+    case Dispatch: spinHost(w.issue); break;
+    case Kernel:
+      spin<<<w.kernel->blocks, w.kernel->threads, w.launch->sharedBytes, s>>>(
+          w.launch->nanoseconds, static_cast<unsigned char *>(placeOf(c.dstKind, c.dst, b)));
+      CHECK(cudaGetLastError());
+      break;
+    case Copy:
+      CHECK(cudaMemcpyAsync(placeOf(c.dstKind, c.dst, b), placeOf(c.srcKind, c.src, b),
+                            w.bytes, w.kind, s));
+      break;
+    case PeerCopy:
+      CHECK(cudaMemcpyPeerAsync(placeOf(c.dstKind, c.dst, b), w.peer,
+                                placeOf(c.srcKind, c.src, b), w.device, w.bytes, s));
+      break;
+    case Memset: CHECK(cudaMemsetAsync(placeOf(c.dstKind, c.dst, b), 0, w.bytes, s)); break;
+    case HostFunc: CHECK(cudaLaunchHostFunc(s, hostSpin, w.micros)); break;
+)";
+    if (comms)
+      os << "    case Collective: runPart(c.a, s, b); break;\n"
+            "    case Sync: waitEvent(event[c.a]); break;\n"
+            "    case GroupStart: NCCL_CHECK(nccl.groupStart()); break;\n"
+            "    case GroupEnd: NCCL_CHECK(nccl.groupEnd()); break;\n";
+    else
+      os << "    case Sync: CHECK(cudaEventSynchronize(event[c.a])); break;\n";
+    os << R"(    case Record: CHECK(cudaEventRecord(event[c.a], s)); break;
+    case Wait: CHECK(cudaStreamWaitEvent(s, event[c.a], 0)); break;
+    case Cpu: spinHost(*w.micros); break;
+    default: break;
+    }
+  }
+}
+
+)";
   }
 
   /// One call of the stream lowering, as a statement of `issue`.
@@ -662,15 +858,24 @@ private:
     os << "// The schedule's host calls, in issue order: "
        << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(), s.records,
                   s.waits);
-    os << "static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] "
-          "cudaEvent_t *event,\n"
-          "                  [[maybe_unused]] Buffers &b) {\n";
-    // Millions of calls: written piece by piece, no string built per call.
-    lower::forEachStreamCall(s, [&](const lower::Call &c) {
-      writeCall(c);
+    size_t calls = 0;
+    lower::forEachStreamCall(s, [&](const lower::Call &) {
+      ++calls;
       return true;
     });
-    os << "}\n\n";
+    if (calls > callTableFrom) {
+      writeCallTable(calls);
+    } else {
+      os << "static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] "
+            "cudaEvent_t *event,\n"
+            "                  [[maybe_unused]] Buffers &b) {\n";
+      // Millions of calls: written piece by piece, no string built per call.
+      lower::forEachStreamCall(s, [&](const lower::Call &c) {
+        writeCall(c);
+        return true;
+      });
+      os << "}\n\n";
+    }
     const char *parts = comms ? "  b.allocateParts(kPartBytes, kParts, kPartDevice);\n"
                                 "  makeComms();\n"
                               : "";
@@ -1051,6 +1256,9 @@ private:
   std::vector<std::string> ids;        ///< per stage: its C++ identifier
   std::vector<std::string> streamRefs; ///< per stream: `stream[i]`
   const std::string noStream;          ///< a host-thread op's (none)
+  /// Past this many host calls, the stream lowering's calls are a table
+  /// walked by a loop (writeCallTable), not statements.
+  size_t callTableFrom;
   uint32_t declaredSlots = 0;
 };
 
@@ -1081,7 +1289,8 @@ llvm::Error pipec::cudaCannotEmit(llvm::ArrayRef<const Schedule *> schedules) {
 }
 
 llvm::Error pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
-                            const DeviceProfile &profile, llvm::raw_ostream &os) {
+                            const DeviceProfile &profile, llvm::raw_ostream &os,
+                            size_t callTableFrom) {
   if (llvm::Error e = cudaCannotEmit(schedules))
     return e;
   os << "// Generated by pipec from " << commentText(source) << ": ";
@@ -1106,7 +1315,7 @@ llvm::Error pipec::emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::St
   if (collectives)
     os << kNcclPrelude;
   for (const Schedule *s : schedules)
-    Writer(*s, profile, os).pipeline();
+    Writer(*s, profile, os, callTableFrom).pipeline();
   os << R"(
 int main(int argc, char **argv) {
   int replays = argc > 1 ? std::atoi(argv[1]) : 100;

@@ -126,6 +126,26 @@ void Communicators::writeTables(llvm::raw_ostream &os) const {
   list([&](size_t i) { return std::to_string(partBytes[i]) + "ull"; }, partStage.size());
   os << "};\nconst int kPartComm[kParts] = {";
   list([&](size_t i) { return partComm[i]; }, partComm.size());
+  // What each part runs, for a call table (CudaEmitter's writeCallTable):
+  // 0 all-reduce, 1 all-gather, 2 reduce-scatter, 3 broadcast; its ranks.
+  os << "};\nconst int kPartOp[kParts] = {";
+  list(
+      [&](size_t i) {
+        switch (p.stages[partStage[i]].collective().op) {
+        case CollectiveOp::AllReduce:
+          return 0;
+        case CollectiveOp::AllGather:
+          return 1;
+        case CollectiveOp::ReduceScatter:
+          return 2;
+        case CollectiveOp::Broadcast:
+          break;
+        }
+        return 3;
+      },
+      partStage.size());
+  os << "};\nconst int kPartRanks[kParts] = {";
+  list([&](size_t i) { return p.stages[partStage[i]].collective().parts; }, partStage.size());
   size_t slots = 0;
   for (const std::vector<uint32_t> &set : sets)
     slots += set.size();
@@ -182,6 +202,28 @@ static void pollComms(Clock::time_point since, const char *what) {
                  "stuck or gone (PIPEC_NCCL_TIMEOUT sets the wait)\n",
                  ncclTimeoutSeconds(), what);
     std::exit(1);
+  }
+}
+// Part `part`'s NCCL call on `stream` (a call table's row): as the
+// statements of a short program make it.
+[[maybe_unused]] static void runPart(int part, cudaStream_t stream, Buffers &b) {
+  const unsigned long long bytes = kPartBytes[part];
+  ncclComm_t c = comm[kPartComm[part]];
+  switch (kPartOp[part]) {
+  case 0:
+    NCCL_CHECK(nccl.allReduce(b.send[part], b.recv[part], bytes, ncclInt8, ncclSum, c, stream));
+    break;
+  case 1:
+    NCCL_CHECK(nccl.allGather(b.send[part], b.recv[part], bytes / kPartRanks[part], ncclInt8,
+                              c, stream));
+    break;
+  case 2:
+    NCCL_CHECK(nccl.reduceScatter(b.send[part], b.recv[part], bytes / kPartRanks[part],
+                                  ncclInt8, ncclSum, c, stream));
+    break;
+  default:
+    NCCL_CHECK(nccl.broadcast(b.send[part], b.recv[part], bytes, ncclInt8, 0, c, stream));
+    break;
   }
 }
 // A host synchronisation, polling NCCL as it waits.

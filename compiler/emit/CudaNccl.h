@@ -41,6 +41,8 @@ public:
   void writeTables(llvm::raw_ostream &os) const;
   /// The NCCL call of instance v, a collective's part, with its stream.
   void writeCall(llvm::raw_ostream &os, uint32_t v, const std::string &stream) const;
+  /// Stage k's index among the parts (runPart's argument), or -1.
+  int32_t partOfStage(uint32_t k) const { return partOf[k]; }
 
 private:
   const Schedule &s;

@@ -43,8 +43,11 @@ llvm::Error cudaCannotEmit(llvm::ArrayRef<const Schedule *> schedules);
 /// A standalone CUDA C++ program that performs and times every schedule
 /// (`nvcc` alone builds it); `profile` gives copies given as a time their
 /// bytes. cudaCannotEmit's error, with nothing written, where it has one.
+/// Past `callTableFrom` host calls, a stream lowering's calls are a table
+/// walked by a loop (nvcc builds a long one in seconds), else statements.
 llvm::Error emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
-                     const DeviceProfile &profile, llvm::raw_ostream &os);
+                     const DeviceProfile &profile, llvm::raw_ostream &os,
+                     size_t callTableFrom = 4096);
 
 /// Shortest text that reads back as the same double, with a ".0" on whole
 /// numbers: 12.0, 0.25, 1e-05.

@@ -33,6 +33,14 @@ cl::opt<Emit> emit(
                           "a standalone CUDA C++ program that runs the schedule")),
     cl::init(Emit::Text), cl::sub(compileCommand()), cl::cat(category()));
 
+// For developers: the emitted program's calls as a table from this many on
+// (the cross-check of the table against the statements sets it low).
+cl::opt<unsigned> callTableFrom(
+    "cuda-call-table-from",
+    cl::desc("--emit=cuda: write the stream lowering's calls as a table walked by a loop "
+             "past this many (for developers; default 4096)"),
+    cl::init(4096), cl::Hidden, cl::sub(compileCommand()), cl::cat(category()));
+
 // For developers: what a phase made, and where to stop.
 cl::opt<driver::Phase> printAfter(
     "print-after", cl::desc("Print what a phase made to standard error (for developers)"),
@@ -129,7 +137,7 @@ int tool::runCompile() {
       emitDot(c.views, os);
       break;
     case Emit::CUDA:
-      llvm::cantFail(emitCuda(c.views, c.src.path, profile, os)); // asked above
+      llvm::cantFail(emitCuda(c.views, c.src.path, profile, os, callTableFrom)); // asked above
       break;
     default:
       for (size_t i = 0; i < c.views.size(); ++i) {
