@@ -94,9 +94,8 @@ double calibration::afterStreamGapUs(double measuredUs, double streamGapUs) {
   return std::max(0.0, measuredUs - streamGapUs);
 }
 
-double calibration::graphLaunchFixedUs(double callToFirstNodeUs, unsigned nodes,
-                                       double perNodeUs) {
-  return std::max(0.0, callToFirstNodeUs - double(nodes) * perNodeUs);
+double calibration::graphLaunchFixedUs(double callUs, unsigned nodes, double perNodeUs) {
+  return std::max(0.0, callUs - double(nodes) * perNodeUs);
 }
 
 unsigned calibration::copyEngines(const std::vector<double> &smallAheadUs, double largeUs) {

@@ -79,10 +79,10 @@ double deviceMicros(uint64_t ns, uint64_t base);
 /// so the model's key is the measured latency less that gap, never negative.
 double afterStreamGapUs(double measuredUs, double streamGapUs);
 
-/// graph_launch_us as the model uses it: the host call and the first node
-/// come graph_launch_us + nodes x graph_node_us after the call begins, so the
-/// fixed part is what the measured call-to-first-node time leaves.
-double graphLaunchFixedUs(double callToFirstNodeUs, unsigned nodes, double perNodeUs);
+/// graph_launch_us as the docs define it: the host's cudaGraphLaunch call
+/// takes graph_launch_us + nodes x graph_node_us, so the fixed part is what
+/// the measured call of a graph of `nodes` leaves.
+double graphLaunchFixedUs(double callUs, unsigned nodes, double perNodeUs);
 
 /// Copy engines per direction, from probes: `smallAheadUs[m]` is how long
 /// before the first of m + 1 large copies (each on its own stream, issued
