@@ -118,3 +118,22 @@ if notes:
 log = os.path.join(work, "calibrate.log")
 if os.path.exists(log):
     print("\n```\n" + open(log).read()[-3000:] + "```")
+
+
+# The PyTorch step eagerly and as a CUDA graph, each timed without the
+# profiler (torch_trace.py), against what pipec's import of the eager trace
+# predicts a graph gains on the recorded step (import-eager.json).
+eager, graph = load("torch-trace.json.times.json"), load("torch-trace-graph.json.times.json")
+imported = load("import-eager.json")
+if eager and graph:
+    measured = graph["step_us"] / eager["step_us"]
+    print("\n## PyTorch: a step eagerly and as a CUDA graph\n")
+    print("| step | eager us | graph us | graph / eager | pipec predicted graph / eager |")
+    print("|---|---|---|---|---|")
+    predicted = "-"
+    if imported and imported.get("predicted"):
+        p = imported["predicted"]
+        if p.get("streams_replay_us") and p.get("graph_replay_us"):
+            predicted = f"{p['graph_replay_us'] / p['streams_replay_us']:.2f}"
+    print(f"| torch_trace.py | {eager['step_us']:.1f} | {graph['step_us']:.1f} | "
+          f"{measured:.2f} | {predicted} |")

@@ -103,8 +103,22 @@ try:
         enable_cuda_sync_events=True)
 except (AttributeError, TypeError):
     pass
+# The step's own time, without the profiler: the median of 20 steps. This
+# is the measured side of the eager-against-graph figure (summarise.py);
+# record_shapes stays off below, as its per-op cost falls on eager steps only
+# and would favour the graph.
+import time
+times = []
+for _ in range(20):
+    t0 = time.perf_counter()
+    step()
+    times.append((time.perf_counter() - t0) * 1e6)
+times.sort()
+with open(out + ".times.json", "w") as f:
+    json.dump({"mode": mode, "step_us": times[len(times) // 2],
+               "connections": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "default")}, f)
 with torch.profiler.profile(activities=activities, schedule=schedule,
-                            on_trace_ready=export, record_shapes=True, **extra) as prof:
+                            on_trace_ready=export, record_shapes=False, **extra) as prof:
     for _ in range(4):
         step()
         prof.step()
