@@ -72,6 +72,13 @@ const CountKey kCountKeys[] = {
 };
 } // namespace
 
+std::optional<std::pair<double, double>> DeviceProfile::countRange(llvm::StringRef key) {
+  for (const CountKey &k : kCountKeys)
+    if (key == k.key)
+      return std::make_pair(k.min, k.max);
+  return std::nullopt;
+}
+
 void DeviceProfile::markMeasured(std::initializer_list<const char *> keys) {
   for (const char *key : keys)
     measured.push_back(key);

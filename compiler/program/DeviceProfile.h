@@ -18,6 +18,7 @@ class raw_ostream;
 
 #include <algorithm>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,9 @@ struct DeviceProfile {
   bool assumed(llvm::StringRef key) const {
     return !std::binary_search(measured.begin(), measured.end(), key.str());
   }
+  /// The values a profile's count key may take (a real device's, with
+  /// room for the next generations); none for a key that is not one.
+  static std::optional<std::pair<double, double>> countRange(llvm::StringRef key);
   /// Marks keys measured (kept sorted, each once).
   void markMeasured(std::initializer_list<const char *> keys);
 

@@ -65,7 +65,7 @@ std::string shortName(const GpuOp &op, llvm::StringRef name) {
 
 } // namespace
 
-StepChoice importer::parseStepChoice(llvm::StringRef text) {
+llvm::Expected<StepChoice> importer::parseStepChoice(llvm::StringRef text) {
   StepChoice c;
   int64_t n = 0;
   if (!text.getAsInteger(10, n)) {
@@ -75,10 +75,22 @@ StepChoice importer::parseStepChoice(llvm::StringRef text) {
   auto [name, k] = text.rsplit('#');
   uint64_t count = 0;
   if (!k.empty() && name != text && !k.getAsInteger(10, count)) {
+    // '#3' alone names no range, and ranges count from 1: each would
+    // otherwise import another step than the one asked for, unsaid.
+    if (name.empty())
+      return fail(formatv("--step={0}: a range's name goes before '#{1}' (ProfilerStep#{1} "
+                          "for the profiler's step {1})",
+                          text, k)
+                      .str());
     if (name == "ProfilerStep") {
       c.number = int64_t(count);
       return c;
     }
+    if (count == 0)
+      return fail(formatv("--step={0}: the ranges of a name count from 1 ('{1}#1' is the "
+                          "first; '{1}' alone the last)",
+                          text, name)
+                      .str());
     c.range = name.str();
     c.k = count;
     return c;
@@ -136,6 +148,29 @@ std::string importer::stepLabel(const ImportedStep &s) {
          std::to_string(*s.step);
 }
 
+llvm::Error importer::checkDevice(const DeviceInfo &d) {
+  // What the model is built from: a value no GPU has would make its cost
+  // unbounded (2^31 SMs), or write a profile pipec refuses.
+  const std::pair<const char *, uint64_t> given[] = {
+      {"sms", d.sms},
+      {"max_threads_per_sm", d.maxThreadsPerSM},
+      {"shared_memory_per_sm", d.sharedMemoryPerSM},
+      {"shared_memory_per_block", d.sharedMemoryPerBlock},
+      {"registers_per_sm", d.registersPerSM},
+  };
+  for (const auto &[key, value] : given) {
+    if (!value)
+      continue; // not said: the profile's default
+    auto [least, most] = *DeviceProfile::countRange(key);
+    if (double(value) < least || double(value) > most)
+      return fail(llvm::formatv("the trace's device '{0}' has {1} = {2}; a GPU has {3} to {4} "
+                                "(the recording is corrupted or was not made by a profiler)",
+                                d.name, key, value, uint64_t(least), uint64_t(most))
+                      .str());
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
                                                   std::optional<int64_t> number) {
   ImportedStep out;
@@ -160,6 +195,8 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   if (out.device.name.empty() && !trace.devices.empty())
     out.device = trace.devices.front();
   out.foreignPlatform = trace.foreignPlatform;
+  if (llvm::Error e = checkDevice(out.device))
+    return e;
 
   if (llvm::Error e = chooseSpan(b, number))
     return e;

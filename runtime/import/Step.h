@@ -193,7 +193,9 @@ struct StepChoice {
   std::string range;
   uint64_t k = 0; ///< 0: the last
 };
-StepChoice parseStepChoice(llvm::StringRef text);
+/// `--step`'s text: N, ProfilerStep#N, NAME or NAME#K (K from 1); an error
+/// for '#K' with no name, or K = 0.
+llvm::Expected<StepChoice> parseStepChoice(llvm::StringRef text);
 /// How the step is named: `ProfilerStep#N`, or `NAME#K` for a range.
 std::string stepLabel(const ImportedStep &s);
 /// The step `choice` picks: a range becomes the step (its number K).
@@ -206,6 +208,9 @@ DeviceProfile profileFor(const DeviceInfo &device);
 /// The device's peer link, GB/s a direction (its NVLink generation, or
 /// `pcieGBps` on a part without NVLink).
 double peerGBps(const DeviceInfo &device, double pcieGBps);
+/// An error where the recorded device's properties are ones no GPU has
+/// (the profile's ranges: 1 to 1024 SMs, ...).
+llvm::Error checkDevice(const DeviceInfo &device);
 /// The device memory's bandwidth by part, GB/s (0: not known here).
 double memoryGBps(const DeviceInfo &device);
 

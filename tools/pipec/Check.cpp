@@ -28,7 +28,7 @@ cl::opt<std::string> againstPath(
     cl::desc("Also check that each pipeline computes what the one of that name in "
              "<file> does: every ordering it states kept, every read seeing the same "
              "write, no race (as advise holds its suggestions to)"),
-    cl::value_desc("file"), cl::sub(checkCommand()), cl::cat(category()));
+    cl::value_desc("file"), cl::sub(checkCommand()), cl::cat(category()), aPath("against"));
 
 /// check --against: each pipeline of `path` against its namesake in
 /// `original`, both compiled as compile would; a pipeline of either file

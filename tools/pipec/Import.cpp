@@ -40,7 +40,7 @@ cl::opt<std::string> executionTrace(
     cl::desc("A PyTorch execution trace of the same program (its JSON, or .json.gz): each "
              "GPU op reads and writes what the framework op that launched it did, and "
              "same-stream order the data covers is left to the data"),
-    cl::value_desc("path"), cl::sub(importCommand()), cl::cat(category()));
+    cl::value_desc("path"), cl::sub(importCommand()), cl::cat(category()), aPath("et"));
 cl::opt<double> leastLinked(
     "et-least-linked",
     cl::desc("The least share of the step's GPU ops, in percent, the execution trace must "
@@ -51,7 +51,8 @@ cl::opt<double> leastLinked(
 cl::opt<std::string> profileOut(
     "profile-out",
     cl::desc("Write the device profile made from the trace's GPU (for run --profile)"),
-    cl::value_desc("path"), cl::sub(importCommand()), cl::cat(category()));
+    cl::value_desc("path"), cl::sub(importCommand()), cl::cat(category()),
+    aPath("profile-out"));
 
 } // namespace
 
@@ -76,13 +77,15 @@ int tool::runImport() {
       toolError("--step needs a step number or a range's name");
       return UsageError;
     }
-    step = importer::parseStepChoice(importStep);
+    llvm::Expected<importer::StepChoice> parsed = importer::parseStepChoice(importStep);
+    if (!parsed) {
+      toolError(llvm::toString(parsed.takeError()));
+      return UsageError;
+    }
+    step = std::move(*parsed);
   }
+  // (An empty --et= is refused with every empty path: pipec.cpp.)
   const bool withData = executionTrace.getNumOccurrences() > 0;
-  if (withData && executionTrace.empty()) {
-    toolError("--et needs the path of an execution trace");
-    return UsageError;
-  }
   if (leastLinked.getNumOccurrences() &&
       (!withData || !(leastLinked >= 1 && leastLinked <= 100))) {
     toolError(withData ? "--et-least-linked takes a percentage from 1 to 100"

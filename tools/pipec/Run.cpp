@@ -39,12 +39,11 @@ cl::opt<RunLowering>
 cl::opt<std::string> tracePath("trace",
                                cl::desc("Write a Chrome trace (Perfetto, chrome://tracing)"),
                                cl::value_desc("path"), cl::sub(runCommand()),
-                               cl::cat(category()));
+                               cl::cat(category()), aPath("trace"));
 
-cl::opt<std::string>
-    htmlPath("html",
-             cl::desc("Write a self-contained HTML report: the DAG, timelines, timings"),
-             cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
+cl::opt<std::string> htmlPath(
+    "html", cl::desc("Write a self-contained HTML report: the DAG, timelines, timings"),
+    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()), aPath("html"));
 
 cl::opt<bool> showTimeline("timeline", cl::desc("Draw the streams' timeline in text"),
                            cl::sub(runCommand()), cl::cat(category()));
@@ -65,7 +64,8 @@ cl::opt<std::string> compareProfile(
     "compare-profile",
     cl::desc("Run on this device profile too (against --profile's, or the default), "
              "side by side"),
-    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()));
+    cl::value_desc("path"), cl::sub(runCommand()), cl::cat(category()),
+    aPath("compare-profile"));
 
 cl::opt<unsigned> timelineWidth(
     "width",

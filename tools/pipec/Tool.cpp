@@ -19,6 +19,11 @@ using namespace llvm;
 using namespace pipec;
 using namespace pipec::tool;
 
+std::vector<std::string> &tool::emptyPathOptions() {
+  static std::vector<std::string> flags;
+  return flags;
+}
+
 cl::OptionCategory &tool::category() {
   static cl::OptionCategory c("pipec options");
   return c;
@@ -60,13 +65,14 @@ cl::opt<std::string>
                       cl::value_desc("file"), cl::sub(checkCommand()),
                       cl::sub(compileCommand()), cl::sub(runCommand()),
                       cl::sub(adviseCommand()), cl::sub(importCommand()),
-                      cl::sub(profileCommand()), cl::cat(category()));
+                      cl::sub(profileCommand()), cl::cat(category()), aPath("profile"));
 
 cl::opt<std::string> outputPathOption("o", cl::desc("Write the output to <path>"),
                                       cl::value_desc("path"), cl::init("-"),
                                       cl::sub(compileCommand()), cl::sub(runCommand()),
                                       cl::sub(calibrateCommand()), cl::sub(adviseCommand()),
-                                      cl::sub(importCommand()), cl::cat(category()));
+                                      cl::sub(importCommand()), cl::cat(category()),
+                                      aPath("o"));
 
 cl::opt<std::string> pipelineNameOption("pipeline", cl::desc("Only the pipeline of this name"),
                                         cl::value_desc("name"), cl::sub(compileCommand()),

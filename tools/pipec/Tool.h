@@ -47,6 +47,17 @@ llvm::cl::SubCommand &profileCommand();
 llvm::cl::SubCommand &calibrateCommand();
 llvm::cl::OptionCategory &category();
 
+/// The path options given an empty value (`--html=`), in the order given:
+/// each is a usage error, as `-o ''` is, not an option quietly ignored.
+std::vector<std::string> &emptyPathOptions();
+/// The callback a path option takes: notes an empty value under `flag`.
+inline auto aPath(const char *flag) {
+  return llvm::cl::callback([flag](const std::string &value) {
+    if (value.empty())
+      emptyPathOptions().push_back(flag);
+  });
+}
+
 /// The options several subcommands take, read from the command line once
 /// (after it is parsed): every command and helper reads them here, never
 /// the option objects themselves.

@@ -114,6 +114,11 @@ int dispatch(int argc, char **argv) {
   }
   if (!parsed)
     return UsageError;
+  for (const std::string &flag : emptyPathOptions()) {
+    errs() << "pipec: error: " << (flag.size() == 1 ? "-" : "--") << flag
+           << " needs a path; it was given an empty one\n";
+    return UsageError;
+  }
   applyColorChoice();
   if (!applyCommunicationKernels())
     return UsageError;
