@@ -77,11 +77,11 @@ struct ModelOptions {
   /// A what-if (the gap's): no two kernels share the SMs: each has all of
   /// its device's to itself, and any number may be resident at once.
   bool smsPerKernel = false;
-  /// A what-if (the far end of advise's range): a kernel or memset whose
-  /// file says nothing of what bounds it (`bytes=`, `bound=`) needs the
-  /// whole device's memory bandwidth and issue throughput while it runs, so
-  /// that kernels running together share them. Otherwise such work
-  /// competes only for its SMs' slots.
+  /// A what-if (the far end of advise's range): a kernel whose file says
+  /// nothing of what bounds it (`bytes=`, `bound=`; program::boundUnsaid)
+  /// needs the whole device's memory bandwidth and issue throughput while it
+  /// runs, a memset the whole bandwidth, so that work running together
+  /// shares them. Otherwise such work competes only for its SMs' slots.
   bool contendUnsaid = false;
 };
 

@@ -101,8 +101,7 @@ private:
                   std::to_string(profile.maxResidentKernels) + ") or SMs (" +
                   std::to_string(profile.sms) + ", " + std::to_string(profile.ncclChannels) +
                   " a collective's part), wait for each other (NCCL hangs the same way): "
-                  "issue the "
-                  "collectives in one order on every device"
+                  "issue the collectives in one order on every device"
             : "no mechanism of the model explains it: a defect of pipec's";
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

@@ -21,12 +21,43 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
+#include <iterator>
 #include <optional>
 
 using namespace pipec;
 using llvm::formatv;
 
 namespace {
+
+/// A call table's row kinds (writeCallTable): the emitted program's `enum
+/// Op` is written from kTableOpNames, in this order.
+enum class TableOp : uint8_t {
+  SetDevice,
+  Dispatch,
+  Kernel,
+  Copy,
+  PeerCopy,
+  Memset,
+  HostFunc,
+  Collective,
+  Record,
+  Wait,
+  Sync,
+  Cpu,
+  GroupStart,
+  GroupEnd,
+};
+constexpr const char *kTableOpNames[] = {
+    "SetDevice",  "Dispatch", "Kernel", "Copy", "PeerCopy", "Memset",     "HostFunc",
+    "Collective", "Record",   "Wait",   "Sync", "Cpu",      "GroupStart", "GroupEnd",
+};
+static_assert(std::size(kTableOpNames) == size_t(TableOp::GroupEnd) + 1,
+              "a name for every TableOp");
+// The emitted placeOf switches on a row's place kind as lower::Place has them.
+static_assert(lower::Place::Declared == 0 && lower::Place::Device == 1 &&
+                  lower::Place::Device2 == 2 && lower::Place::Host == 3 &&
+                  lower::Place::Nothing == 4,
+              "placeOf's cases are lower::Place::Kind's values");
 
 /// A C++ identifier made of a pipeline's name.
 std::string identifier(llvm::StringRef name) {
@@ -460,19 +491,18 @@ private:
   /// A place as a table row holds it: its kind (lower::Place::Kind) and
   /// index into the array of that kind.
   std::pair<int, int64_t> placeRow(const lower::Place &p, uint32_t k) const {
+    const int kind = int(p.kind); // placeOf's switch, in the emitted program
     switch (p.kind) {
     case lower::Place::Declared:
-      return {0, int64_t(declaredBase[p.buffer]) + p.slot};
+      return {kind, int64_t(declaredBase[p.buffer]) + p.slot};
     case lower::Place::Device:
-      return {1, copyIndex[k]};
     case lower::Place::Device2:
-      return {2, copyIndex[k]};
     case lower::Place::Host:
-      return {3, copyIndex[k]};
+      return {kind, copyIndex[k]};
     case lower::Place::Nothing:
       break;
     }
-    return {4, -1};
+    return {kind, -1};
   }
 
   /// A long schedule's calls as a table walked by a loop: nvcc's time and
@@ -513,10 +543,10 @@ private:
     if (p.stages.empty())
       os << "    {}\n";
     os << "};\n";
-    os << R"(enum Op : unsigned char {
-  SetDevice, Dispatch, Kernel, Copy, PeerCopy, Memset, HostFunc, Collective,
-  Record, Wait, Sync, Cpu, GroupStart, GroupEnd
-};
+    os << "enum Op : unsigned char {";
+    for (size_t i = 0; i < std::size(kTableOpNames); ++i)
+      os << (i ? ", " : " ") << kTableOpNames[i];
+    os << R"( };
 // One host call: what it does, on which stream, its stage (or event,
 // device, collective part) and the places it writes and reads
 // (0 declared, 1 device, 2 device2, 3 host, 4 none: placeOf).
@@ -529,71 +559,72 @@ struct CallRow {
     os << formatv("const CallRow kCalls[{0}] = {{\n", calls);
     lower::forEachStreamCall(s, [&](const lower::Call &c) {
       const int stream = c.stream == kHostStream ? -1 : int(c.stream);
-      int op = 0;
+      TableOp op = TableOp::SetDevice;
       int64_t a = 0;
-      std::pair<int, int64_t> dst{4, -1}, src{4, -1};
+      const lower::Place none;
+      std::pair<int, int64_t> dst = placeRow(none, 0), src = dst;
       const uint32_t k = c.kind == lower::Call::Launch || c.kind == lower::Call::Dispatch ||
                                  c.kind == lower::Call::Cpu
                              ? s.instances.stageOf(c.instance)
                              : 0;
       switch (c.kind) {
       case lower::Call::SetDevice:
-        op = 0, a = c.device;
+        op = TableOp::SetDevice, a = c.device;
         break;
       case lower::Call::Dispatch:
-        op = 1, a = k;
+        op = TableOp::Dispatch, a = k;
         break;
       case lower::Call::Launch:
         a = k;
         switch (c.work) {
         case lower::Work::Kernel:
-          op = 2, dst = placeRow(lower::kernelPlace(s, c.instance), k);
+          op = TableOp::Kernel, dst = placeRow(lower::kernelPlace(s, c.instance), k);
           break;
         case lower::Work::Copy:
         case lower::Work::PeerCopy: {
           const lower::CopyPlaces places = lower::copyPlaces(s, c.instance);
-          op = c.work == lower::Work::Copy ? 3 : 4;
+          op = c.work == lower::Work::Copy ? TableOp::Copy : TableOp::PeerCopy;
           dst = placeRow(places.dst, k), src = placeRow(places.src, k);
           break;
         }
         case lower::Work::Memset:
-          op = 5, dst = placeRow(lower::memsetPlace(s, c.instance), k);
+          op = TableOp::Memset, dst = placeRow(lower::memsetPlace(s, c.instance), k);
           break;
         case lower::Work::HostFunc:
-          op = 6;
+          op = TableOp::HostFunc;
           break;
         case lower::Work::Collective:
-          op = 7, a = comms->partOfStage(k);
+          op = TableOp::Collective, a = comms->partOfStage(k);
           break;
         case lower::Work::HostThread:
           llvm_unreachable("a cpu stage is a Cpu call, not a launch");
         }
         break;
       case lower::Call::Record:
-        op = 8, a = c.event;
+        op = TableOp::Record, a = c.event;
         break;
       case lower::Call::Wait:
-        op = 9, a = c.event;
+        op = TableOp::Wait, a = c.event;
         break;
       case lower::Call::Sync:
-        op = 10, a = c.event;
+        op = TableOp::Sync, a = c.event;
         break;
       case lower::Call::Cpu:
-        op = 11, a = k;
+        op = TableOp::Cpu, a = k;
         break;
       case lower::Call::Join:
         return true; // one thread issues every device's calls: nothing to do
       case lower::Call::GroupStart:
-        op = 12;
+        op = TableOp::GroupStart;
         break;
       case lower::Call::GroupEnd:
-        op = 13;
+        op = TableOp::GroupEnd;
         break;
       case lower::Call::GraphLaunch:
         llvm_unreachable("a graph launch in the stream lowering");
       }
-      os << "    {" << op << ", " << dst.first << ", " << src.first << ", " << stream << ", "
-         << a << ", " << dst.second << ", " << src.second << "},\n";
+      os << "    {" << int(op) << ", " << dst.first << ", " << src.first << ", " << stream
+         << ", " << a << ", " << dst.second << ", " << src.second << "},\n";
       return true;
     });
     os << "};\n";

@@ -237,6 +237,15 @@ inline uint32_t collectiveParts(const Stage &s) {
   const CollectiveWork *c = std::get_if<CollectiveWork>(&s.work);
   return c ? c->parts : 0;
 }
+/// SM work whose file does not say what bounds it (a kernel without
+/// `bytes=` or `bound=`, a memset): what it asks of the device's memory
+/// bandwidth and issue throughput is an assumption (the device model's
+/// ModelOptions::contendUnsaid, advise's range).
+inline bool boundUnsaid(const Stage &s) {
+  if (const KernelWork *k = std::get_if<KernelWork>(&s.work))
+    return !k->bytes && k->bound == KernelBound::Unsaid;
+  return s.kind() == StageKind::Memset;
+}
 /// A pageable copy (version 6), whose call holds its host thread.
 inline bool isPageableCopy(const Stage &s) {
   const CopyWork *copy = std::get_if<CopyWork>(&s.work);

@@ -71,9 +71,7 @@ bool Simulator::pumpBlocks(Gpu &gpu, double now) {
       // (An idle SM, the common case, holds what the shape said: no
       // division.)
       const DeviceProfile::BlockUse &f = freeSM[sm];
-      const bool idle = f.threads == capacity.threads && f.slots == capacity.slots &&
-                        f.smem == capacity.smem && f.regs == capacity.regs;
-      const uint32_t k = std::min(r->pending, idle ? r->perEmptySM : fitting(f, r->use));
+      const uint32_t k = std::min(r->pending, idle(f) ? r->perEmptySM : fitting(f, r->use));
       take(freeSM[sm], r->use, k);
       r->pending -= k;
       drained |= r->pending == 0;
@@ -129,7 +127,7 @@ bool Simulator::pumpBlocks(Gpu &gpu, double now) {
                                               0;
                                      }),
                       gpu.waiting.end());
-  if (progress && gpu.contends)
+  if (progress && contends)
     shareResources(gpu, now);
   return progress;
 }
@@ -218,11 +216,9 @@ void Simulator::shareResources(Gpu &gpu, double now) {
 }
 
 uint32_t Simulator::idleSMs(const std::vector<DeviceProfile::BlockUse> &freeSM) const {
-  uint32_t idle = 0;
-  for (const DeviceProfile::BlockUse &f : freeSM)
-    idle += f.threads == capacity.threads && f.slots == capacity.slots &&
-            f.smem == capacity.smem && f.regs == capacity.regs;
-  return idle;
+  return static_cast<uint32_t>(
+      std::count_if(freeSM.begin(), freeSM.end(),
+                    [&](const DeviceProfile::BlockUse &f) { return idle(f); }));
 }
 
 uint32_t Simulator::findSM(const std::vector<DeviceProfile::BlockUse> &freeSM,
@@ -296,7 +292,7 @@ void Simulator::blockDone(uint32_t v, uint32_t b, double now) {
     }
     finish(v, now);
   }
-  if (gpu.contends)
+  if (contends)
     shareResources(gpu, now);
 }
 

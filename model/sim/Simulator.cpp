@@ -30,8 +30,10 @@ Simulator::Simulator(const Schedule &s, Lowering lowering, const DeviceProfile &
   // Written when an instance becomes resident, read only then: left
   // untouched (and its pages unallocated) elsewhere.
   residentSlot.reset(new uint32_t[n]);
-  for (const program::Stage &stage : s.pipeline.stages)
+  for (const program::Stage &stage : s.pipeline.stages) {
     shapes.push_back(shapeOf(stage));
+    contends |= shapes.back().memory > 0 || shapes.back().compute > 0;
+  }
 }
 
 ReplayTrace Simulator::run() {
@@ -92,46 +94,44 @@ Shape Simulator::shapeOf(const program::Stage &stage) const {
     shape.use = p.blockUse(32, 0, 0);
     shape.blockUs = stage.durationUs;
   };
-  // What it asks of the shared resources: as the file says, or where it
-  // says nothing, as the options assume (nothing, or the whole device).
-  const double unsaid = options.contendUnsaid ? 1 : 0;
-  std::visit(
-      Overloaded{
-          [&](const program::KernelWork &k) {
-            const uint64_t waves = p.waves(k);
-            shape.blocks = k.blocks;
-            shape.use = p.blockUse(k.threads, k.smemBytes, k.regs);
-            shape.blockUs = stage.durationUs / double(waves);
-            const bool said = k.bytes || k.bound != program::KernelBound::Unsaid;
-            shape.memory = k.bound == program::KernelBound::Memory ? 1
-                           : k.bytes ? memoryShare(double(k.bytes), stage.durationUs)
-                           : said    ? 0
-                                     : unsaid;
-            shape.compute = k.bound == program::KernelBound::Compute ? 1 : said ? 0 : unsaid;
-          },
-          [&](const program::MemsetWork &) {
-            fill();
-            shape.memory = unsaid;
-          },
-          // Over several devices, a block per channel, each holding an
-          // SM (NCCL's kernel runs a block per channel, with the SM's
-          // shared memory to itself); on one device a fill. Its time is
-          // the links' (NCCL's formula): no share of the device's memory
-          // asked.
-          [&](const program::CollectiveWork &c) {
-            fill();
-            if (c.parts > 1) {
-              shape.blocks = std::clamp(p.ncclChannels, 1u, p.sms);
-              shape.use = capacity;
-            }
-          },
-          // A copy engine's, a host function's, the host thread's: no
-          // SM (the shape is never asked for).
-          [](const program::CopyWork &) {},
-          [](const program::HostWork &) {},
-          [](const program::CpuWork &) {},
-      },
-      stage.work);
+  // What it asks of the shared resources, as the file says.
+  std::visit(Overloaded{
+                 [&](const program::KernelWork &k) {
+                   const uint64_t waves = p.waves(k);
+                   shape.blocks = k.blocks;
+                   shape.use = p.blockUse(k.threads, k.smemBytes, k.regs);
+                   shape.blockUs = stage.durationUs / double(waves);
+                   shape.memory = k.bound == program::KernelBound::Memory ? 1
+                                  : k.bytes ? memoryShare(double(k.bytes), stage.durationUs)
+                                            : 0;
+                   shape.compute = k.bound == program::KernelBound::Compute ? 1 : 0;
+                 },
+                 [&](const program::MemsetWork &) { fill(); },
+                 // Over several devices, a block per channel, each holding an
+                 // SM (NCCL's kernel runs a block per channel, with the SM's
+                 // shared memory to itself); on one device a fill. Its time is
+                 // the links' (NCCL's formula): no share of the device's memory
+                 // asked.
+                 [&](const program::CollectiveWork &c) {
+                   fill();
+                   if (c.parts > 1) {
+                     shape.blocks = std::clamp(p.ncclChannels, 1u, p.sms);
+                     shape.use = capacity;
+                   }
+                 },
+                 // A copy engine's, a host function's, the host thread's: no
+                 // SM (the shape is never asked for).
+                 [](const program::CopyWork &) {},
+                 [](const program::HostWork &) {},
+                 [](const program::CpuWork &) {},
+             },
+             stage.work);
+  // Where the file says nothing, the options' assumption: nothing, or the
+  // whole device (a memset, all memory traffic, its bandwidth alone).
+  if (options.contendUnsaid && program::boundUnsaid(stage)) {
+    shape.memory = 1;
+    shape.compute = stage.kind() == StageKind::Kernel ? 1 : 0;
+  }
   shape.perEmptySM = fitting(p.smCapacity(), shape.use);
   shape.fullBlocks = static_cast<uint32_t>(std::max<uint64_t>(
       1, std::min<uint64_t>(shape.blocks, uint64_t(shape.perEmptySM) * p.sms)));
@@ -185,7 +185,6 @@ bool Simulator::dispatch(uint32_t v, double now) {
                             shape.perEmptySM, false});
     if (options.smsPerKernel)
       gpu.resident.back().ownSM.assign(p.sms, capacity);
-    gpu.contends |= shape.memory > 0 || shape.compute > 0;
     // Kept in urgency order as they come: most urgent (lower CUDA
     // priority value) first, then the first to arrive.
     gpu.resident.back().arrival = gpu.arrivals++;

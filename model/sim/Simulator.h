@@ -369,6 +369,11 @@ private:
   bool pumpBlocks(double now);
   bool pumpBlocks(Gpu &gpu, double now);
 
+  /// Whether an SM has nothing on it.
+  bool idle(const DeviceProfile::BlockUse &free) const {
+    return free.threads == capacity.threads && free.slots == capacity.slots &&
+           free.smem == capacity.smem && free.regs == capacity.regs;
+  }
   /// SMs with nothing on them.
   uint32_t idleSMs(const std::vector<DeviceProfile::BlockUse> &freeSM) const;
   static uint32_t findSM(const std::vector<DeviceProfile::BlockUse> &freeSM,
@@ -609,6 +614,9 @@ private:
     }
   };
   std::vector<Shape> shapes; ///< per stage
+  /// Whether some stage asks for the shared resources (memory bandwidth,
+  /// issue throughput): speeds are worked out only then.
+  bool contends = false;
   /// Whether a launch waits for a resident-kernel slot.
   bool blockedOnResidency = false;
   /// One device's SMs, resident kernels, copy engines and host-function
@@ -620,9 +628,6 @@ private:
     std::vector<Urgency> waiting;
     /// Whether pumpBlocks could place a block it could not before.
     bool blocksChanged = false;
-    /// Whether a kernel on it asks for shared resources (memory bandwidth,
-    /// issue throughput): speeds are worked out only then.
-    bool contends = false;
     /// Batches of several waves in flight: a more urgent arrival cuts them.
     uint32_t multiWave = 0;
     uint64_t arrivals = 0;        ///< kernels that reached it so far

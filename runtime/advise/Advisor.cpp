@@ -634,14 +634,9 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
   // Suggestions whose gain may rest on kernels overlapping are measured
   // too where each needs the whole device, when some kernel does not say
   // what bounds it and the numbers are the model's.
-  if (llvm::StringRef(backend.name()) == "sim")
-    for (const program::Stage &st : p.stages)
-      if (const auto *k = std::get_if<program::KernelWork>(&st.work);
-          (k && !k->bytes && k->bound == program::KernelBound::Unsaid) ||
-          st.kind() == StageKind::Memset) {
-        contended = model.contendedBackend();
-        break;
-      }
+  if (llvm::StringRef(backend.name()) == "sim" &&
+      std::any_of(p.stages.begin(), p.stages.end(), program::boundUnsaid))
+    contended = model.contendedBackend();
 
   std::vector<Candidate> candidates = restreamCandidates();
   // A raised priority for each declared stream that can go higher.

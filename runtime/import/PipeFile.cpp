@@ -94,17 +94,7 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
     line.attrs += '=';
     line.attrs += value;
   };
-  // Every time written must read back: a .pipe time is at most an hour.
-  auto tooLong = [&](double us, const char *what) {
-    return fail(formatv("stage '{0}': its {1} of {2} s is longer than the hour a .pipe time "
-                        "may hold (the recording's clock jumped, or the span is not one step: "
-                        "choose one with --step)",
-                        st.name, what, formatv("{0:f1}", us / 1e6).str())
-                    .str());
-  };
   if (st.onHost()) {
-    if (cpuTimeUs(st, profile) > sema::kMaxTimeUs)
-      return tooLong(cpuTimeUs(st, profile), "host time");
     Time t = timeOf(cpuTimeUs(st, profile));
     s.work = program::CpuWork{};
     s.durationUs = t.us;
@@ -112,8 +102,6 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
     return llvm::Error::success();
   }
   const GpuOp &op = step.opOf(st);
-  if (st.durUs > sema::kMaxTimeUs)
-    return tooLong(st.durUs, "recorded time");
   Time t = timeOf(st.durUs);
   s.durationUs = t.us;
   s.graph = st.graphLaunch;
@@ -170,8 +158,6 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
   // graph launch's, for the first node of one).
   double issue =
       st.dispatchUs - (st.graphLaunch >= 0 ? profile.graphLaunchUs : profile.launchUs);
-  if (issue > sema::kMaxTimeUs)
-    return tooLong(issue, "dispatch before its launch");
   if (issue >= 0.0005) {
     Time i = timeOf(issue);
     s.issueUs = i.us;

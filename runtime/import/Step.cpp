@@ -388,21 +388,22 @@ double SmDemand::most() const {
   return most;
 }
 
-/// A peer copy's link, per direction: NVLink on the SXM parts by
-/// generation (NVIDIA's data sheets: 6 links of 25 GB/s a direction on a
-/// V100, 12 on an A100, 18 on an H100/H200, NVLink 5's 900 GB/s on a
-/// B200); PCIe on a PCIe card and on the consumer and workstation parts
-/// (compute capability 7.5, 8.6, 8.9, 12.x), which have no NVLink switch.
 namespace {
+/// A PCIe card by its name ("NVIDIA H100 PCIe"): no NVLink, and its own
+/// memory and links.
 bool pcieCardName(const DeviceInfo &d) {
   return llvm::StringRef(d.name).contains_insensitive("pcie");
 }
 } // namespace
 
+/// A peer copy's link, per direction: NVLink on the SXM parts by
+/// generation (NVIDIA's data sheets: 6 links of 25 GB/s a direction on a
+/// V100, 12 on an A100, 18 on an H100/H200, NVLink 5's 900 GB/s on a
+/// B200); PCIe on a PCIe card and on the consumer and workstation parts
+/// (compute capability 7.5, 8.6, 8.9, 12.x), which have no NVLink switch.
 double importer::peerGBps(const DeviceInfo &d, double pcieGBps) {
   const unsigned cc = d.major * 10 + d.minor;
-  const bool pcieCard = llvm::StringRef(d.name).contains_insensitive("pcie") || cc == 75 ||
-                        cc == 86 || cc == 89 || d.major == 12;
+  const bool pcieCard = pcieCardName(d) || cc == 75 || cc == 86 || cc == 89 || d.major == 12;
   const double nvlink = cc == 70        ? 150
                         : d.major == 8  ? 300
                         : d.major == 9  ? 450
@@ -414,12 +415,11 @@ double importer::peerGBps(const DeviceInfo &d, double pcieGBps) {
 /// The device memory's bandwidth of the data-centre parts (NVIDIA's data
 /// sheets): V100 900 GB/s; A100 1555 (40 GB) or 2039 (80 GB SXM), 1935
 /// (80 GB PCIe); H100 3350 (SXM), 2000 (PCIe), 3900 (NVL); H200 4800;
-/// B200 8000. Others keep the profile's default (0 here), which advice
-/// that rests on it names.
+/// B200 8000. Others keep the profile's default (0 here).
 double importer::memoryGBps(const DeviceInfo &d) {
   const llvm::StringRef name(d.name);
   const unsigned cc = d.major * 10 + d.minor;
-  const bool pcie = name.contains_insensitive("pcie");
+  const bool pcie = pcieCardName(d);
   if (cc == 70)
     return 900;
   if (cc == 80)
