@@ -46,12 +46,14 @@ enum class TableOp : uint8_t {
   Cpu,
   GroupStart,
   GroupEnd,
+  GraphLaunch,
 };
 constexpr const char *kTableOpNames[] = {
-    "SetDevice",  "Dispatch", "Kernel", "Copy", "PeerCopy", "Memset",     "HostFunc",
-    "Collective", "Record",   "Wait",   "Sync", "Cpu",      "GroupStart", "GroupEnd",
+    "SetDevice", "Dispatch", "Kernel",     "Copy",     "PeerCopy",
+    "Memset",    "HostFunc", "Collective", "Record",   "Wait",
+    "Sync",      "Cpu",      "GroupStart", "GroupEnd", "GraphLaunch",
 };
-static_assert(std::size(kTableOpNames) == size_t(TableOp::GroupEnd) + 1,
+static_assert(std::size(kTableOpNames) == size_t(TableOp::GraphLaunch) + 1,
               "a name for every TableOp");
 // The emitted placeOf switches on a row's place kind as lower::Place has them.
 static_assert(lower::Place::Declared == 0 && lower::Place::Device == 1 &&
@@ -557,7 +559,7 @@ struct CallRow {
 };
 )";
     os << formatv("const CallRow kCalls[{0}] = {{\n", calls);
-    lower::forEachStreamCall(s, [&](const lower::Call &c) {
+    lower::forEachStreamCall(s, &*recorded, [&](const lower::Call &c) {
       const int stream = c.stream == kHostStream ? -1 : int(c.stream);
       TableOp op = TableOp::SetDevice;
       int64_t a = 0;
@@ -620,6 +622,9 @@ struct CallRow {
       case lower::Call::GroupEnd:
         op = TableOp::GroupEnd;
         break;
+      case lower::Call::RecordedLaunch:
+        op = TableOp::GraphLaunch, a = c.segment;
+        break;
       case lower::Call::GraphLaunch:
         llvm_unreachable("a graph launch in the stream lowering");
       }
@@ -638,10 +643,11 @@ struct CallRow {
   }
 }
 static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEvent_t *event,
-                  [[maybe_unused]] Buffers &b) {
+                  [[maybe_unused]] Buffers &b, [[maybe_unused]] cudaGraphExec_t *recorded) {
   for (const CallRow &c : kCalls) {
     const StageWork &w = kWork[c.op == Record || c.op == Wait || c.op == Sync ||
-                                       c.op == SetDevice || c.op == Collective
+                                       c.op == SetDevice || c.op == Collective ||
+                                       c.op == GraphLaunch
                                    ? 0
                                    : c.a];
     cudaStream_t s = c.stream >= 0 ? stream[c.stream] : nullptr;
@@ -674,6 +680,7 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
     os << R"(    case Record: CHECK(cudaEventRecord(event[c.a], s)); break;
     case Wait: CHECK(cudaStreamWaitEvent(s, event[c.a], 0)); break;
     case Cpu: spinHost(*w.micros); break;
+    case GraphLaunch: CHECK(cudaGraphLaunch(recorded[c.a], s)); break;
     default: break;
     }
   }
@@ -699,16 +706,19 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
       writeLaunch(c, stream, id);
       return;
     case lower::Call::Record:
-      os << "  CHECK(cudaEventRecord(event[" << Decimal(c.event) << "], " << stream
-         << ")); // after ";
-      writeLabel(c.instance);
-      os << '\n';
+      os << "  CHECK(cudaEventRecord(event[" << Decimal(c.event) << "], " << stream << ")); ";
+      if (scratch(c))
+        os << "// fork or join around a recorded graph launch\n";
+      else
+        os << "// after ", writeLabel(c.instance), os << '\n';
       return;
     case lower::Call::Wait:
       os << "  CHECK(cudaStreamWaitEvent(" << stream << ", event[" << Decimal(c.event)
-         << "], 0)); // for ";
-      writeLabel(c.instance);
-      os << '\n';
+         << "], 0)); ";
+      if (scratch(c))
+        os << "// fork or join around a recorded graph launch\n";
+      else
+        os << "// for ", writeLabel(c.instance), os << '\n';
       return;
     case lower::Call::Sync:
       // With collectives, a wait that polls NCCL's errors (CudaNccl).
@@ -734,6 +744,12 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
       return;
     case lower::Call::GroupEnd:
       os << "  NCCL_CHECK(nccl.groupEnd());\n";
+      return;
+    case lower::Call::RecordedLaunch:
+      os << "  CHECK(cudaGraphLaunch(recorded[" << Decimal(c.segment) << "], " << stream
+         << ")); // recorded graph " << s.instances.stage(c.instance).graph << ", from ";
+      writeLabel(c.instance);
+      os << '\n';
       return;
     case lower::Call::GraphLaunch:
       break;
@@ -872,7 +888,8 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
 
   void streams() {
     commonSetup();
-    os << formatv("constexpr int kEvents = {0};\n", std::max(1u, s.eventObjects));
+    recorded.emplace(s);
+    os << formatv("constexpr int kEvents = {0};\n", std::max(1u, recorded->events()));
     if (several()) {
       // Each event object is recorded on one device's streams (the plan
       // pools them per device): it is made there.
@@ -890,18 +907,20 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
        << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(), s.records,
                   s.waits);
     size_t calls = 0;
-    lower::forEachStreamCall(s, [&](const lower::Call &) {
+    lower::forEachStreamCall(s, &*recorded, [&](const lower::Call &) {
       ++calls;
       return true;
     });
+    writeRecordedGraphs();
     if (calls > callTableFrom) {
       writeCallTable(calls);
     } else {
       os << "static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] "
             "cudaEvent_t *event,\n"
-            "                  [[maybe_unused]] Buffers &b) {\n";
+            "                  [[maybe_unused]] Buffers &b, [[maybe_unused]] cudaGraphExec_t "
+            "*recorded) {\n";
       // Millions of calls: written piece by piece, no string built per call.
-      lower::forEachStreamCall(s, [&](const lower::Call &c) {
+      lower::forEachStreamCall(s, &*recorded, [&](const lower::Call &c) {
         writeCall(c);
         return true;
       });
@@ -964,18 +983,25 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
 )"
          << "  b.allocate(kCopyBytes, kCopyDirection, " << copies << ");\n"
          << "  b.allocateDeclared(kBufferBytes, kBufferSlots, kBufferOnHost, kBuffers);\n"
-         << parts;
+         << parts
+         << (recorded->launches.empty()
+                 ? "  cudaGraphExec_t *recorded = nullptr; // no recorded graph launch\n"
+                 : "  // The recorded graph launches' graphs, built and instantiated once.\n"
+                   "  RecordedGraphs graphs(b, least, greatest);\n"
+                   "  cudaGraphExec_t *recorded = graphs.exec;\n");
     const std::string sync = std::string(comms ? "waitStreams(stream, kStreams); " : "") +
                              (several() ? "synchronize()" : "CHECK(cudaDeviceSynchronize())");
+    if (several())
+      os << "  cudaGraphExec_t *recorded = nullptr; // one device's recorded graphs only\n";
     os << formatv(R"(
   Clock::time_point t = Clock::now();
-  issue(stream, event, b);
+  issue(stream, event, b, recorded);
   {2};
   double first = microsSince(t);
   std::vector<double> replay, submit;
   for (int i = 0; i < replays; ++i) {{
     t = Clock::now();
-    issue(stream, event, b);
+    issue(stream, event, b, recorded);
     submit.push_back(microsSince(t));
     {2};
     replay.push_back(microsSince(t));
@@ -1023,7 +1049,7 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
           "  (void)b;\n";
     os << "  cudaKernelNodeAttrValue priority{};\n";
     plan.forEachNode([&](const lower::Node &node) {
-      writeNode(node, plan);
+      writeNode(node, plan.eventOf);
       return true;
     });
     os << "}\n\n";
@@ -1163,9 +1189,62 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
     os << "}\n\n";
   }
 
+  /// Whether call c records or waits for the recorded graphs' own event.
+  bool scratch(const lower::Call &c) const {
+    return recorded && !recorded->launches.empty() && c.event == recorded->scratchEvent;
+  }
+
+  /// The stream lowering's recorded graph launches (lower::RecordedGraphs):
+  /// a graph per shape, built and instantiated once, before the first replay.
+  void writeRecordedGraphs() {
+    const lower::RecordedGraphs &r = *recorded;
+    if (r.launches.empty())
+      return;
+    os << formatv("// The recorded graph launches (graph=N): {0} launch(es) of {1} graph(s). "
+                  "Each is\n"
+                  "// launched on its first node's stream, after what every stream of its "
+                  "nodes\n"
+                  "// issued before it; the streams it touches go on after the whole graph.\n",
+                  r.launches.size(), r.shapes.size());
+    os << formatv("constexpr int kRecordedShapes = {0};\n", r.shapes.size());
+    os << formatv("constexpr int kRecordedNodes = {0};\n", s.instances.size());
+    os << "static void buildRecorded(cudaGraph_t *graph, cudaGraphNode_t *node, "
+          "[[maybe_unused]] Buffers &b,\n"
+          "                          [[maybe_unused]] int least, [[maybe_unused]] int "
+          "greatest) {\n"
+          "  [[maybe_unused]] cudaKernelNodeAttrValue priority{};\n";
+    for (uint32_t l : r.shapes)
+      r.forEachNode(l, [&](const lower::Node &node) {
+        writeNode(node, {});
+        return true;
+      });
+    os << R"(}
+struct RecordedGraphs {
+  cudaGraph_t graph[kRecordedShapes];
+  cudaGraphExec_t exec[kRecordedShapes];
+  RecordedGraphs(Buffers &b, int least, int greatest) {
+    std::vector<cudaGraphNode_t> node(kRecordedNodes);
+    for (int g = 0; g < kRecordedShapes; ++g)
+      CHECK(cudaGraphCreate(&graph[g], 0));
+    buildRecorded(graph, node.data(), b, least, greatest);
+    for (int g = 0; g < kRecordedShapes; ++g)
+      CHECK(cudaGraphInstantiate(&exec[g], graph[g], cudaGraphInstantiateFlagUseNodePriority));
+  }
+  ~RecordedGraphs() {
+    for (int g = 0; g < kRecordedShapes; ++g) {
+      CHECK(cudaGraphExecDestroy(exec[g]));
+      CHECK(cudaGraphDestroy(graph[g]));
+    }
+  }
+};
+
+)";
+  }
+
   /// Node `node` of the graph, with its event-wait nodes before it and its
-  /// event-record node after it, as a block of `build`.
-  void writeNode(const lower::Node &node, const lower::GraphPlan &plan) {
+  /// event-record node after it, as a block of `build` (`eventOf`: the
+  /// graph lowering's events of the instances it waits for).
+  void writeNode(const lower::Node &node, llvm::ArrayRef<uint32_t> eventOf) {
     const uint32_t v = node.instance;
     os << "  { // ";
     writeLabel(v);
@@ -1175,7 +1254,7 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
       os << "    cudaGraphNode_t wait" << Decimal(i) << ";\n"
          << "    CHECK(cudaGraphAddEventWaitNode(&wait" << Decimal(i) << ", graph["
          << Decimal(node.segment) << "], nullptr, 0, event["
-         << Decimal(plan.eventOf[node.waitFor[i]]) << "])); // after "
+         << Decimal(eventOf[node.waitFor[i]]) << "])); // after "
          << s.instances.name(node.waitFor[i]) << "\n";
     const size_t count = node.after.size() + node.waitFor.size();
     if (count) {
@@ -1282,7 +1361,9 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
   std::string name;
   std::vector<int> copyIndex;
   int copies = 0;
-  std::optional<Communicators> comms;  ///< with collectives
+  std::optional<Communicators> comms; ///< with collectives
+  /// The stream lowering's recorded graph launches (made by streams()).
+  std::optional<lower::RecordedGraphs> recorded;
   std::vector<uint32_t> declaredBase;  ///< per buffer: its first slot's index
   std::vector<std::string> ids;        ///< per stage: its C++ identifier
   std::vector<std::string> streamRefs; ///< per stream: `stream[i]`

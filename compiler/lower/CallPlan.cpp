@@ -3,6 +3,10 @@
 #include "compiler/lower/CallPlan.h"
 #include "compiler/support/Overloaded.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
@@ -78,7 +82,234 @@ Place lower::kernelPlace(const Schedule &s, uint32_t v) {
   return touched ? declared(s, *touched, v) : Place{};
 }
 
-bool lower::forEachStreamCall(const Schedule &s, llvm::function_ref<bool(const Call &)> f) {
+RecordedGraphs::RecordedGraphs(const Schedule &s) : s(s), scratchEvent(s.eventObjects) {
+  const auto &stages = s.pipeline.stages;
+  if (s.pipeline.deviceCount() > 1 ||
+      std::none_of(stages.begin(), stages.end(),
+                   [](const program::Stage &st) { return st.graph >= 0; }))
+    return;
+  launchOf.assign(s.instances.size(), UINT32_MAX);
+  // The runs, as the model's host thread sees them: a node's launch opens
+  // one, the next node of its graph and iteration goes on with it, any
+  // other launch, cpu stage or sync closes it (records and waits do not).
+  bool open = false;
+  int64_t graph = -1;
+  uint32_t iteration = 0;
+  Launch run{0, 0, 0, 0};
+  auto close = [&] {
+    if (open)
+      launches.push_back(run);
+    open = false;
+  };
+  for (uint32_t i = 0; i < s.ops.size(); ++i) {
+    const Op &op = s.ops[i];
+    if (op.kind == Op::Record || op.kind == Op::Wait)
+      continue;
+    if (op.kind != Op::Launch) {
+      close();
+      continue;
+    }
+    const program::Stage &st = s.instances.stage(op.instance);
+    const uint32_t it = s.instances.iterationOf(op.instance);
+    if (!open || st.graph != graph || it != iteration) {
+      close();
+      if (st.graph < 0 || program::isCollective(st))
+        continue;
+      open = true;
+      graph = st.graph;
+      iteration = it;
+      run = {i, i, 0, op.stream};
+    }
+    launchOf[op.instance] = uint32_t(launches.size());
+    run.end = i + 1;
+  }
+  close();
+  if (launches.empty())
+    return;
+
+  // The records a later wait binds to (the latest of its event before it).
+  exported.assign(s.ops.size(), false);
+  std::vector<uint32_t> latest(s.eventObjects, UINT32_MAX), latestLaunch(s.eventObjects);
+  uint32_t l = 0;
+  for (uint32_t i = 0; i < s.ops.size(); ++i) {
+    while (l < launches.size() && launches[l].end <= i)
+      ++l;
+    const bool in = l < launches.size() && launches[l].begin <= i;
+    const Op &op = s.ops[i];
+    if (op.kind == Op::Record && op.event < s.eventObjects) {
+      latest[op.event] = in && edge(l, op) ? i : UINT32_MAX; // the others come before it
+      latestLaunch[op.event] = l;
+    } else if ((op.kind == Op::Wait || op.kind == Op::Sync) && op.event < s.eventObjects &&
+               latest[op.event] != UINT32_MAX && !(in && latestLaunch[op.event] == l)) {
+      exported[latest[op.event]] = true;
+    }
+  }
+
+  // Launches of one shape share a graph: per node its stage, stream and
+  // places, and its predecessors by position.
+  llvm::DenseMap<uint64_t, llvm::SmallVector<uint32_t, 1>> byHash;
+  std::vector<std::vector<uint64_t>> kept;
+  std::vector<uint64_t> mine;
+  llvm::DenseMap<uint32_t, uint32_t> position;
+  auto place = [&](const Place &p) {
+    mine.push_back(uint64_t(p.kind) << 32 | p.buffer);
+    mine.push_back(p.slot);
+  };
+  for (uint32_t k = 0; k < launches.size(); ++k) {
+    Launch &launch = launches[k];
+    mine.assign({launch.stream});
+    position.clear();
+    forEachNode(k, [&](const Node &node) {
+      const uint32_t v = node.instance;
+      position[v] = uint32_t(position.size());
+      mine.push_back(s.instances.stageOf(v));
+      mine.push_back(s.streamOf(v));
+      switch (node.work) {
+      case Work::Kernel:
+        place(kernelPlace(s, v));
+        break;
+      case Work::Copy:
+      case Work::PeerCopy: {
+        const CopyPlaces c = copyPlaces(s, v);
+        place(c.dst);
+        place(c.src);
+        break;
+      }
+      case Work::Memset:
+        place(memsetPlace(s, v));
+        break;
+      case Work::HostFunc:
+      case Work::Collective:
+      case Work::HostThread:
+        break;
+      }
+      mine.push_back(node.after.size());
+      for (uint32_t u : node.after)
+        mine.push_back(position.lookup(u));
+      return true;
+    });
+    const uint64_t h = llvm::hash_combine_range(mine.begin(), mine.end());
+    llvm::SmallVector<uint32_t, 1> &candidates = byHash[h];
+    launch.shape = UINT32_MAX;
+    for (uint32_t c : candidates)
+      if (kept[c] == mine)
+        launch.shape = c;
+    if (launch.shape == UINT32_MAX) {
+      launch.shape = uint32_t(shapes.size());
+      candidates.push_back(launch.shape);
+      kept.push_back(mine);
+      shapes.push_back(k);
+    }
+  }
+}
+
+uint32_t RecordedGraphs::events() const { return s.eventObjects + (launches.empty() ? 0 : 1); }
+
+bool RecordedGraphs::forEachNode(uint32_t l, llvm::function_ref<bool(const Node &)> f) const {
+  const Launch &launch = launches[l];
+  // Per stream: its last node, and the producers its edges since then wait for.
+  llvm::DenseMap<uint32_t, uint32_t> last;
+  llvm::DenseMap<uint32_t, llvm::SmallVector<uint32_t, 2>> pending;
+  llvm::SmallVector<uint32_t, 4> after;
+  for (uint32_t i = launch.begin; i < launch.end; ++i) {
+    const Op &op = s.ops[i];
+    if (op.kind == Op::Wait && edge(l, op)) {
+      pending[op.stream].push_back(op.instance);
+      continue;
+    }
+    if (op.kind != Op::Launch)
+      continue;
+    after.clear();
+    auto before = last.find(op.stream);
+    if (before != last.end())
+      after.push_back(before->second);
+    auto edges = pending.find(op.stream);
+    if (edges != pending.end()) {
+      for (uint32_t u : edges->second)
+        if (std::find(after.begin(), after.end(), u) == after.end())
+          after.push_back(u);
+      pending.erase(edges);
+    }
+    last[op.stream] = op.instance;
+    const Node node{op.instance, launch.shape, workOf(s.instances.stage(op.instance)),
+                    after,       {},           kNoRecord};
+    if (!f(node))
+      return false;
+  }
+  return true;
+}
+
+namespace {
+
+/// The calls of recorded launch l (RecordedGraphs): the records and waits
+/// that are not its graph's edges (the waits moved to the launch stream),
+/// the fork, the launch, the join, the records made again.
+bool recordedCalls(const RecordedGraphs &r, uint32_t l,
+                   llvm::function_ref<bool(const Call &)> f) {
+  const Schedule &s = r.s;
+  const RecordedGraphs::Launch &launch = r.launches[l];
+  const uint32_t first = s.ops[launch.begin].instance;
+  auto call = [&](Call::Kind kind, uint32_t stream, uint32_t event, uint32_t instance) {
+    Call c{kind};
+    c.stream = stream;
+    c.event = event;
+    c.instance = instance;
+    return f(c);
+  };
+  for (uint32_t i = launch.begin; i < launch.end; ++i) {
+    const Op &op = s.ops[i];
+    if (op.kind == Op::Record && !r.edge(l, op) &&
+        !call(Call::Record, op.stream, op.event, op.instance))
+      return false;
+    if (op.kind == Op::Wait && !r.edge(l, op) &&
+        !call(Call::Wait, launch.stream, op.event, op.instance))
+      return false;
+  }
+  // The streams of its nodes fork into the launch stream (their earlier
+  // work comes first); every stream it touches joins after it.
+  llvm::SmallVector<uint32_t, 4> forked, joined;
+  llvm::DenseSet<uint32_t> seenForked, seenJoined;
+  for (uint32_t i = launch.begin; i < launch.end; ++i) {
+    const Op &op = s.ops[i];
+    if (op.stream == launch.stream || op.stream == kHostStream)
+      continue;
+    if (op.kind == Op::Launch && seenForked.insert(op.stream).second)
+      forked.push_back(op.stream);
+    if (seenJoined.insert(op.stream).second)
+      joined.push_back(op.stream);
+  }
+  for (uint32_t x : forked)
+    if (!call(Call::Record, x, r.scratchEvent, first) ||
+        !call(Call::Wait, launch.stream, r.scratchEvent, first))
+      return false;
+  if (s.instances.stage(first).issueUs > 0 && !call(Call::Dispatch, kHostStream, 0, first))
+    return false;
+  Call graph{Call::RecordedLaunch};
+  graph.stream = launch.stream;
+  graph.instance = first;
+  graph.segment = launch.shape;
+  graph.event = l;
+  if (!f(graph))
+    return false;
+  if (!joined.empty() && !call(Call::Record, launch.stream, r.scratchEvent, first))
+    return false;
+  for (uint32_t x : joined)
+    if (!call(Call::Wait, x, r.scratchEvent, first))
+      return false;
+  for (uint32_t i = launch.begin; i < launch.end; ++i)
+    if (r.exported[i] &&
+        !call(Call::Record, s.ops[i].stream, s.ops[i].event, s.ops[i].instance))
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool lower::forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
+                              llvm::function_ref<bool(const Call &)> f) {
+  if (recorded && recorded->launches.empty())
+    recorded = nullptr;
+  uint32_t nextRecorded = 0;
   const bool several = s.pipeline.deviceCount() > 1;
   int64_t current = -1;
   auto call = [&](const Op &op) {
@@ -134,7 +365,15 @@ bool lower::forEachStreamCall(const Schedule &s, llvm::function_ref<bool(const C
   // they are enqueued before the parts are).
   std::vector<const Op *> afterGroup;
   bool inGroup = false;
-  for (const Op &op : s.ops) {
+  for (uint32_t i = 0; i < s.ops.size(); ++i) {
+    const Op &op = s.ops[i];
+    if (recorded && nextRecorded < recorded->launches.size() &&
+        recorded->launches[nextRecorded].begin == i) {
+      if (!recordedCalls(*recorded, nextRecorded, f))
+        return false;
+      i = recorded->launches[nextRecorded++].end - 1;
+      continue;
+    }
     if (inGroup && op.kind == Op::Record) {
       afterGroup.push_back(&op);
       continue;

@@ -66,17 +66,20 @@ Place kernelPlace(const Schedule &s, uint32_t v);
 /// One host call.
 struct Call {
   enum Kind : uint8_t {
-    SetDevice,   ///< make `device` current (several devices, when it changes)
-    Dispatch,    ///< the issuing thread spins the stage's issue= time
-    Launch,      ///< instance's `work` on `stream`
-    Record,      ///< record `event` on `stream`, after `instance`
-    Wait,        ///< `stream` waits for `event` (`instance`'s)
-    Sync,        ///< the issuing thread waits for `event` (`instance`'s)
-    Cpu,         ///< a cpu stage, on the issuing thread
-    Join,        ///< another device's host thread ran `instance`
-    GroupStart,  ///< an NCCL group opens (a collective's parts follow)
-    GroupEnd,    ///< it closes: NCCL enqueues the parts now
-    GraphLaunch, ///< the graph of segment `segment`, on launch stream `stream`
+    SetDevice,      ///< make `device` current (several devices, when it changes)
+    Dispatch,       ///< the issuing thread spins the stage's issue= time
+    Launch,         ///< instance's `work` on `stream`
+    Record,         ///< record `event` on `stream`, after `instance`
+    Wait,           ///< `stream` waits for `event` (`instance`'s)
+    Sync,           ///< the issuing thread waits for `event` (`instance`'s)
+    Cpu,            ///< a cpu stage, on the issuing thread
+    Join,           ///< another device's host thread ran `instance`
+    GroupStart,     ///< an NCCL group opens (a collective's parts follow)
+    GroupEnd,       ///< it closes: NCCL enqueues the parts now
+    GraphLaunch,    ///< the graph of segment `segment`, on launch stream `stream`
+    RecordedLaunch, ///< recorded graph launch `event` (RecordedGraphs), its
+                    ///< shape `segment`'s executable graph, on `stream`;
+                    ///< `instance` is its first node
   };
   Kind kind;
   Work work = Work::Kernel; ///< Launch
@@ -87,12 +90,73 @@ struct Call {
   uint32_t segment = 0; ///< GraphLaunch
 };
 
+/// One node of a graph: see Node, below.
+struct Node;
+
+/// The stream lowering's recorded graph launches (`graph=N`, language
+/// version 5): each is a run of the host's ops that one call put on the
+/// device, as the model charges it (one `graph_launch_us`): from a node's
+/// launch through the launches of the same graph's nodes in the same
+/// iteration, and the records and waits between them, up to the last such
+/// launch. Each becomes one CUDA graph of those nodes, launched on its first
+/// node's stream (the launch stream): an edge inside the run (a record or
+/// wait whose producer is a node of the run) is an edge of the graph;
+/// around the launch, every other stream of the run's nodes forks into the
+/// launch stream and every stream the run touches joins after it, the waits
+/// on earlier producers become the launch stream's, and the records that a
+/// wait after the run binds to are made again after the join. Runs of one
+/// shape (the same stages, places, streams and edges) share one executable
+/// graph. Empty for a program without `graph=` or with several devices
+/// (whose nodes are launched one by one).
+struct RecordedGraphs {
+  explicit RecordedGraphs(const Schedule &s);
+
+  const Schedule &s;
+  struct Launch {
+    uint32_t begin, end; ///< its ops, [begin, end) of s.ops
+    uint32_t shape;      ///< its executable graph
+    uint32_t stream;     ///< the launch stream: its first node's
+  };
+  std::vector<Launch> launches; ///< in issue order
+  /// Per shape, the launch whose nodes build its graph (the first of it).
+  std::vector<uint32_t> shapes;
+  /// The plan's own event, after the schedule's (s.eventObjects): the
+  /// fork and join around each launch, recorded and waited at once.
+  uint32_t scratchEvent = 0;
+  /// How many events the stream lowering makes: the schedule's, and the
+  /// scratch event when there is a launch.
+  uint32_t events() const;
+  /// Per op: whether it is a record inside a launch that a wait or sync
+  /// after the launch binds to (made again after the join). Empty with no
+  /// launch.
+  std::vector<bool> exported;
+
+  /// Calls `f` with each node of launch `l`, in issue order: its instance,
+  /// `segment` the launch's shape, `after` its predecessors in the graph
+  /// (the node before it on its stream, and the producers of the edges
+  /// into it); no waits or record. Stops when `f` returns false.
+  bool forEachNode(uint32_t l, llvm::function_ref<bool(const Node &)> f) const;
+
+  /// Whether `op`, a record or wait among launch `l`'s ops, is an edge of
+  /// its graph: its producer is a node of `l`.
+  bool edge(uint32_t l, const Op &op) const { return launchOf[op.instance] == l; }
+
+private:
+  std::vector<uint32_t> launchOf; ///< per instance, its launch or UINT32_MAX
+};
+
 /// Calls `f` with each call of the stream lowering, in issue order: the
 /// schedule's ops, each launch after its issue= dispatch, each device made
 /// current when it changes, and a collective's parts inside one NCCL group
 /// (the records after them moved past its end, where NCCL enqueues them).
-/// Stops, returning false, when `f` does.
-bool forEachStreamCall(const Schedule &s, llvm::function_ref<bool(const Call &)> f);
+/// With `recorded`, each of its launches is one RecordedLaunch call with
+/// the calls around it (RecordedGraphs); without, its nodes are launched
+/// one by one. Stops, returning false, when `f` does.
+bool forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
+                       llvm::function_ref<bool(const Call &)> f);
+inline bool forEachStreamCall(const Schedule &s, llvm::function_ref<bool(const Call &)> f) {
+  return forEachStreamCall(s, nullptr, f);
+}
 
 /// One node of the graph lowering: `instance` in its segment's graph,
 /// after the nodes of `after` and after an event-wait node for each of

@@ -87,6 +87,11 @@ struct Resources {
   std::unique_ptr<lower::GraphPlan> plan;
   std::vector<Stream> launchStreams;
   std::vector<Event> graphEvents;
+  /// The stream lowering's recorded graph launches (graph=N): the plan, and
+  /// per shape its graph and executable graph, built once by allocate.
+  std::unique_ptr<lower::RecordedGraphs> recorded;
+  std::vector<Graph> recordedGraphs;
+  std::vector<GraphExec> recordedExecs;
   std::vector<DeviceMemory> deviceBuffers;   ///< per stage: source side
   std::vector<DeviceMemory> deviceBuffers2;  ///< per stage: d2d destination
   std::vector<PinnedMemory> pinnedBuffers;   ///< per stage
@@ -283,6 +288,12 @@ public:
       llvm::Error e = timeline(s, res, options, state);
       if (e)
         return llvm::Error(std::move(e));
+      if (r.lowering == Lowering::Streams && !res.recorded->launches.empty())
+        r.notes.push_back(llvm::formatv("the replays launched the {0} recorded graph "
+                                        "launch(es) as {1} graph(s); the timeline, which "
+                                        "times every node, launched their nodes one by one",
+                                        res.recorded->launches.size(),
+                                        res.recorded->shapes.size()));
       r.violationSlackUs = violationSlackUs(r.timing, timerResolutionNs);
       summarise(r);
       r.runSeconds += microsSince(clock) / 1e6;
@@ -405,7 +416,8 @@ private:
           cudaStreamCreateWithFlags(res.launchStreams.back().out(), cudaStreamNonBlocking),
           "the graph lowering's launch streams");
     }
-    for (uint32_t e = 0; e < std::max(1u, s.eventObjects); ++e) {
+    res.recorded = std::make_unique<lower::RecordedGraphs>(s);
+    for (uint32_t e = 0; e < std::max(1u, res.recorded->events()); ++e) {
       res.events.emplace_back();
       PIPEC_CUDA_TRY(cudaEventCreateWithFlags(res.events.back().out(), cudaEventDisableTiming),
                      "event e" + std::to_string(e));
@@ -481,6 +493,8 @@ private:
       res.hostWork[v].clock = hostNanoseconds;
       res.tags[v] = tagFor(v);
     }
+    if (llvm::Error e = buildRecorded(s, res, options))
+      return e;
     PIPEC_CUDA_TRY(cudaDeviceSynchronize(), "allocation");
     return llvm::Error::success();
   }
@@ -565,11 +579,46 @@ private:
     }
   }
 
+  /// The recorded graph launches' graphs (lower::RecordedGraphs), one per
+  /// shape, built and instantiated before anything is timed.
+  llvm::Error buildRecorded(const Schedule &s, Resources &res, const RunOptions &options) {
+    const lower::RecordedGraphs &r = *res.recorded;
+    BuiltGraph built;
+    built.node.assign(s.instances.size(), nullptr);
+    built.kernelArgs.assign(s.instances.size(), {nullptr, nullptr, nullptr});
+    std::vector<cudaGraphNode_t> deps;
+    for (uint32_t shape = 0; shape < r.shapes.size(); ++shape) {
+      res.recordedGraphs.emplace_back();
+      PIPEC_CUDA_TRY(cudaGraphCreate(res.recordedGraphs.back().out(), 0),
+                     "a recorded graph launch");
+      cudaGraph_t graph = res.recordedGraphs.back().get();
+      auto visit = [&](auto f) { return r.forEachNode(r.shapes[shape], f); };
+      if (llvm::Error e = each(visit, [&](const lower::Node &planned) -> llvm::Error {
+            deps.clear();
+            for (uint32_t u : planned.after)
+              deps.push_back(built.node[u]);
+            return addNode(s, res, options, planned, graph, deps, built);
+          }))
+        return e;
+      res.recordedExecs.emplace_back();
+      PIPEC_CUDA_TRY(cudaGraphInstantiate(res.recordedExecs.back().out(), graph,
+                                          cudaGraphInstantiateFlagUseNodePriority),
+                     "a recorded graph launch");
+    }
+    // The kernel nodes' arguments are read when a node is added: `built`
+    // may go.
+    return llvm::Error::success();
+  }
+
   /// The schedule's host calls, exactly as emitted (the plan's stream
   /// calls); with `timed`, a timing event is recorded on each stage's own
-  /// stream before and after it.
-  llvm::Error issue(const Schedule &s, Resources &res, TimingEvents *timed) {
-    auto visit = [&](auto f) { return lower::forEachStreamCall(s, f); };
+  /// stream before and after it. `asGraphs`: each recorded graph launch is
+  /// one graph launch (the replays); else its nodes are launched one by
+  /// one (a capture, and the timeline, which times each node).
+  llvm::Error issue(const Schedule &s, Resources &res, TimingEvents *timed,
+                    bool asGraphs = false) {
+    const lower::RecordedGraphs *recorded = asGraphs ? res.recorded.get() : nullptr;
+    auto visit = [&](auto f) { return lower::forEachStreamCall(s, recorded, f); };
     return each(visit, [&](const lower::Call &c) -> llvm::Error {
       cudaStream_t stream = c.stream == kHostStream ? nullptr : res.streams[c.stream].get();
       switch (c.kind) {
@@ -600,6 +649,10 @@ private:
         return llvm::Error::success();
       case lower::Call::Cpu:
         return runCpu(s, res, c.instance, timed);
+      case lower::Call::RecordedLaunch:
+        PIPEC_CUDA_TRY(cudaGraphLaunch(res.recordedExecs[c.segment].get(), stream),
+                       "recorded graph launch " + std::to_string(c.event));
+        return llvm::Error::success();
       case lower::Call::SetDevice:   // several devices,
       case lower::Call::Join:        // several host threads,
       case lower::Call::GroupStart:  // and collectives:
@@ -762,7 +815,8 @@ private:
   llvm::Error replayStreams(const Schedule &s, Resources &res, const RunOptions &options,
                             LoweringRun &r) {
     return timeReplays(
-        options, r, [&] { return issue(s, res, nullptr); }, [&] { return syncAll(); });
+        options, r, [&] { return issue(s, res, nullptr, /*asGraphs=*/true); },
+        [&] { return syncAll(); });
   }
 
   llvm::Error eventsStreamsTimeline(const Schedule &s, Resources &res, LoweringRun &r) {

@@ -6,9 +6,11 @@
 
 #include "FrontendHelpers.h"
 #include "RandomPrograms.h"
+#include "SlowHappensBefore.h"
 
 #include "compiler/emit/Emitters.h"
 #include "compiler/lower/CallPlan.h"
+#include "model/DeviceModel.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -123,6 +125,7 @@ void checkStreamCalls(const Schedule &s, size_t &groups, size_t &dispatches) {
       others.push_back({c.kind, c.stream, c.instance, c.event});
       continue;
     case Call::GraphLaunch:
+    case Call::RecordedLaunch:
       FAIL("a graph launch among the stream calls");
     }
   }
@@ -228,6 +231,135 @@ TEST_CASE("call plan: the graph's nodes, events and replay calls") {
   }
   CHECK(waits > 20);
   CHECK(syncs > 20);
+}
+
+TEST_CASE(
+    "call plan: recorded graph launches are one graph launch each, every ordering kept") {
+  PIPEC_SEEDED(rng, 4244);
+  size_t programs = 0, launches = 0, shared = 0, forks = 0, moved = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    const std::string text = test::randomRecordedGraphs(rng);
+    INFO(text);
+    FrontendRun run(text);
+    if (run.errors)
+      continue;
+    ++programs;
+    const DeviceProfile profile;
+    Schedule s(run.program.pipelines.at(0), profile, ScheduleOptions());
+    const lower::RecordedGraphs recorded(s);
+    const size_t n = s.instances.size();
+    // What each instance runs after, as the calls order it (a set per
+    // instance, closed under what it runs after): a stream's tail, an
+    // event's record, what the host knows finished, a graph's nodes after
+    // the launch stream's tail and their predecessors in the graph.
+    using Set = std::vector<uint8_t>;
+    auto join = [](Set &into, const Set &from) {
+      for (size_t i = 0; i < into.size(); ++i)
+        into[i] |= from[i];
+    };
+    std::vector<Set> before(n, Set(n, 0)), tail(s.streamPlan.streams.size(), Set(n, 0));
+    std::vector<Set> event(recorded.events(), Set(n, 0));
+    Set host(n, 0);
+    std::vector<uint8_t> ran(n, 0);
+    size_t graphCalls = 0;
+    lower::forEachStreamCall(s, &recorded, [&](const Call &c) {
+      switch (c.kind) {
+      case Call::Launch:
+        CHECK(s.instances.stage(c.instance).graph < 0);
+        before[c.instance] = tail[c.stream];
+        join(before[c.instance], host);
+        tail[c.stream] = before[c.instance];
+        tail[c.stream][c.instance] = 1;
+        CHECK(!ran[c.instance]);
+        ran[c.instance] = 1;
+        break;
+      case Call::Record:
+        event[c.event] = tail[c.stream];
+        join(event[c.event], host);
+        break;
+      case Call::Wait:
+        join(tail[c.stream], event[c.event]);
+        break;
+      case Call::Sync:
+        join(host, event[c.event]);
+        break;
+      case Call::Cpu:
+        before[c.instance] = host;
+        host[c.instance] = 1;
+        CHECK(!ran[c.instance]);
+        ran[c.instance] = 1;
+        break;
+      case Call::RecordedLaunch: {
+        ++graphCalls;
+        CHECK(c.stream == s.streamOf(c.instance));
+        Set base = tail[c.stream], all(n, 0);
+        join(base, host);
+        join(all, base);
+        recorded.forEachNode(c.event, [&](const lower::Node &node) {
+          const uint32_t v = node.instance;
+          CHECK(node.segment == c.segment);
+          CHECK(s.instances.stage(v).graph == s.instances.stage(c.instance).graph);
+          CHECK(s.instances.iterationOf(v) == s.instances.iterationOf(c.instance));
+          before[v] = base;
+          for (uint32_t u : node.after) {
+            REQUIRE(ran[u]);
+            join(before[v], before[u]);
+            before[v][u] = 1;
+          }
+          join(all, before[v]);
+          all[v] = 1;
+          CHECK(!ran[v]);
+          ran[v] = 1;
+          return true;
+        });
+        tail[c.stream] = all;
+        break;
+      }
+      case Call::Dispatch:
+        break;
+      default:
+        FAIL("a call a one-device stream lowering does not make");
+      }
+      return true;
+    });
+    for (uint32_t v = 0; v < n; ++v)
+      CHECK(ran[v]);
+    // Every ordering of the schedule holds in the lowered calls.
+    const auto reach = test::happensBefore(s);
+    for (uint32_t u = 0; u < n; ++u)
+      for (uint32_t v = 0; v < n; ++v)
+        if (reach[u][v])
+          CHECK(before[v][u]);
+    // One graph launch where the model charges one.
+    sim::ModelOptions options;
+    options.recordHost = true;
+    const sim::ReplayTrace replay = sim::simulate(s, Lowering::Streams, profile, options);
+    size_t charged = 0;
+    for (const runtime::HostCall &h : replay.host)
+      charged += llvm::StringRef(h.what) == "graph launch";
+    CHECK(graphCalls == charged);
+    CHECK(graphCalls == recorded.launches.size());
+    launches += graphCalls;
+    shared += recorded.launches.size() - recorded.shapes.size();
+    // Without the plan, every node is launched on its own.
+    lower::forEachStreamCall(s, [&](const Call &c) {
+      CHECK(c.kind != Call::RecordedLaunch);
+      return true;
+    });
+    lower::forEachStreamCall(s, &recorded, [&](const Call &c) {
+      forks += c.kind == Call::Wait && c.event == recorded.scratchEvent;
+      moved += c.kind == Call::Wait && c.event != recorded.scratchEvent &&
+               !recorded.launches.empty();
+      return true;
+    });
+  }
+  // The generator reaches graphs of several streams, shapes launched again
+  // (iterations), and waits moved to the launch stream.
+  CHECK(programs > 300);
+  CHECK(launches > 300);
+  CHECK(shared > 50);
+  CHECK(forks > 50);
+  CHECK(moved > 50);
 }
 
 TEST_CASE("call plan: a walk stops where its visitor does") {

@@ -390,6 +390,68 @@ inline std::string randomHostThreads(std::mt19937 &rng) {
   return t + "}\n";
 }
 
+/// Recorded graph launches (`graph=N`, version 5): runs of consecutive
+/// stages that are nodes of one graph (kernels, copies, memsets, host
+/// functions on random streams; the first may take issue=) among plain
+/// launches and cpu stages, random backward dependencies (some @prev), 1 to
+/// 3 iterations. The shape of an imported step.
+inline std::string randomRecordedGraphs(std::mt19937 &rng) {
+  const uint32_t streams = 1 + rng() % 4, stages = 2 + rng() % 14;
+  const uint32_t iterations = 1 + rng() % 3;
+  std::string t =
+      "version 5;\npipeline r {\n  iterations " + std::to_string(iterations) + ";\n";
+  for (uint32_t k = 0; k < streams; ++k)
+    t += "  stream s" + std::to_string(k) + ";\n";
+  uint32_t graph = 0, left = 0;
+  bool opened = false; // the graph's first node is written
+  for (uint32_t i = 0; i < stages; ++i) {
+    t += "  stage X" + std::to_string(i);
+    if (left == 0 && rng() % 3 == 0)
+      left = 1 + rng() % 5, ++graph, opened = false;
+    if (left == 0 && rng() % 4 == 0) {
+      t += " cpu " + std::to_string(rng() % 40) + "us";
+    } else {
+      t += " on s" + std::to_string(rng() % streams);
+      std::string attrs;
+      switch (rng() % 5) {
+      case 0:
+        t += " copy " + std::string(rng() % 2 ? "h2d " : "d2d ") +
+             std::to_string(1 + rng() % 2000) + "KB";
+        break;
+      case 1:
+        t += " memset " + std::to_string(1 + rng() % 2000) + "KB";
+        break;
+      case 2:
+        t += " host " + std::to_string(1 + rng() % 20) + "us";
+        break;
+      default:
+        t += " kernel " + std::to_string(1 + rng() % 60) + "us";
+        attrs = "blocks=" + std::to_string(1 + rng() % 500);
+      }
+      const bool first = left > 0 && !opened;
+      if ((left == 0 || first) && rng() % 3 == 0)
+        attrs += std::string(attrs.empty() ? "" : ", ") +
+                 "issue=" + std::to_string(rng() % 20) + "us";
+      if (left > 0) {
+        attrs += std::string(attrs.empty() ? "" : ", ") + "graph=" + std::to_string(graph);
+        --left;
+        opened = true;
+      }
+      if (!attrs.empty())
+        t += " [" + attrs + "]";
+    }
+    std::vector<std::string> deps;
+    for (uint32_t j = 0; j < i; ++j) {
+      if (rng() % 4 == 0)
+        deps.push_back("X" + std::to_string(j));
+      else if (iterations > 1 && rng() % 10 == 0)
+        deps.push_back("X" + std::to_string(j) + "@prev");
+    }
+    t += dependsOnClause(deps) + ";\n";
+  }
+  return t + "}\n";
+}
+
 } // namespace pipec::test
 
 #endif // PIPEC_TESTS_RANDOMPROGRAMS_H

@@ -66,6 +66,8 @@ def from_statements(path):
             calls.append(("Wait", int(m.group(2)), stream_of(m.group(1))))
         elif m := re.match(r"(?:CHECK\(cudaEventSynchronize|waitEvent)\(event\[(\d+)\]\)\)?;$", line):
             calls.append(("Sync", int(m.group(1))))
+        elif m := re.match(r"CHECK\(cudaGraphLaunch\(recorded\[(\d+)\], (stream\[\d+\])\)\);$", line):
+            calls.append(("GraphLaunch", int(m.group(1)), stream_of(m.group(2))))
         elif line == "NCCL_CHECK(nccl.groupStart());":
             calls.append(("GroupStart",))
         elif line == "NCCL_CHECK(nccl.groupEnd());":
@@ -76,7 +78,7 @@ def from_statements(path):
 
 
 OPS = ["SetDevice", "Dispatch", "Kernel", "Copy", "PeerCopy", "Memset", "HostFunc", "Collective",
-       "Record", "Wait", "Sync", "Cpu", "GroupStart", "GroupEnd"]
+       "Record", "Wait", "Sync", "Cpu", "GroupStart", "GroupEnd", "GraphLaunch"]
 KINDS = ["declared", "device", "device2", "host", "none"]
 
 
@@ -106,6 +108,7 @@ def from_table(path):
             "Sync": lambda: (name, a),
             "GroupStart": lambda: (name,),
             "GroupEnd": lambda: (name,),
+            "GraphLaunch": lambda: (name, a, stream),
         }[name]())
     return calls
 
