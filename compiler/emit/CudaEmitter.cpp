@@ -47,13 +47,15 @@ enum class TableOp : uint8_t {
   GroupStart,
   GroupEnd,
   GraphLaunch,
+  Post,
+  Await,
 };
 constexpr const char *kTableOpNames[] = {
-    "SetDevice", "Dispatch", "Kernel",     "Copy",     "PeerCopy",
-    "Memset",    "HostFunc", "Collective", "Record",   "Wait",
-    "Sync",      "Cpu",      "GroupStart", "GroupEnd", "GraphLaunch",
+    "SetDevice",  "Dispatch",   "Kernel",      "Copy", "PeerCopy", "Memset",
+    "HostFunc",   "Collective", "Record",      "Wait", "Sync",     "Cpu",
+    "GroupStart", "GroupEnd",   "GraphLaunch", "Post", "Await",
 };
-static_assert(std::size(kTableOpNames) == size_t(TableOp::GraphLaunch) + 1,
+static_assert(std::size(kTableOpNames) == size_t(TableOp::Await) + 1,
               "a name for every TableOp");
 // The emitted placeOf switches on a row's place kind as lower::Place has them.
 static_assert(lower::Place::Declared == 0 && lower::Place::Device == 1 &&
@@ -99,8 +101,10 @@ uint64_t copyBytes(const program::Stage &st, const DeviceProfile &profile) {
 const char *kPrelude = R"(#include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -553,13 +557,13 @@ private:
 // device, collective part) and the places it writes and reads
 // (0 declared, 1 device, 2 device2, 3 host, 4 none: placeOf).
 struct CallRow {
-  unsigned char op, dstKind, srcKind;
+  unsigned char op, dstKind, srcKind, thread;
   int stream, a;
   long long dst, src;
 };
 )";
     os << formatv("const CallRow kCalls[{0}] = {{\n", calls);
-    lower::forEachStreamCall(s, &*recorded, [&](const lower::Call &c) {
+    lower::forEachStreamCall(s, &*recorded, threadsOrNull(), [&](const lower::Call &c) {
       const int stream = c.stream == kHostStream ? -1 : int(c.stream);
       TableOp op = TableOp::SetDevice;
       int64_t a = 0;
@@ -615,7 +619,16 @@ struct CallRow {
         op = TableOp::Cpu, a = k;
         break;
       case lower::Call::Join:
-        return true; // one thread issues every device's calls: nothing to do
+        if (c.event == lower::kNoToken)
+          return true; // one thread issues every device's calls: nothing to do
+        op = TableOp::Await, a = c.event;
+        break;
+      case lower::Call::Post:
+        op = TableOp::Post, a = c.event;
+        break;
+      case lower::Call::Await:
+        op = TableOp::Await, a = c.event;
+        break;
       case lower::Call::GroupStart:
         op = TableOp::GroupStart;
         break;
@@ -628,8 +641,8 @@ struct CallRow {
       case lower::Call::GraphLaunch:
         llvm_unreachable("a graph launch in the stream lowering");
       }
-      os << "    {" << int(op) << ", " << dst.first << ", " << src.first << ", " << stream
-         << ", " << a << ", " << dst.second << ", " << src.second << "},\n";
+      os << "    {" << int(op) << ", " << dst.first << ", " << src.first << ", " << c.thread
+         << ", " << stream << ", " << a << ", " << dst.second << ", " << src.second << "},\n";
       return true;
     });
     os << "};\n";
@@ -642,12 +655,13 @@ struct CallRow {
   default: return nullptr;
   }
 }
-static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEvent_t *event,
-                  [[maybe_unused]] Buffers &b, [[maybe_unused]] cudaGraphExec_t *recorded) {
-  for (const CallRow &c : kCalls) {
+static void issue()"
+       << issueParameters() << R"() {
+  for (const CallRow &c : kCalls) {)"
+       << (threads ? "\n    if (c.thread != thread)\n      continue;" : "") << R"(
     const StageWork &w = kWork[c.op == Record || c.op == Wait || c.op == Sync ||
                                        c.op == SetDevice || c.op == Collective ||
-                                       c.op == GraphLaunch
+                                       c.op == GraphLaunch || c.op == Post || c.op == Await
                                    ? 0
                                    : c.a];
     cudaStream_t s = c.stream >= 0 ? stream[c.stream] : nullptr;
@@ -681,7 +695,11 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
     case Wait: CHECK(cudaStreamWaitEvent(s, event[c.a], 0)); break;
     case Cpu: spinHost(*w.micros); break;
     case GraphLaunch: CHECK(cudaGraphLaunch(recorded[c.a], s)); break;
-    default: break;
+)";
+    if (threads)
+      os << "    case Post: post(c.a, gen); break;\n"
+            "    case Await: await(c.a, gen); break;\n";
+    os << R"(    default: break;
     }
   }
 }
@@ -733,11 +751,24 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
       writeCpu(c.instance);
       return;
     case lower::Call::Join:
-      // This program issues every device's calls from one thread, in
-      // issue order: the other thread's cpu stage has run.
+      if (c.event != lower::kNoToken) {
+        os << "  await(" << Decimal(c.event) << ", gen); // join: ";
+        writeLabel(c.instance);
+        os << " has run on its device's host thread\n";
+        return;
+      }
+      // One thread issues every device's calls, in issue order: the other
+      // thread's cpu stage has run.
       os << "  // join: ";
       writeLabel(c.instance);
       os << " ran on another device's host thread\n";
+      return;
+    case lower::Call::Post:
+      os << "  post(" << Decimal(c.event)
+         << ", gen); // another thread awaits what is above\n";
+      return;
+    case lower::Call::Await:
+      os << "  await(" << Decimal(c.event) << ", gen); // what another thread posts\n";
       return;
     case lower::Call::GroupStart:
       os << "  NCCL_CHECK(nccl.groupStart());\n";
@@ -889,14 +920,19 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
   void streams() {
     commonSetup();
     recorded.emplace(s);
-    os << formatv("constexpr int kEvents = {0};\n", std::max(1u, recorded->events()));
+    if (several())
+      threads.emplace(s);
+    const uint32_t tokens = threads ? threads->tokens : 0;
+    os << formatv("constexpr int kEvents = {0};\n", std::max(1u, recorded->events() + tokens));
     if (several()) {
       // Each event object is recorded on one device's streams (the plan
-      // pools them per device): it is made there.
-      std::vector<uint32_t> eventDevice(std::max(1u, s.eventObjects), 0);
+      // pools them per device): it is made there. Then each token's own.
+      std::vector<uint32_t> eventDevice(std::max(1u, s.eventObjects + tokens), 0);
       for (const Op &op : s.ops)
         if (op.kind == Op::Record)
           eventDevice[op.event] = deviceOfStream(op.stream);
+      for (uint32_t k = 0; k < tokens; ++k)
+        eventDevice[threads->eventBase + k] = threads->tokenDevice[k];
       os << "const int kEventDevice[kEvents] = {";
       for (size_t i = 0; i < eventDevice.size(); ++i)
         os << (i ? ", " : "") << eventDevice[i];
@@ -907,24 +943,40 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
        << formatv("{0} launches, {1} records, {2} waits.\n", s.instances.size(), s.records,
                   s.waits);
     size_t calls = 0;
-    lower::forEachStreamCall(s, &*recorded, [&](const lower::Call &) {
+    lower::forEachStreamCall(s, &*recorded, threadsOrNull(), [&](const lower::Call &) {
       ++calls;
       return true;
     });
     writeRecordedGraphs();
+    if (threads)
+      writeHostThreads();
     if (calls > callTableFrom) {
       writeCallTable(calls);
-    } else {
-      os << "static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] "
-            "cudaEvent_t *event,\n"
-            "                  [[maybe_unused]] Buffers &b, [[maybe_unused]] cudaGraphExec_t "
-            "*recorded) {\n";
+    } else if (!threads) {
+      os << "static void issue(" << issueParameters() << ") {\n";
       // Millions of calls: written piece by piece, no string built per call.
       lower::forEachStreamCall(s, &*recorded, [&](const lower::Call &c) {
         writeCall(c);
         return true;
       });
       os << "}\n\n";
+    } else {
+      // A function per thread, then one that calls the thread's.
+      for (uint32_t th = 0; th < threads->count; ++th) {
+        os << "// Device " << th << "'s host thread.\n"
+           << "static void issue" << th << "(" << issueParameters(/*thread=*/false) << ") {\n";
+        lower::forEachStreamCall(s, &*recorded, &*threads, [&](const lower::Call &c) {
+          if (c.thread == th)
+            writeCall(c);
+          return true;
+        });
+        os << "}\n";
+      }
+      os << "static void issue(" << issueParameters() << ") {\n  switch (thread) {\n";
+      for (uint32_t th = 0; th < threads->count; ++th)
+        os << "  case " << th << ": issue" << th
+           << "(stream, event, b, recorded, gen); break;\n";
+      os << "  }\n}\n\n";
     }
     const char *parts = comms ? "  b.allocateParts(kPartBytes, kParts, kPartDevice);\n"
                                 "  makeComms();\n"
@@ -992,16 +1044,22 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
     const std::string sync = std::string(comms ? "waitStreams(stream, kStreams); " : "") +
                              (several() ? "synchronize()" : "CHECK(cudaDeviceSynchronize())");
     if (several())
-      os << "  cudaGraphExec_t *recorded = nullptr; // one device's recorded graphs only\n";
+      os << "  cudaGraphExec_t *recorded = nullptr; // one device's recorded graphs only\n"
+            "  // Each device's host thread issues its calls, beside the others.\n"
+            "  Threads threads(kDevices, [&](int thread, int gen) {\n"
+            "    CHECK(cudaSetDevice(thread));\n"
+            "    issue(thread, stream, event, b, recorded, gen);\n"
+            "  });\n";
+    const char *issueAll = several() ? "threads.run()" : "issue(stream, event, b, recorded)";
     os << formatv(R"(
   Clock::time_point t = Clock::now();
-  issue(stream, event, b, recorded);
+  {4};
   {2};
   double first = microsSince(t);
   std::vector<double> replay, submit;
   for (int i = 0; i < replays; ++i) {{
     t = Clock::now();
-    issue(stream, event, b, recorded);
+    {4};
     submit.push_back(microsSince(t));
     {2};
     replay.push_back(microsSince(t));
@@ -1019,7 +1077,77 @@ static void issue([[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEv
     CHECK(cudaStreamDestroy(stream[i]));
 }
 )",
-                  copies, s.pipeline.name, sync, noParts);
+                  copies, s.pipeline.name, sync, noParts, issueAll);
+  }
+
+  /// `issue`'s parameters: with several devices, the thread's and the
+  /// replay's number (`gen`) too.
+  std::string issueParameters(bool thread = true) const {
+    std::string p = threads && thread ? "int thread, " : "";
+    p += "[[maybe_unused]] cudaStream_t *stream, [[maybe_unused]] cudaEvent_t *event,\n"
+         "                  [[maybe_unused]] Buffers &b, [[maybe_unused]] cudaGraphExec_t "
+         "*recorded";
+    if (threads)
+      p += ", [[maybe_unused]] int gen";
+    return p;
+  }
+
+  /// With several devices: the tokens threads post and await, and the
+  /// threads, one per device, that issue each replay's calls.
+  void writeHostThreads() {
+    os << formatv("// What one device's host thread needs of another's: {0} token(s), each\n"
+                  "// posted with the replay's number once what it stands for is issued (or,\n"
+                  "// for a cpu stage, has run).\n"
+                  "constexpr int kTokens = {1};\n",
+                  threads->tokens, std::max(1u, threads->tokens));
+    os << R"(static std::atomic<int> posted[kTokens];
+[[maybe_unused]] static void post(int token, int gen) {
+  posted[token].store(gen, std::memory_order_release);
+}
+[[maybe_unused]] static void await(int token, int gen) {
+  while (posted[token].load(std::memory_order_acquire) < gen)
+    std::this_thread::yield();
+}
+// A host thread per device: this one is device 0's; the others wait for each
+// replay to start, issue their calls and say they are done.
+struct Threads {
+  std::function<void(int, int)> body; // (thread, replay number)
+  std::atomic<int> generation{0}, finished{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  Threads(int n, std::function<void(int, int)> f) : body(std::move(f)) {
+    for (int t = 1; t < n; ++t)
+      workers.emplace_back([this, t] {
+        for (int seen = 0;;) {
+          int g;
+          while ((g = generation.load(std::memory_order_acquire)) == seen) {
+            if (stop.load())
+              return;
+            std::this_thread::yield();
+          }
+          seen = g;
+          body(t, g);
+          finished.fetch_add(1, std::memory_order_release);
+        }
+      });
+  }
+  // One replay's calls, every thread's: returns once all are issued.
+  void run() {
+    finished.store(0);
+    const int g = generation.load() + 1;
+    generation.store(g, std::memory_order_release);
+    body(0, g);
+    while (finished.load(std::memory_order_acquire) < int(workers.size()))
+      std::this_thread::yield();
+  }
+  ~Threads() {
+    stop.store(true);
+    for (std::thread &w : workers)
+      w.join();
+  }
+};
+
+)";
   }
 
   void graph() {
@@ -1364,6 +1492,9 @@ struct RecordedGraphs {
   std::optional<Communicators> comms; ///< with collectives
   /// The stream lowering's recorded graph launches (made by streams()).
   std::optional<lower::RecordedGraphs> recorded;
+  /// With several devices, each device's host thread (made by streams()).
+  std::optional<lower::HostThreads> threads;
+  const lower::HostThreads *threadsOrNull() const { return threads ? &*threads : nullptr; }
   std::vector<uint32_t> declaredBase;  ///< per buffer: its first slot's index
   std::vector<std::string> ids;        ///< per stage: its C++ identifier
   std::vector<std::string> streamRefs; ///< per stream: `stream[i]`

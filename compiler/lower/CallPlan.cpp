@@ -305,24 +305,87 @@ bool recordedCalls(const RecordedGraphs &r, uint32_t l,
 
 } // namespace
 
+HostThreads::HostThreads(const Schedule &s)
+    : count(std::max<uint32_t>(1, uint32_t(s.pipeline.deviceCount()))),
+      threadOf(opThreads(s, s.ops)), eventBase(s.eventObjects) {
+  postOf.assign(s.ops.size(), kNoToken);
+  awaitOf.assign(s.ops.size(), kNoToken);
+  if (count == 1)
+    return;
+  auto tokenOf = [&](uint32_t op, uint32_t device) {
+    if (postOf[op] == kNoToken) {
+      postOf[op] = tokens++;
+      tokenDevice.push_back(device);
+    }
+    return postOf[op];
+  };
+  std::vector<uint32_t> latest(s.eventObjects, UINT32_MAX);
+  llvm::DenseMap<uint32_t, uint32_t> cpuOp; // per cpu stage run so far, its op
+  for (uint32_t i = 0; i < s.ops.size(); ++i) {
+    const Op &op = s.ops[i];
+    switch (op.kind) {
+    case Op::Record:
+      if (op.event < latest.size())
+        latest[op.event] = i;
+      break;
+    case Op::Wait:
+    case Op::Sync: {
+      const uint32_t r = op.event < latest.size() ? latest[op.event] : UINT32_MAX;
+      if (r != UINT32_MAX && threadOf[r] != threadOf[i])
+        awaitOf[i] = tokenOf(r, s.streamPlan.streams[s.ops[r].stream].device);
+      break;
+    }
+    case Op::Cpu:
+      cpuOp[op.instance] = i;
+      break;
+    case Op::Join: {
+      auto c = cpuOp.find(op.instance);
+      if (c != cpuOp.end())
+        awaitOf[i] = tokenOf(c->second, threadOf[c->second]);
+      break;
+    }
+    case Op::Launch:
+    case Op::GraphLaunch:
+      break;
+    }
+  }
+}
+
 bool lower::forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
+                              const HostThreads *threads,
                               llvm::function_ref<bool(const Call &)> f) {
   if (recorded && recorded->launches.empty())
     recorded = nullptr;
+  if (threads && threads->count == 1)
+    threads = nullptr;
   uint32_t nextRecorded = 0;
-  const bool several = s.pipeline.deviceCount() > 1;
+  // One host thread issues every device's calls, each with its stream's
+  // device current (set when it changes); with `threads`, each device's
+  // thread issues its own.
+  const bool setDevices = s.pipeline.deviceCount() > 1 && !threads;
   int64_t current = -1;
-  auto call = [&](const Op &op) {
-    // With several devices, each call is made with its stream's device
-    // current.
-    if (several && op.stream != kHostStream &&
+  uint32_t thread = 0; // the thread of the op being lowered
+  auto emit = [&](Call c) {
+    c.thread = thread;
+    return f(c);
+  };
+  auto token = [&](Call::Kind kind, uint32_t k) {
+    Call c{kind};
+    c.event = k;
+    return emit(c);
+  };
+  auto call = [&](const Op &op, uint32_t i) {
+    thread = threads ? threads->threadOf[i] : 0;
+    if (setDevices && op.stream != kHostStream &&
         s.streamPlan.streams[op.stream].device != current) {
       current = s.streamPlan.streams[op.stream].device;
       Call set{Call::SetDevice};
       set.device = uint32_t(current);
-      if (!f(set))
+      if (!emit(set))
         return false;
     }
+    const uint32_t post = threads ? threads->postOf[i] : kNoToken;
+    const uint32_t await = threads ? threads->awaitOf[i] : kNoToken;
     Call c{Call::Launch};
     c.stream = op.stream;
     c.instance = op.instance;
@@ -333,27 +396,37 @@ bool lower::forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
       if (st.issueUs > 0) {
         Call dispatch{Call::Dispatch};
         dispatch.instance = op.instance;
-        if (!f(dispatch))
+        if (!emit(dispatch))
           return false;
       }
       c.work = workOf(st);
-      return f(c);
+      return emit(c);
     }
     case Op::Record:
       c.kind = Call::Record;
-      return f(c);
+      if (!emit(c))
+        return false;
+      if (post == kNoToken)
+        return true;
+      // The record another thread binds to, on an event of its own.
+      c.event = threads->eventBase + post;
+      return emit(c) && token(Call::Post, post);
     case Op::Wait:
-      c.kind = Call::Wait;
-      return f(c);
     case Op::Sync:
-      c.kind = Call::Sync;
-      return f(c);
+      c.kind = op.kind == Op::Wait ? Call::Wait : Call::Sync;
+      if (await != kNoToken) {
+        if (!token(Call::Await, await))
+          return false;
+        c.event = threads->eventBase + await;
+      }
+      return emit(c);
     case Op::Cpu:
       c.kind = Call::Cpu;
-      return f(c);
+      return emit(c) && (post == kNoToken || token(Call::Post, post));
     case Op::Join:
       c.kind = Call::Join;
-      return f(c);
+      c.event = await; // with threads, the token it awaits
+      return emit(c);
     case Op::GraphLaunch:
       return true; // the graph lowering's
     }
@@ -362,8 +435,9 @@ bool lower::forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
   // A collective's parts are launched one after another, inside one NCCL
   // group: NCCL enqueues them at its end, so the events recorded after them
   // are recorded after it (waits for the parts' streams may come between:
-  // they are enqueued before the parts are).
-  std::vector<const Op *> afterGroup;
+  // they are enqueued before the parts are). With threads, each makes its
+  // own part, no group around it.
+  std::vector<std::pair<const Op *, uint32_t>> afterGroup;
   bool inGroup = false;
   for (uint32_t i = 0; i < s.ops.size(); ++i) {
     const Op &op = s.ops[i];
@@ -375,11 +449,12 @@ bool lower::forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
       continue;
     }
     if (inGroup && op.kind == Op::Record) {
-      afterGroup.push_back(&op);
+      afterGroup.push_back({&op, i});
       continue;
     }
     const program::Stage *part = nullptr;
-    if (op.kind == Op::Launch && program::isCollective(s.instances.stage(op.instance)))
+    if (!threads && op.kind == Op::Launch &&
+        program::isCollective(s.instances.stage(op.instance)))
       part = &s.instances.stage(op.instance);
     const uint32_t k = part ? s.instances.stageOf(op.instance) : 0;
     if (part && k == part->collective().group) {
@@ -387,14 +462,14 @@ bool lower::forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
         return false;
       inGroup = true;
     }
-    if (!call(op))
+    if (!call(op, i))
       return false;
     if (part && k + 1 == part->collective().group + part->collective().parts) {
       if (!f(Call{Call::GroupEnd}))
         return false;
       inGroup = false;
-      for (const Op *record : afterGroup)
-        if (!call(*record))
+      for (auto [record, at] : afterGroup)
+        if (!call(*record, at))
           return false;
       afterGroup.clear();
     }

@@ -80,6 +80,10 @@ struct Call {
     RecordedLaunch, ///< recorded graph launch `event` (RecordedGraphs), its
                     ///< shape `segment`'s executable graph, on `stream`;
                     ///< `instance` is its first node
+    Post,           ///< HostThreads: the thread posts token `event` (what
+                    ///< another thread awaits is issued, or has run)
+    Await,          ///< HostThreads: the thread waits until token `event`
+                    ///< is posted in this replay
   };
   Kind kind;
   Work work = Work::Kernel; ///< Launch
@@ -88,6 +92,7 @@ struct Call {
   uint32_t event = 0;   ///< Record, Wait, Sync
   uint32_t device = 0;  ///< SetDevice
   uint32_t segment = 0; ///< GraphLaunch
+  uint32_t thread = 0;  ///< with HostThreads: the host thread that makes it
 };
 
 /// One node of a graph: see Node, below.
@@ -145,17 +150,50 @@ private:
   std::vector<uint32_t> launchOf; ///< per instance, its launch or UINT32_MAX
 };
 
+/// A program of several devices as the model runs it: each device's host
+/// thread makes its own calls (opThreads), beside the others. What one
+/// thread needs of another is a token: a record another thread's wait or
+/// sync binds to posts one once issued, and the waiting thread awaits it,
+/// then waits for an event of the record's own (recorded beside it, once a
+/// replay: the shared one may be recorded again before the wait is made);
+/// a cpu stage another thread joins posts one once it has run.
+struct HostThreads {
+  explicit HostThreads(const Schedule &s);
+
+  uint32_t count = 1;             ///< threads: the devices
+  std::vector<uint32_t> threadOf; ///< per op
+  uint32_t tokens = 0;
+  /// Per op: the token posted after it, and the one awaited before it
+  /// (kNoToken: none).
+  std::vector<uint32_t> postOf, awaitOf;
+  /// Token k's record has its own event eventBase + k (a cpu stage's token
+  /// none).
+  uint32_t eventBase = 0;
+  /// Per token: the device whose stream records its event (a cpu stage's:
+  /// its thread).
+  std::vector<uint32_t> tokenDevice;
+};
+constexpr uint32_t kNoToken = UINT32_MAX;
+
 /// Calls `f` with each call of the stream lowering, in issue order: the
 /// schedule's ops, each launch after its issue= dispatch, each device made
 /// current when it changes, and a collective's parts inside one NCCL group
 /// (the records after them moved past its end, where NCCL enqueues them).
 /// With `recorded`, each of its launches is one RecordedLaunch call with
 /// the calls around it (RecordedGraphs); without, its nodes are launched
-/// one by one. Stops, returning false, when `f` does.
+/// one by one. With `threads` (several devices), each call names its
+/// thread, with the posts and awaits between threads (HostThreads), and
+/// no SetDevice or NCCL group calls (a thread makes its device current
+/// once; each makes its own part of a collective). Stops, returning false,
+/// when `f` does.
 bool forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
-                       llvm::function_ref<bool(const Call &)> f);
+                       const HostThreads *threads, llvm::function_ref<bool(const Call &)> f);
+inline bool forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
+                              llvm::function_ref<bool(const Call &)> f) {
+  return forEachStreamCall(s, recorded, nullptr, f);
+}
 inline bool forEachStreamCall(const Schedule &s, llvm::function_ref<bool(const Call &)> f) {
-  return forEachStreamCall(s, nullptr, f);
+  return forEachStreamCall(s, nullptr, nullptr, f);
 }
 
 /// One node of the graph lowering: `instance` in its segment's graph,

@@ -653,6 +653,8 @@ private:
         PIPEC_CUDA_TRY(cudaGraphLaunch(res.recordedExecs[c.segment].get(), stream),
                        "recorded graph launch " + std::to_string(c.event));
         return llvm::Error::success();
+      case lower::Call::Post: // several host threads,
+      case lower::Call::Await:
       case lower::Call::SetDevice:   // several devices,
       case lower::Call::Join:        // several host threads,
       case lower::Call::GroupStart:  // and collectives:

@@ -71,7 +71,11 @@ void checkStreamCalls(const Schedule &s, size_t &groups, size_t &dispatches) {
   for (const Op &op : s.ops) {
     if (op.kind == Op::GraphLaunch)
       continue;
-    Doing d{kindOf(op.kind), op.stream, op.instance, op.kind == Op::Launch ? 0 : op.event};
+    // A join's event is the token it awaits: none with one issuing thread.
+    Doing d{kindOf(op.kind), op.stream, op.instance,
+            op.kind == Op::Launch ? 0
+            : op.kind == Op::Join ? lower::kNoToken
+                                  : op.event};
     (op.kind == Op::Record ? fromOpsRecords : fromOps).push_back(d);
   }
   std::vector<Doing> others;
@@ -127,6 +131,10 @@ void checkStreamCalls(const Schedule &s, size_t &groups, size_t &dispatches) {
     case Call::GraphLaunch:
     case Call::RecordedLaunch:
       FAIL("a graph launch among the stream calls");
+      continue;
+    case Call::Post:
+    case Call::Await:
+      FAIL("a post or await with one issuing thread");
     }
   }
   CHECK(!inGroup);
@@ -360,6 +368,118 @@ TEST_CASE(
   CHECK(shared > 50);
   CHECK(forks > 50);
   CHECK(moved > 50);
+}
+
+TEST_CASE("call plan: a host thread per device keeps every ordering, in any interleaving") {
+  PIPEC_SEEDED(rng, 4245);
+  size_t programs = 0, posts = 0, joins = 0, interleavings = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::string text = trial % 2 ? test::randomHostThreads(rng)
+                                       : test::randomDeviceData(rng, /*declared=*/true);
+    INFO(text);
+    FrontendRun run(text);
+    if (run.errors)
+      continue;
+    Schedule s(run.program.pipelines.at(0), DeviceProfile(), ScheduleOptions());
+    if (s.pipeline.deviceCount() < 2)
+      continue;
+    ++programs;
+    const lower::HostThreads threads(s);
+    const size_t n = s.instances.size();
+    std::vector<std::vector<Call>> calls(threads.count);
+    lower::forEachStreamCall(s, nullptr, &threads, [&](const Call &c) {
+      REQUIRE(c.thread < threads.count);
+      CHECK(c.kind != Call::SetDevice);
+      CHECK(c.kind != Call::GroupStart);
+      CHECK(c.kind != Call::GroupEnd);
+      if (c.stream != kHostStream)
+        CHECK(s.streamPlan.streams[c.stream].device == c.thread);
+      posts += c.kind == Call::Post;
+      joins += c.kind == Call::Join;
+      calls[c.thread].push_back(c);
+      return true;
+    });
+    const auto reach = test::happensBefore(s);
+    // Each thread on its own, in random interleavings, with CUDA's
+    // semantics: a wait or sync takes its event as last recorded when it
+    // is made; an await blocks until its token is posted.
+    for (int round = 0; round < 8; ++round, ++interleavings) {
+      using Set = std::vector<uint8_t>;
+      auto join = [](Set &into, const Set &from) {
+        for (size_t i = 0; i < into.size(); ++i)
+          into[i] |= from[i];
+      };
+      std::vector<Set> before(n, Set(n, 0)), tail(s.streamPlan.streams.size(), Set(n, 0));
+      std::vector<Set> event(threads.eventBase + threads.tokens, Set(n, 0));
+      std::vector<Set> host(threads.count, Set(n, 0)), token(threads.tokens, Set(n, 0));
+      std::vector<uint8_t> posted(threads.tokens, 0), ran(n, 0);
+      std::vector<size_t> next(threads.count, 0);
+      for (;;) {
+        std::vector<uint32_t> runnable;
+        for (uint32_t th = 0; th < threads.count; ++th) {
+          if (next[th] == calls[th].size())
+            continue;
+          const Call &c = calls[th][next[th]];
+          const bool awaits =
+              c.kind == Call::Await || (c.kind == Call::Join && c.event != lower::kNoToken);
+          if (!awaits || posted[c.event])
+            runnable.push_back(th);
+        }
+        if (runnable.empty())
+          break;
+        const uint32_t th = runnable[rng() % runnable.size()];
+        const Call &c = calls[th][next[th]++];
+        switch (c.kind) {
+        case Call::Launch:
+          before[c.instance] = tail[c.stream];
+          join(before[c.instance], host[th]);
+          tail[c.stream] = before[c.instance];
+          tail[c.stream][c.instance] = 1;
+          ran[c.instance] = 1;
+          break;
+        case Call::Record:
+          event[c.event] = tail[c.stream];
+          join(event[c.event], host[th]);
+          break;
+        case Call::Wait:
+          join(tail[c.stream], event[c.event]);
+          break;
+        case Call::Sync:
+          join(host[th], event[c.event]);
+          break;
+        case Call::Cpu:
+          before[c.instance] = host[th];
+          host[th][c.instance] = 1;
+          ran[c.instance] = 1;
+          break;
+        case Call::Post:
+          token[c.event] = host[th];
+          posted[c.event] = 1;
+          break;
+        case Call::Await:
+        case Call::Join:
+          if (c.event != lower::kNoToken)
+            join(host[th], token[c.event]);
+          break;
+        case Call::Dispatch:
+          break;
+        default:
+          FAIL("a call the threads do not make");
+        }
+      }
+      for (uint32_t th = 0; th < threads.count; ++th)
+        CHECK(next[th] == calls[th].size()); // no thread left waiting
+      for (uint32_t v = 0; v < n; ++v)
+        CHECK(ran[v]);
+      for (uint32_t u = 0; u < n; ++u)
+        for (uint32_t v = 0; v < n; ++v)
+          if (reach[u][v])
+            CHECK(before[v][u]);
+    }
+  }
+  CHECK(programs > 100);
+  CHECK(posts > 100);
+  CHECK(joins > 20);
 }
 
 TEST_CASE("call plan: a walk stops where its visitor does") {

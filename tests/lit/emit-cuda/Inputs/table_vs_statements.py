@@ -31,10 +31,26 @@ def stream_of(text):
     return int(re.search(r"stream\[(\d+)\]", text).group(1))
 
 
+def bodies(path):
+    """Each issuing function's body and its thread: `issue` (one thread), or
+    `issue0`, `issue1`, ... (a host thread per device)."""
+    text = open(path).read()
+    found = [(int(m.group(1)), m.end()) for m in re.finditer(r"static void issue(\d+)\(", text)]
+    if not found:
+        found = [(0, text.index("static void issue("))]
+    for thread, at in found:
+        body = text[at:]
+        yield thread, body[body.index("{\n") + 2:body.index("\n}\n")]
+
+
 def from_statements(path):
-    body = open(path).read()
-    body = body[body.index("static void issue("):]
-    body = body[body.index("{\n") + 2:body.index("\n}\n")]
+    calls = []
+    for thread, body in bodies(path):
+        calls += [(thread,) + c for c in calls_of(body)]
+    return calls
+
+
+def calls_of(body):
     calls = []
     for line in body.splitlines():
         line = line.split(" // ")[0].strip()
@@ -68,6 +84,10 @@ def from_statements(path):
             calls.append(("Sync", int(m.group(1))))
         elif m := re.match(r"CHECK\(cudaGraphLaunch\(recorded\[(\d+)\], (stream\[\d+\])\)\);$", line):
             calls.append(("GraphLaunch", int(m.group(1)), stream_of(m.group(2))))
+        elif m := re.match(r"post\((\d+), gen\);$", line):
+            calls.append(("Post", int(m.group(1))))
+        elif m := re.match(r"await\((\d+), gen\);$", line):
+            calls.append(("Await", int(m.group(1))))
         elif line == "NCCL_CHECK(nccl.groupStart());":
             calls.append(("GroupStart",))
         elif line == "NCCL_CHECK(nccl.groupEnd());":
@@ -78,7 +98,8 @@ def from_statements(path):
 
 
 OPS = ["SetDevice", "Dispatch", "Kernel", "Copy", "PeerCopy", "Memset", "HostFunc", "Collective",
-       "Record", "Wait", "Sync", "Cpu", "GroupStart", "GroupEnd", "GraphLaunch"]
+       "Record", "Wait", "Sync", "Cpu", "GroupStart", "GroupEnd", "GraphLaunch", "Post",
+       "Await"]
 KINDS = ["declared", "device", "device2", "host", "none"]
 
 
@@ -89,8 +110,9 @@ def from_table(path):
     rows = text[text.index("const CallRow kCalls["):]
     rows = rows[:rows.index("};\n")]
     calls = []
-    for m in re.finditer(r"\{(\d+), (\d+), (\d+), (-?\d+), (-?\d+), (-?\d+), (-?\d+)\},", rows):
-        op, dk, sk, stream, a, dst, src = map(int, m.groups())
+    for m in re.finditer(r"\{(\d+), (\d+), (\d+), (\d+), (-?\d+), (-?\d+), (-?\d+), (-?\d+)\},",
+                         rows):
+        op, dk, sk, thread, stream, a, dst, src = map(int, m.groups())
         name = OPS[op]
         dst_p, src_p = (KINDS[dk], dst if dk != 4 else -1), (KINDS[sk], src if sk != 4 else -1)
         calls.append({
@@ -109,8 +131,12 @@ def from_table(path):
             "GroupStart": lambda: (name,),
             "GroupEnd": lambda: (name,),
             "GraphLaunch": lambda: (name, a, stream),
+            "Post": lambda: (name, a),
+            "Await": lambda: (name, a),
         }[name]())
-    return calls
+        calls[-1] = (thread,) + calls[-1]
+    # Each thread's calls in its order (the table holds them interleaved).
+    return sorted(calls, key=lambda c: c[0])
 
 
 a, b = from_statements(statements_cu), from_table(table_cu)
@@ -119,5 +145,5 @@ for i, (x, y) in enumerate(zip(a, b)):
         sys.exit(f"table_vs_statements: call {i}: statement {x}, table row {y}")
 if len(a) != len(b):
     sys.exit(f"table_vs_statements: {len(a)} statements, {len(b)} table rows")
-kinds = sorted(set(c[0] for c in a))
+kinds = sorted(set(c[1] for c in a))
 print(f"{len(a)} calls agree: {', '.join(kinds)}")
