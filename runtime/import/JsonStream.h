@@ -38,10 +38,12 @@ public:
 };
 
 /// A compressed input may inflate at most this many times (past
-/// kInflateFloor bytes): profiler traces compress 5 to 30 times, a gzip
-/// bomb a thousand, and inflating costs CPU time before a byte is parsed.
+/// kInflateFloor bytes): profiler traces compress 5 to 30 times (the shared
+/// real ones 32 at most, over any prefix past a MiB), a gzip bomb a
+/// thousand, and what it inflates to costs CPU and memory to parse: a bomb
+/// of small events is refused before it is a few MiB, not at the size cap.
 constexpr uint64_t kMaxInflation = 200;
-constexpr uint64_t kInflateFloor = uint64_t(64) << 20;
+constexpr uint64_t kInflateFloor = uint64_t(1) << 20;
 
 /// A file ('-': standard input), gunzipped when it is gzip and read as it
 /// is otherwise; opened once, so a pipe or /dev/stdin reads too. `shown` is

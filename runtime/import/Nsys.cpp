@@ -295,6 +295,23 @@ private:
                                 "{2} bytes its header says; export it again",
                                 fileBytes, countValid ? pages : fileBytes / page + 1, page)
                       .str());
+    // A hot rollback journal: a writer stopped inside a transaction, and the
+    // file holds part of it; SQLite rolls it back on the next open that may
+    // write, which an immutable one is not.
+    const std::string journalPath = path.str() + "-journal";
+    if (int j = ::open(journalPath.c_str(), O_RDONLY | O_CLOEXEC); j >= 0) {
+      static const unsigned char kMagic[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
+      unsigned char magic[8] = {};
+      const bool hot = ::pread(j, magic, sizeof magic, 0) == ssize_t(sizeof magic) &&
+                       std::memcmp(magic, kMagic, sizeof magic) == 0;
+      ::close(j);
+      if (hot)
+        return fail("it holds an unfinished transaction ('" + printable(journalPath) +
+                    "' beside it is a rollback journal still to be played back), which "
+                    "pipec does not read (it opens the export read-only and changes "
+                    "nothing): open it once with sqlite3 or nsys, which rolls it back, or "
+                    "export again");
+    }
     if (head[18] == 2 || head[19] == 2) { // write-ahead logging
       struct stat wal;
       const std::string walPath = path.str() + "-wal";
@@ -793,12 +810,22 @@ private:
                const int64_t stream = q.integer(1), event = q.integer(4);
                s.stream = stream == kNoId ? -1 : stream;
                if (s.kind == SyncEvent::StreamWait || s.kind == SyncEvent::EventSync) {
+                 // The latest record before it: a binary search of the
+                 // id's records, sorted by correlation (not a scan: a
+                 // step may record one event id for every wait).
                  auto list = records.find({pid, event});
                  const Record *latest = nullptr;
-                 if (event != kNoId && list != records.end())
-                   for (const Record &r : list->second)
-                     if (s.correlation < 0 || r.correlation < s.correlation)
-                       latest = &r;
+                 if (event != kNoId && list != records.end() && !list->second.empty()) {
+                   const std::vector<Record> &r = list->second;
+                   auto after = s.correlation < 0
+                                    ? r.end()
+                                    : std::lower_bound(r.begin(), r.end(), s.correlation,
+                                                       [](const Record &a, int64_t c) {
+                                                         return a.correlation < c;
+                                                       });
+                   if (after != r.begin())
+                     latest = &*std::prev(after);
+                 }
                  if (latest) {
                    s.recordCorrelation = latest->correlation;
                    s.waitOnStream = latest->stream;

@@ -259,6 +259,7 @@ uint32_t Builder::addOp(const GpuOp &op, bool isBacklog) {
   if (first)
     out.streams.push_back(op.stream);
   stream->second.push_back(uint32_t(out.stages.size()));
+  latestEnd = std::max(latestEnd, st.endUs);
   out.stages.push_back(std::move(st));
   return uint32_t(out.stages.size() - 1);
 }

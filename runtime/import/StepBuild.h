@@ -121,7 +121,8 @@ struct Builder {
   std::vector<const GpuOp *> ops;                    ///< the step's, in issue order
   std::vector<const GpuOp *> backlog;                ///< issued before it, still running in it
   std::map<int64_t, std::vector<uint32_t>> onStream; ///< Op stages, in issue order
-  std::vector<double> ends; ///< every op's end, on the trace's clock, in order
+  double latestEnd = -INFINITY; ///< the latest end of an op stage so far (from the origin)
+  std::vector<double> ends;     ///< every op's end, on the trace's clock, in order
   std::vector<HostItem> items;
   std::vector<PendingSync> syncs;
   /// A launch call's own cost: the step's median of the calls that found

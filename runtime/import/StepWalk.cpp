@@ -107,13 +107,10 @@ private:
     b.addHostWork(previousEnd, before);
     return 0.0;
   }
-  /// Whether every op issued so far had ended by `by` (from the origin).
-  bool allEndedBy(double by) const {
-    for (const auto &[stream, list] : b.onStream)
-      if (!list.empty() && out.stages[list.back()].endUs > by + kClockSlackUs)
-        return false;
-    return true;
-  }
+  /// Whether every op issued so far had ended by `by` (from the origin):
+  /// one comparison, not a walk of the streams (a step may free memory
+  /// after every launch).
+  bool allEndedBy(double by) const { return !(b.latestEnd > by + kClockSlackUs); }
 
   Builder &b;
   ImportedStep &out;

@@ -105,6 +105,14 @@ for i in range(12000):
 with gzip.open(os.path.join(out, "context-syncs.json.gz"), "wt") as f:
     json.dump(trace(events), f)
 
+# A gzip bomb of small events: 64 MiB of one kernel record repeated, from
+# some 200 KB.
+with gzip.open(os.path.join(out, "events-bomb.json.gz"), "wb", compresslevel=9) as f:
+    f.write(b'{"traceEvents":[')
+    one = json.dumps(kernel("k", 7, 1000.0, 1.0, 1)).encode() + b","
+    f.write(one * ((64 << 20) // len(one)))
+    f.write(json.dumps(kernel("k", 7, 1000.0, 1.0, 1)).encode() + b"]}")
+
 # A gzip bomb of white space: 66 MiB from some 65 KB, over the inflation
 # a trace may have (it costs seconds of CPU before a byte is parsed).
 with gzip.open(os.path.join(out, "spaces.json.gz"), "wb", compresslevel=9) as f:

@@ -115,6 +115,16 @@ keep.commit()
 shutil.copy(os.path.join(wal, "w.sqlite"), os.path.join(wal, "stale.sqlite"))
 shutil.copy(os.path.join(wal, "w.sqlite-wal"), os.path.join(wal, "stale.sqlite-wal"))
 keep.close()
+# An unfinished transaction: a hot rollback journal beside the export (its
+# header's magic; a committed one is deleted, truncated or zeroed).
+hot = os.path.join(folder, "hot")
+os.makedirs(hot, exist_ok=True)
+shutil.copy(good, os.path.join(hot, "h.sqlite"))
+with open(os.path.join(hot, "h.sqlite-journal"), "wb") as f:
+    f.write(bytes([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]) + bytes(504))
+shutil.copy(good, os.path.join(hot, "cold.sqlite"))
+with open(os.path.join(hot, "cold.sqlite-journal"), "wb") as f:
+    f.write(bytes(512))
 # A range named with punctuation, as record_function names often are.
 fresh("punctuated.sqlite", "UPDATE StringIds SET value = '## forward ##' "
       "WHERE value = 'iteration';", copy=True)
