@@ -110,7 +110,16 @@ private:
   /// drops (of stages whose data is not declared); none when it drops a
   /// dependency (a bug: no edit removes one).
   std::optional<std::vector<Edit>> keepOrders(const Variant &variant) const;
-  std::vector<Candidate> restreamCandidates() const;
+  /// `base`: the baseline run, which picks the streams a stage is moved to.
+  std::vector<Candidate> restreamCandidates(const LoweringRun &base);
+  /// The streams to raise to priority high: those whose work waited
+  /// longest for the device itself in `base` (kMaxPriorities at most).
+  std::vector<uint32_t> priorityCandidates(const LoweringRun &base);
+  /// Per stream, its device instances in issue order.
+  std::vector<std::vector<uint32_t>> instancesOnStreams() const;
+  /// What the budgets left out (notes): moves to streams not tried, and
+  /// streams whose priority was not tried.
+  size_t movesLeftOut = 0, prioritiesLeftOut = 0;
   /// `edits`, and the removal of each declared stream they leave with no
   /// stage (it would be an `unused stream` warning).
   std::vector<Edit> withoutEmptyStreams(std::vector<Edit> edits) const;
@@ -196,9 +205,70 @@ std::optional<std::vector<Edit>> Advisor::keepOrders(const Variant &variant) con
   return edits;
 }
 
-std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
+/// At most this many declared streams a stage held back by stream order is
+/// tried on (and a new stream of its own): those least busy while it waits.
+/// Every stream of a device would be a compile and a run each, hundreds for
+/// an imported step.
+constexpr size_t kMoveTargets = 4;
+/// At most this many streams' priority raised, one candidate each.
+constexpr size_t kMaxPriorities = 8;
+
+std::vector<std::vector<uint32_t>> Advisor::instancesOnStreams() const {
+  std::vector<std::vector<uint32_t>> on(compiled.streamPlan.streams.size());
+  for (uint32_t v = 0; v < compiled.instances.size(); ++v)
+    if (!compiled.onHost(v))
+      on[compiled.streamOf(v)].push_back(v);
+  return on;
+}
+
+std::vector<uint32_t> Advisor::priorityCandidates(const LoweringRun &base) {
+  // Per stream: how long its work waited once its dependencies and the
+  // work before it on its stream had ended (for SMs, engines, a queue:
+  // what a higher priority can shorten).
+  const size_t streams = p.streams.size();
+  std::vector<double> waited(streams, 0);
+  const Instances &inst = compiled.instances;
+  for (const std::vector<uint32_t> &list : instancesOnStreams()) {
+    double previous = -INFINITY;
+    for (uint32_t v : list) {
+      double ready = previous;
+      for (uint32_t u : inst.deps().row(v))
+        ready = std::max(ready, base.end[u]);
+      const uint32_t s = compiled.streamOf(v);
+      if (s < streams && std::isfinite(ready))
+        waited[s] += std::max(0.0, base.start[v] - ready);
+      previous = base.end[v];
+    }
+  }
+  std::vector<uint32_t> raise;
+  for (uint32_t i = 0; i < streams; ++i)
+    if (compiled.stream(i).cudaPriority != profile.priorityGreatest)
+      raise.push_back(i);
+  if (raise.size() <= kMaxPriorities)
+    return raise;
+  std::stable_sort(raise.begin(), raise.end(),
+                   [&](uint32_t x, uint32_t y) { return waited[x] > waited[y]; });
+  prioritiesLeftOut = raise.size() - kMaxPriorities;
+  raise.resize(kMaxPriorities);
+  std::sort(raise.begin(), raise.end());
+  return raise;
+}
+
+std::vector<Advisor::Candidate> Advisor::restreamCandidates(const LoweringRun &base) {
   std::vector<Candidate> out;
   const Analysis &a = compiled.analysis;
+  // How long each stream is busy over [from, to) in the baseline run.
+  const std::vector<std::vector<uint32_t>> onStream = instancesOnStreams();
+  auto busy = [&](uint32_t stream, double from, double to) {
+    const std::vector<uint32_t> &list = onStream[stream];
+    // Work on a stream runs in issue order: the first that ends after `from`.
+    auto it = std::partition_point(list.begin(), list.end(),
+                                   [&](uint32_t v) { return base.end[v] <= from; });
+    double sum = 0;
+    for (; it != list.end() && base.start[*it] < to; ++it)
+      sum += std::max(0.0, std::min(to, base.end[*it]) - std::max(from, base.start[*it]));
+    return sum;
+  };
   auto streamName = [&](const program::Stage &st) {
     return st.stream < 0 ? std::string() : p.streams[st.stream].name;
   };
@@ -222,11 +292,27 @@ std::vector<Advisor::Candidate> Advisor::restreamCandidates() const {
     if (program::isCollective(stage))
       continue;
     const uint32_t device = stage.stream < 0 ? 0 : p.streams[stage.stream].device;
-    for (const program::Stream &st : p.streams)
-      if ((stage.stream < 0 || st.name != p.streams[stage.stream].name) && st.device == device)
-        out.push_back({formatv("move stage '{0}' to stream '{1}'", stage.name, st.name),
-                       {Edit::setStream(stage.name, st.name)},
-                       "move " + stage.name});
+    // The streams of its device least busy from when its dependencies allow
+    // it to start for as long as it runs, in the baseline run.
+    const double ready = base.start[d.to] - d.delayUs;
+    const double until = ready + (base.end[d.to] - base.start[d.to]);
+    std::vector<std::pair<double, uint32_t>> targets;
+    for (uint32_t i = 0; i < p.streams.size(); ++i)
+      if (int32_t(i) != stage.stream && p.streams[i].device == device)
+        targets.push_back({busy(i, ready, until), i});
+    std::stable_sort(targets.begin(), targets.end(),
+                     [](const auto &x, const auto &y) { return x.first < y.first; });
+    if (targets.size() > kMoveTargets) {
+      movesLeftOut += targets.size() - kMoveTargets;
+      targets.resize(kMoveTargets);
+    }
+    std::sort(targets.begin(), targets.end(),
+              [](const auto &x, const auto &y) { return x.second < y.second; });
+    for (auto [load, i] : targets)
+      out.push_back(
+          {formatv("move stage '{0}' to stream '{1}'", stage.name, p.streams[i].name),
+           {Edit::setStream(stage.name, p.streams[i].name)},
+           "move " + stage.name});
     llvm::StringSet<> taken;
     std::string fresh = freshStream(p, stage.name + "_stream", taken);
     std::string priority = stage.stream < 0 ? "" : priorityText(p.streams[stage.stream]);
@@ -638,13 +724,13 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
       std::any_of(p.stages.begin(), p.stages.end(), program::boundUnsaid))
     contended = model.contendedBackend();
 
-  std::vector<Candidate> candidates = restreamCandidates();
-  // A raised priority for each declared stream that can go higher.
-  for (size_t i = 0; i < p.streams.size(); ++i)
-    if (compiled.stream(i).cudaPriority != profile.priorityGreatest)
-      candidates.push_back({formatv("raise stream '{0}' to priority high", p.streams[i].name),
-                            {Edit::setPriority(p.streams[i].name, "high")},
-                            "priority"});
+  std::vector<Candidate> candidates = restreamCandidates(*base);
+  // A raised priority for each declared stream that can go higher (those
+  // that waited longest, past kMaxPriorities).
+  for (uint32_t i : priorityCandidates(*base))
+    candidates.push_back({formatv("raise stream '{0}' to priority high", p.streams[i].name),
+                          {Edit::setPriority(p.streams[i].name, "high")},
+                          "priority"});
   // Pinned host memory for each pageable copy (at most kMaxPinned, the
   // longest first): the copy at the pinned bandwidth when sized (its time
   // as written otherwise: the gain is then the host's wait alone), and the
@@ -784,6 +870,16 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
     out.notes.push_back(formatv("{0} more ring(s) lie on the critical path, waited on "
                                 "less often; not measured",
                                 ringsLeftOut));
+  if (movesLeftOut)
+    out.notes.push_back(formatv("{0} more move(s) of a held-back stage to a declared stream "
+                                "not measured: each stage was tried on the {1} streams of its "
+                                "device least busy while it waited, and on a new one",
+                                movesLeftOut, kMoveTargets));
+  if (prioritiesLeftOut)
+    out.notes.push_back(formatv("{0} more stream(s) could be raised to priority high; not "
+                                "measured: the {1} whose work waited longest for the device "
+                                "were",
+                                prioritiesLeftOut, kMaxPriorities));
   if (a.redundantDependencies)
     out.notes.push_back(formatv("{0} declared dependency instance(s) are implied "
                                 "by other dependencies and stream order: "
