@@ -10,8 +10,6 @@
 using namespace pipec;
 using namespace pipec::runtime;
 
-/// The fewest instances for which the graph verdict's model skips ahead.
-constexpr size_t kSkipAheadFrom = size_t(1) << 16;
 
 GraphAdvice runtime::compareLowerings(const LoweringRun &streams, const LoweringRun &graph,
                                       unsigned replays) {
@@ -80,7 +78,7 @@ static GraphAdvice simulateBoth(const Schedule &s, const DeviceProfile &profile,
   // A long periodic replay is skipped ahead once it settles (equal up to
   // rounding, DeviceModel.h); a smaller one is simulated whole, as it
   // always was.
-  options.extrapolate = s.instances.size() >= kSkipAheadFrom;
+  options.extrapolate = s.instances.size() >= RunOptions::kSkipAheadFrom;
   // Only the timings are compared: no timeline is kept (at 10^7 instances,
   // 160 MB a lowering).
   options.timeline = false;

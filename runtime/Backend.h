@@ -28,6 +28,11 @@ struct RunOptions {
   /// The model may skip ahead where a periodic schedule has settled (see
   /// sim::ModelOptions::extrapolate); a GPU runs everything anyway.
   bool extrapolate = false;
+  /// From this many instances, the what-ifs that want timings alone (the
+  /// graph verdict, advise's measures) let the model skip ahead: equal up
+  /// to rounding, and a long periodic replay costs what its first
+  /// iterations do; a smaller one is simulated whole.
+  static constexpr size_t kSkipAheadFrom = size_t(1) << 16;
   /// false: only the timings are wanted, not each instance's start and end
   /// (the model then keeps no starts, and nothing is checked against them).
   bool timeline = true;

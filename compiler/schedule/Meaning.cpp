@@ -29,8 +29,18 @@ struct Required {
 /// read, the writer's (stage, iteration), or none; in program order.
 using Writers = std::vector<std::pair<uint32_t, uint32_t>>;
 
+/// Up to this many slots in all, a buffer slot's last writer is kept in a
+/// flat table (a lookup per access of every instance: a hash map's cost
+/// was most of advise's on a long pipeline of rings); past it, in a map.
+constexpr uint64_t kFlatSlots = uint64_t(1) << 22;
+
 Writers writersOf(const program::Pipeline &p) {
   Writers out;
+  std::vector<uint64_t> base(p.buffers.size() + 1, 0);
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    base[b + 1] = base[b] + p.buffers[b].slots;
+  const bool flat = base.back() <= kFlatSlots;
+  std::vector<std::pair<uint32_t, uint32_t>> table(flat ? base.back() : 0, {kNone, kNone});
   llvm::DenseMap<uint64_t, std::pair<uint32_t, uint32_t>> last; // (buffer, slot)
   for (uint32_t it = 0; it < p.iterations; ++it)
     for (uint32_t k = 0; k < p.stages.size(); ++k)
@@ -38,7 +48,16 @@ Writers writersOf(const program::Pipeline &p) {
         for (const program::Access &a : p.stages[k].accesses) {
           if (a.write != write)
             continue;
-          uint64_t key = (uint64_t(a.buffer) << 32) | a.slot(it, p.buffers[a.buffer].slots);
+          const uint32_t slot = a.slot(it, p.buffers[a.buffer].slots);
+          if (flat) {
+            std::pair<uint32_t, uint32_t> &w = table[base[a.buffer] + slot];
+            if (write)
+              w = {k, it};
+            else
+              out.push_back(w);
+            continue;
+          }
+          const uint64_t key = (uint64_t(a.buffer) << 32) | slot;
           if (write) {
             last[key] = {k, it};
           } else {

@@ -37,6 +37,7 @@ llvm::Expected<LoweringRun> runQuietly(const Schedule &schedule, Backend &backen
   RunOptions options;
   options.replays = replays;
   options.recordHost = false;
+  options.extrapolate = schedule.instances.size() >= RunOptions::kSkipAheadFrom;
   return backend.run(schedule, lowering, options);
 }
 
