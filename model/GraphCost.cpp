@@ -10,7 +10,6 @@
 using namespace pipec;
 using namespace pipec::runtime;
 
-
 GraphAdvice runtime::compareLowerings(const LoweringRun &streams, const LoweringRun &graph,
                                       unsigned replays) {
   GraphAdvice g;
