@@ -37,8 +37,6 @@ using llvm::formatv;
 constexpr uint32_t kUnknownDevice = UINT32_MAX;
 /// A `copy p2p` whose peer device is not known yet.
 constexpr uint32_t kNoPeer = UINT32_MAX - 1;
-/// The shortest wave of blocks a real kernel takes (checkWaves).
-constexpr double kLeastWaveUs = 0.25;
 
 class Sema {
 public:

@@ -11,6 +11,9 @@ namespace pipec::sema {
 /// The largest time and size a stage may have: anything beyond is a typo.
 constexpr double kMaxTimeUs = 3600.0 * 1e6;       // one hour
 constexpr uint64_t kMaxBytes = uint64_t(1) << 40; // 1 TiB
+/// The shortest wave of blocks a real kernel takes (Sema::checkWaves warns
+/// of a shorter one; an import writes none).
+constexpr double kLeastWaveUs = 0.25;
 
 struct Quantity {
   enum Kind {

@@ -2,6 +2,7 @@
 
 #include "runtime/import/PipeFile.h"
 
+#include "compiler/program/TimeFormat.h"
 #include "compiler/sema/Units.h"
 #include "compiler/support/Chunks.h"
 #include "compiler/support/Fail.h"
@@ -82,12 +83,45 @@ void importer::addCommentText(std::string &to, llvm::StringRef text) {
       to[i] = ' ';
 }
 
+namespace {
+
+/// A recorded grid of more waves than its recorded time could run (each
+/// under kLeastWaveUs, on the recorded GPU or on the default one a file is
+/// checked with: no GPU retires a wave of blocks that fast, so the grid or
+/// the time is wrong): written as the most whole waves the time allows,
+/// the time kept, and said in the stage's comment. (Else the file would
+/// warn, on every command, of a wave no real kernel takes.)
+void fitWaves(program::Stage &s, const DeviceProfile &recorded, StageLine &line) {
+  program::KernelWork &k = s.kernel();
+  uint64_t perWave = 0;
+  static const DeviceProfile kDefault;
+  for (const DeviceProfile *p : {&recorded, &kDefault}) {
+    const uint64_t wave = uint64_t(p->blocksPerSM(k.threads, k.smemBytes, k.regs)) * p->sms;
+    if (wave && (!perWave || wave < perWave))
+      perWave = wave;
+  }
+  // (The time is as the file writes it; a quarter microsecond divides it
+  // exactly in binary.)
+  const uint64_t most = std::max<uint64_t>(1, uint64_t(s.durationUs / sema::kLeastWaveUs));
+  if (!perWave || k.blocks <= most * perWave)
+    return;
+  const uint64_t recordedBlocks = k.blocks;
+  k.blocks = uint32_t(std::min<uint64_t>(most * perWave, k.blocks));
+  line.note = formatv("recorded with a grid of {0} blocks, more waves than {1} can run "
+                      "(under 250 ns each): written as {2}",
+                      recordedBlocks, formatTime(s.durationUs), k.blocks)
+                  .str();
+}
+
+} // namespace
+
 llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st,
                                const DeviceProfile &profile, StageLine &line) {
   program::Stage &s = line.stage;
   s = program::Stage();
   line.work.clear();
   line.attrs.clear();
+  line.note.clear();
   auto attribute = [&](llvm::StringRef name, llvm::StringRef value) {
     line.attrs += line.attrs.empty() ? "[" : ", ";
     line.attrs += name;
@@ -134,6 +168,7 @@ llvm::Error importer::describe(const ImportedStep &step, const ImportedStage &st
             0)
           s.kernel().smemBytes = 0, s.kernel().regs = 0;
       }
+      fitWaves(s, profile, line);
       line.work = "kernel " + t.text;
       attribute("blocks", std::to_string(s.kernel().blocks));
       attribute("threads", std::to_string(s.kernel().threads));
@@ -398,6 +433,8 @@ void PipeFile::write(llvm::raw_ostream &os) const {
       llvm::cantFail(describe(*step, st, *profile, line));
       cells.make(*step, st,
                  st.onHost() ? "" : streamNames[streamIndex.at(step->opOf(st).stream)]);
+      if (!line.note.empty())
+        cells.comment += "; " + line.note;
       out.clear();
       stageColumns.write(out, "stage",
                          {st.name, cells.on, line.work, line.attrs, cells.access, cells.deps},

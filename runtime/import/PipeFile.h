@@ -30,6 +30,9 @@ struct StageLine {
   program::Stage stage; ///< without its name, stream and dependencies
   std::string work;     ///< "kernel 4us", "copy h2d 8us", "cpu 12.5us"
   std::string attrs;    ///< "[blocks=64, threads=256, issue=1.4us]", or empty
+  /// What the line writes otherwise than recorded, and why (for its
+  /// comment), or empty.
+  std::string note;
 };
 
 /// Describes a stage of the step as the file writes it: an error names the

@@ -396,7 +396,8 @@ llvm::Expected<RanksFile> importer::writeRanks(const std::vector<Rank> &ranks,
     }
     add({nameOf[r][i].str(),
          st.onHost() ? formatv("on rank{0}", r).str() : "on " + streamOf(r, s.opOf(st).stream),
-         line.work, line.attrs, depsText(deps), "// " + stageComment(s, st)});
+         line.work, line.attrs, depsText(deps),
+         "// " + stageComment(s, st) + (line.note.empty() ? "" : "; " + line.note)});
     return llvm::Error::success();
   };
   // A rank whose host began the step later than the first one's.

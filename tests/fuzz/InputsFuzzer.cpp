@@ -67,8 +67,10 @@ void fuzzProfile(llvm::StringRef json) {
     __builtin_trap();
 }
 
-/// An imported file checks clean and is laid out as fmt lays it out:
-/// anything else is a finding (the import would end in "internal error").
+/// An imported file checks clean, without an error or a warning (but that
+/// its streams outnumber the hardware queues, as the recording's did), and
+/// is laid out as fmt lays it out: anything else is a finding (the import
+/// would end in "internal error", or write a file every command warns of).
 /// Its program.
 program::Program checkedAndLaidOut(const std::string &pipe, const DeviceProfile &profile) {
   llvm::SourceMgr sm;
@@ -83,6 +85,12 @@ program::Program checkedAndLaidOut(const std::string &pipe, const DeviceProfile 
     program = analyze(file, profile, diags);
   if (diags.hadError() || program.pipelines.empty())
     __builtin_trap();
+  for (llvm::StringRef rest = os.str(); !rest.empty();) {
+    auto [line, next] = rest.split('\n');
+    if (line.contains(": warning: ") && !line.contains("hardware queues"))
+      __builtin_trap();
+    rest = next;
+  }
   if (formatFile(file, sm.getMemoryBuffer(id)->getBuffer()) != pipe)
     __builtin_trap();
   return program;
