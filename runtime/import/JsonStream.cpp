@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace pipec;
@@ -31,6 +33,38 @@ public:
       inflateEnd(&z);
     ::close(fd);
   }
+  /// Whether the input starts as an SQLite database does (reads its first
+  /// bytes, consuming nothing).
+  llvm::Expected<bool> startsSqlite() {
+    while (available() < sizeof kSqliteMagic) {
+      const size_t had = available();
+      if (llvm::Error e = refill())
+        return e;
+      if (available() == had)
+        break;
+    }
+    return available() >= sizeof kSqliteMagic &&
+           std::memcmp(&in[at], kSqliteMagic, sizeof kSqliteMagic) == 0;
+  }
+  /// Writes the whole input, from where it is, to `out`.
+  llvm::Error copyTo(int out, llvm::StringRef outPath) {
+    for (;;) {
+      if (available() == 0) {
+        if (llvm::Error e = refill())
+          return e;
+        if (available() == 0)
+          return llvm::Error::success();
+      }
+      const ssize_t put = ::write(out, &in[at], available());
+      if (put < 0 && errno == EINTR)
+        continue;
+      if (put <= 0)
+        return fail("cannot copy it to '" + outPath +
+                    "' for SQLite to read: " + std::strerror(put < 0 ? errno : ENOSPC));
+      at += size_t(put);
+    }
+  }
+
   llvm::Expected<size_t> read(char *out, size_t n) override {
     if (!started) {
       started = true;
@@ -169,6 +203,40 @@ std::unique_ptr<ByteSource> importer::memorySource(llvm::StringRef text) {
   return std::make_unique<MemorySource>(text);
 }
 
+llvm::Expected<std::unique_ptr<ByteSource>>
+importer::openRecording(llvm::StringRef path, llvm::StringRef shown, std::string &spooled) {
+  spooled.clear();
+  int fd =
+      path == "-" ? ::dup(STDIN_FILENO) : ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail("cannot read '" + shown + "': " + std::strerror(errno));
+  auto source = std::make_unique<FileSource>(fd);
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    return std::unique_ptr<ByteSource>(std::move(source));
+  llvm::Expected<bool> sqlite = source->startsSqlite();
+  if (!sqlite)
+    return fail("'" + shown + "': " + llvm::toString(sqlite.takeError()));
+  if (!*sqlite)
+    return std::unique_ptr<ByteSource>(std::move(source));
+  const char *tmp = std::getenv("TMPDIR");
+  std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/pipec-export-XXXXXX";
+  int out = ::mkstemp(name.data());
+  if (out < 0)
+    return fail("'" + shown + "': an Nsight Systems export through a pipe is copied to a " +
+                "file for SQLite to read, and no file could be made in '" +
+                printable(tmp && *tmp ? tmp : "/tmp") + "': " + std::strerror(errno));
+  llvm::Error copied = source->copyTo(out, printable(name));
+  if (::close(out) != 0 && !copied)
+    copied = fail("cannot copy it to '" + printable(name) + "': " + std::strerror(errno));
+  if (copied) {
+    ::unlink(name.c_str());
+    return fail("'" + shown + "': " + llvm::toString(std::move(copied)));
+  }
+  spooled = name;
+  return std::unique_ptr<ByteSource>();
+}
+
 JsonReader::JsonReader(ByteSource &source, uint64_t maxBytes, unsigned maxDepth)
     : source(source), maxBytes(maxBytes), maxDepth(maxDepth) {}
 
@@ -185,6 +253,8 @@ bool JsonReader::more() {
   if (*got == 0) {
     ended = true;
     pending = source.finish();
+    if (!pending && total == 0)
+      pending = fail("it is empty");
     return false;
   }
   total += *got;
@@ -205,6 +275,46 @@ bool JsonReader::more() {
     return false;
   }
   window.append(chunk, *got);
+  return sniffed || sniff();
+}
+
+bool JsonReader::sniff() {
+  sniffed = true;
+  // The first four bytes, or all there are.
+  char chunk[4];
+  while (window.size() < 4) {
+    llvm::Expected<size_t> got = source.read(chunk, 4 - window.size());
+    if (!got) {
+      pending = got.takeError();
+      ended = true;
+      return false;
+    }
+    if (*got == 0)
+      break;
+    total += *got;
+    window.append(chunk, *got);
+  }
+  auto starts = [&](llvm::StringRef prefix) {
+    return llvm::StringRef(window).startswith(prefix);
+  };
+  const char *encoding = nullptr, *from = "UTF-16";
+  if (starts(llvm::StringRef("\xff\xfe\0\0", 4)) || starts(llvm::StringRef("\0\0\xfe\xff", 4)))
+    encoding = "UTF-32 text (it starts with UTF-32's byte-order mark)", from = "UTF-32";
+  else if (starts("\xff\xfe") || starts("\xfe\xff"))
+    encoding = "UTF-16 text (it starts with UTF-16's byte-order mark)";
+  else if (window.size() >= 2 && (window[0] == 0 || window[1] == 0))
+    encoding = "UTF-16 or UTF-32 text (its first characters are two or four bytes wide)";
+  if (encoding) {
+    pending =
+        fail(llvm::Twine("it is ") + encoding +
+             ": pipec reads JSON as UTF-8; save it as UTF-8 (iconv -f " + from + " -t UTF-8)");
+    ended = true;
+    window.clear();
+    pos = 0;
+    return false;
+  }
+  if (starts("\xef\xbb\xbf")) // a UTF-8 byte-order mark: not JSON's, but harmless
+    pos += 3;
   return true;
 }
 

@@ -53,6 +53,13 @@ llvm::Expected<std::unique_ptr<ByteSource>> openFile(llvm::StringRef path,
                                                      llvm::StringRef shown);
 /// Text already in memory (tests, the fuzzer).
 std::unique_ptr<ByteSource> memorySource(llvm::StringRef text);
+/// A recording to read: `path` opened as openFile does, except that an
+/// SQLite database coming through a pipe (standard input, a FIFO: an
+/// Nsight Systems export streamed in) is copied whole to a temporary file,
+/// which SQLite needs, and `spooled` gets its path (the source is then
+/// null; the caller reads that file and removes it).
+llvm::Expected<std::unique_ptr<ByteSource>>
+openRecording(llvm::StringRef path, llvm::StringRef shown, std::string &spooled);
 
 class JsonReader {
 public:
@@ -91,7 +98,11 @@ private:
   size_t pos = 0;
   size_t start = 0; ///< where the value scan() read starts in the window
   bool ended = false, cut = false;
+  bool sniffed = false; ///< the start looked at: a UTF-8 BOM skipped, UTF-16 named
   llvm::Error pending = llvm::Error::success();
+  /// At the input's first bytes: skips a UTF-8 byte-order mark, and fails
+  /// on UTF-16 or UTF-32 text (which no JSON reader takes as it is).
+  bool sniff();
 };
 
 /// The largest event or device entry parsed: an event of a real trace is a
@@ -153,6 +164,10 @@ struct ObjectWords {
   llvm::StringRef truncated; ///< the input ends inside it
 };
 
+/// The longest key forEachMember reads: no trace, export or profile has a
+/// longer one.
+constexpr size_t kMaxKeyBytes = 4096;
+
 /// Calls `each(key)` for every member of the object that starts here, the
 /// reader at the member's value, which `each` reads or skips (skipMember).
 template <typename Each>
@@ -178,11 +193,14 @@ llvm::Error forEachMember(JsonReader &r, const ObjectWords &words, Each each) {
     }
     if (c != '"')
       return pipec::fail(words.badMember);
-    llvm::Expected<llvm::StringRef> quoted = r.value(4096);
+    llvm::Expected<llvm::StringRef> quoted = r.value(kMaxKeyBytes);
     if (!quoted) {
       llvm::consumeError(quoted.takeError());
       if (llvm::Error e = r.takeError())
         return e;
+      if (!r.truncated()) // a key that goes on: no key a trace has
+        return pipec::fail("it has a key over " + llvm::Twine(kMaxKeyBytes) +
+                           " bytes long: no trace, export or profile has one");
       return pipec::fail(words.truncated);
     }
     std::string key = quoted->drop_front().drop_back().str();

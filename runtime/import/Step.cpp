@@ -197,6 +197,12 @@ llvm::Expected<ImportedStep> importer::selectStep(Trace &&trace,
   out.foreignPlatform = trace.foreignPlatform;
   if (llvm::Error e = checkDevice(out.device))
     return e;
+  if (trace.otherDevices)
+    out.notes.push_back(llvm::formatv(
+        "the trace's ops ran on {0} GPUs: the busiest (device {1}) is imported, the {2} "
+        "op(s) of the other {3} left out (one pipeline is one GPU's; a rank per GPU is "
+        "imported with a trace each)",
+        trace.otherDevices + 1, trace.device, trace.otherDeviceOps, trace.otherDevices));
 
   if (llvm::Error e = chooseSpan(b, number))
     return e;

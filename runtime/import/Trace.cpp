@@ -25,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -255,6 +256,15 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
       return bad("has no finite 'dur'");
     if (*durValue < 0)
       return bad("has a negative 'dur'");
+    // Microseconds, as Kineto writes them: past 2^52 (the year 2112 since
+    // the epoch) a double holds a time to a microsecond or worse, and such
+    // a time is nanoseconds written where microseconds belong.
+    if (std::abs(*tsValue) > 0x1p52)
+      return bad(llvm::formatv("has a 'ts' of {0:e} us: past any date a profiler records "
+                               "in microseconds (nanoseconds?), and where a time holds no "
+                               "nanosecond; export the trace in microseconds",
+                               *tsValue)
+                     .str());
     if (*durValue > kMaxStageUs)
       return bad("lasts " +
                  (*durValue < 1e15 ? llvm::formatv("{0:f1}", *durValue / 1e6).str()
@@ -317,6 +327,11 @@ llvm::Error readEventFields(const View &e, const View &args, uint64_t index, Tra
         correlation(intOr(args, "correlation", intOr(args, "correlation_id", -1)));
     call.thread = intOr(e, "tid", 0);
     call.kind = callKindOf(name);
+    if (const int64_t pid = intOr(e, "pid", 0);
+        trace.hostProcesses.size() < 9 &&
+        std::find(trace.hostProcesses.begin(), trace.hostProcesses.end(), pid) ==
+            trace.hostProcesses.end())
+      trace.hostProcesses.push_back(pid);
     auto [known, added] =
         trace.callNameIndex.try_emplace(name, uint32_t(trace.callNames.size()));
     if (added)
@@ -537,6 +552,7 @@ void importer::finishTrace(Trace &trace) {
   trace.device = busiest;
   if (perDevice.size() > 1) {
     trace.otherDevices = perDevice.size() - 1;
+    trace.otherDeviceOps = trace.ops.size() - perDevice[busiest];
     trace.ops.erase(std::remove_if(trace.ops.begin(), trace.ops.end(),
                                    [&](const GpuOp &op) { return op.device != busiest; }),
                     trace.ops.end());
@@ -620,6 +636,28 @@ static llvm::Expected<Trace> readTraceFrom(JsonReader &r, bool slowly = false,
               "(ProfilerActivity.CUDA for NVIDIA GPUs)"
             : std::string(": the device's activity was not recorded")));
   }
+  // Several processes' calls and several GPUs' ops: ranks merged into one
+  // file, which one pipeline cannot be (one rank's would be taken for the
+  // step, the others dropped).
+  if (trace.hostProcesses.size() > 1) {
+    std::set<int64_t> devices;
+    for (const GpuOp &op : trace.ops)
+      if (devices.insert(op.device).second && devices.size() > 1)
+        break;
+    if (devices.size() > 1) {
+      std::string pids;
+      for (size_t i = 0; i < std::min<size_t>(trace.hostProcesses.size(), 8); ++i)
+        pids += (i ? ", " : "") + std::to_string(trace.hostProcesses[i]);
+      return fail(llvm::formatv(
+          "it holds the runtime calls of {0} processes (pids {1}{2}) and the ops of several "
+          "GPUs: the ranks of a job merged into one file; pipec imports one process's "
+          "trace a step, or each rank's own trace together as ranks (pipec import "
+          "RANK0.json RANK1.json ...)",
+          trace.hostProcesses.size() > 8 ? "more than 8"
+                                         : std::to_string(trace.hostProcesses.size()),
+          pids, trace.hostProcesses.size() > 8 ? ", ..." : ""));
+    }
+  }
   finishTrace(trace);
   return trace;
 }
@@ -647,9 +685,17 @@ llvm::Expected<std::vector<Trace>> importer::readRecording(llvm::StringRef path,
     out = std::move(*processes);
     return out;
   }
-  llvm::Expected<std::unique_ptr<ByteSource>> source = openFile(path, shown);
+  std::string spooled;
+  llvm::Expected<std::unique_ptr<ByteSource>> source = openRecording(path, shown, spooled);
   if (!source)
     return source.takeError();
+  if (!spooled.empty()) { // an export through a pipe, now in a file
+    llvm::Expected<std::vector<Trace>> processes = readNsys(spooled);
+    ::unlink(spooled.c_str());
+    if (!processes)
+      return fail("'" + shown + "': " + llvm::toString(processes.takeError()));
+    return std::move(*processes);
+  }
   JsonReader reader(**source, kMaxTraceBytes);
   llvm::Expected<Trace> trace = readTraceFrom(reader, /*slowly=*/false, cpuOps);
   if (!trace)

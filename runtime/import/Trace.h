@@ -158,6 +158,10 @@ struct Trace {
   std::map<int64_t, int64_t> streamPriority;
   /// GPUs whose ops were left out: a multi-GPU trace keeps the busiest.
   uint64_t otherDevices = 0;
+  uint64_t otherDeviceOps = 0; ///< their ops
+  /// The processes (`pid`) whose runtime calls a Kineto trace holds: one
+  /// but in a trace of several ranks merged (the first 9 kept).
+  std::vector<int64_t> hostProcesses;
   int64_t device = 0; ///< the kept GPU's id (its ops' `device`)
   /// A platform pipec does not model ("ROCm (HIP runtime calls)", "ROCm
   /// (device 'AMD Instinct MI300X')"); empty for CUDA.

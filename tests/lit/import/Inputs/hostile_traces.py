@@ -67,6 +67,14 @@ write("block-too-big.json", trace([launch(995, 1), kernel("k", 7, 1000, 10, 1, b
 far = ops(("k", 7, 10), ("k", 7, 10))
 far[3]["ts"] = 1e300
 write("far-ts.json", trace(far))
+# A time in nanoseconds where microseconds belong (2026 since the epoch).
+nanos = ops(("k", 7, 10), ("k", 7, 10))
+nanos[3]["ts"] = 1.77e18
+write("nanos-ts.json", trace(nanos))
+# Two ops 4,000 s apart: a step longer than a .pipe holds.
+span = ops(("k", 7, 10), ("k", 7, 10))
+span[3]["ts"] = 1000.0 + 4.0e9
+write("far-span.json", trace(span))
 write("huge-grid.json", trace([launch(995, 1), kernel("k", 7, 1000, 10, 1, grid=(2**40, 2**40, 2**40))]))
 # A nested "traceEvents" (distributedInfo) before the real one: not the trace's.
 write("nested.json", trace(ops(("real", 7, 10)),
@@ -120,3 +128,35 @@ with gzip.open(os.path.join(out, "spaces.json.gz"), "wb", compresslevel=9) as f:
     for _ in range(66):
         f.write(b" " * (1 << 20))
     f.write(b"]}")
+
+# Text encodings: a UTF-8 byte-order mark (read past), UTF-16 and UTF-32
+# (named), an empty file.
+small_trace = json.dumps(trace(ops(("k", 7, 10))))
+with open(os.path.join(out, "bom.json"), "wb") as f:
+    f.write(b"\xef\xbb\xbf" + small_trace.encode())
+with open(os.path.join(out, "utf16.json"), "wb") as f:
+    f.write(small_trace.encode("utf-16"))
+with open(os.path.join(out, "utf16le.json"), "wb") as f:
+    f.write(small_trace.encode("utf-16-le"))
+with open(os.path.join(out, "utf32.json"), "wb") as f:
+    f.write(small_trace.encode("utf-32"))
+open(os.path.join(out, "empty.json"), "w").close()
+# A key of 5,000 bytes at the top level: no trace has one.
+write("long-key.json", None, '{"' + "k" * 5000 + '": 1, "traceEvents": []}')
+
+# The ranks of a job merged into one file: two processes' calls, each
+# launching on its own GPU; and one process driving two GPUs.
+merged = ops(("k", 7, 10), ("k", 7, 10))
+for e in ops(("k", 7, 10), ("k", 7, 10)):
+    e = copy.deepcopy(e)
+    e["args"]["correlation"] += 1000
+    if e["cat"] == "kernel":
+        e["args"]["device"] = 1
+        e["pid"] = 1
+    else:
+        e["pid"] = 2
+    merged.append(e)
+write("merged-ranks.json", trace(merged))
+two = ops(("k", 7, 10), ("k", 7, 10), ("k", 7, 10))
+two[-1]["args"]["device"] = 1
+write("two-gpus-one-process.json", trace(two))
