@@ -18,6 +18,7 @@
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
 #include <cstdlib>
 
 using namespace llvm;
@@ -39,6 +40,9 @@ int dispatch(int argc, char **argv);
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   sys::SetOneShotPipeSignalFunction(quietPipeExit);
+  // A write past the file-size limit (ulimit -f) fails with EFBIG, which
+  // is reported as a failed write (exit 4), not a crash's stack dump.
+  std::signal(SIGXFSZ, SIG_IGN);
   outs(); // constructed before the exit handler, so destroyed after it
   errs();
   std::atexit(finishOutputAtExit);
