@@ -227,9 +227,8 @@ int tool::runRun() {
                             one.runSeconds > 0 ? one.simulatedEvents / one.runSeconds : 0.0);
       for (runtime::LoweringRun &one : *r) {
         // Why the stream lowering takes longer than its bound, on the model
-        // (nine more runs of it: not for the largest programs).
-        if (one.lowering == Lowering::Streams &&
-            s->instances.size() <= runtime::kMaxGapInstances)
+        // (none for the largest programs: Model::explainGap).
+        if (one.lowering == Lowering::Streams)
           one.gap = device.explainGap(*s);
         if (objective->kind != runtime::Objective::Makespan) {
           one.objectiveWords = objective->words();
