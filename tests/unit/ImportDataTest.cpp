@@ -68,7 +68,8 @@ TEST_CASE("execution trace: bad input is an error that says what is wrong, never
   struct Case {
     const char *text, *message;
   } cases[] = {
-      {"", "not an execution trace: a PyTorch execution trace"},
+      {"", "it is empty"},
+      {" ", "not an execution trace: a PyTorch execution trace"},
       {"[1, 2]", "is a JSON object with 'schema' and 'nodes'"},
       {R"J({"traceEvents": []})J", "is a JSON object with 'schema' and 'nodes'"},
       {R"J({"schema": "1.0.1", "nodes": {}})J", "'nodes' is not an array"},
