@@ -88,16 +88,6 @@ std::string commentText(llvm::StringRef text) {
   return out;
 }
 
-/// The stage's bytes for a copy: as given, or its time at the profile's
-/// bandwidth.
-uint64_t copyBytes(const program::Stage &st, const DeviceProfile &profile) {
-  if (st.bytes)
-    return std::max<uint64_t>(1, *st.bytes);
-  double gbps = profile.copyGBps(st.kind() == StageKind::Memset ? CopyDirection::D2D
-                                                                : st.copy().direction);
-  return std::max<uint64_t>(1, static_cast<uint64_t>(st.durationUs * gbps * 1e3));
-}
-
 const char *kPrelude = R"(#include <cuda_runtime.h>
 
 #include <algorithm>
@@ -357,7 +347,7 @@ public:
       std::string id = "k" + stageId(k);
       auto bytes = [&](llvm::StringRef what) {
         os << formatv("constexpr unsigned long long {0}Bytes = {1}ull; // {2}\n", id,
-                      copyBytes(st, profile), what);
+                      lower::stageBuffers(st, profile).bytes, what);
       };
       // hostSpin's argument, spinHost's, NCCL's time (its bytes are the
       // part tables').

@@ -29,6 +29,25 @@ Work lower::workOf(const program::Stage &st) {
                     st.work);
 }
 
+StageBuffers lower::stageBuffers(const program::Stage &st, const DeviceProfile &profile) {
+  StageBuffers b;
+  const bool memset = st.kind() == StageKind::Memset;
+  if (st.kind() != StageKind::Copy && !memset)
+    return b;
+  const CopyDirection direction = memset ? CopyDirection::D2D : st.copy().direction;
+  b.bytes = st.bytes
+                ? *st.bytes
+                : static_cast<uint64_t>(st.durationUs * profile.copyGBps(direction) * 1e3);
+  b.bytes = std::max<uint64_t>(b.bytes, 1);
+  b.device = true;
+  if (!memset) {
+    const bool peer = direction == CopyDirection::D2D || direction == CopyDirection::P2P;
+    b.device2 = peer;
+    b.pinned = !peer;
+  }
+  return b;
+}
+
 namespace {
 
 /// `a`'s slot in instance v's iteration.

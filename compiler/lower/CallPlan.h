@@ -49,6 +49,19 @@ struct Place {
   uint32_t buffer = 0, slot = 0;
 };
 
+/// A stage's own buffers (Place::Device, Device2, Host) and what it moves,
+/// decided once: the CUDA backend allocates them, the emitted program is
+/// given them. Only copies and memsets have any.
+struct StageBuffers {
+  /// What it moves: its bytes as written, or its time at the profile's
+  /// bandwidth (at least 1); 0 for a stage that is neither.
+  uint64_t bytes = 0;
+  bool device = false;  ///< its own device buffer (a copy's source side, a memset's)
+  bool device2 = false; ///< a second one: a d2d or p2p copy's destination
+  bool pinned = false;  ///< its own pinned host buffer: an h2d or d2h copy's host side
+};
+StageBuffers stageBuffers(const program::Stage &st, const DeviceProfile &profile);
+
 /// Instance v's copy (Copy, PeerCopy): the first declared buffer it writes
 /// and the first it reads, this iteration's slots, else its own buffers as
 /// its direction has them.

@@ -447,21 +447,17 @@ private:
       if (st.kind() == StageKind::Kernel)
         if (llvm::Error e = shapeKernel(st, res, k, notes))
           return e;
-      if (st.kind() != StageKind::Copy && st.kind() != StageKind::Memset)
-        continue;
-      const bool memset = st.kind() == StageKind::Memset;
-      double gbps = profile.copyGBps(memset ? CopyDirection::D2D : st.copy().direction);
-      size_t bytes = st.bytes ? *st.bytes : static_cast<size_t>(st.durationUs * gbps * 1e3);
-      bytes = std::max<size_t>(bytes, 1);
-      res.bytes[k] = bytes;
-      PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers[k].out(), bytes), "stage '" + st.name + "'");
-      if (memset)
-        continue;
-      if (st.copy().direction == CopyDirection::D2D)
-        PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers2[k].out(), bytes),
+      // Its own buffers, as the plan decides them (the emitted program's too).
+      const lower::StageBuffers own = lower::stageBuffers(st, profile);
+      res.bytes[k] = own.bytes;
+      if (own.device)
+        PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers[k].out(), own.bytes),
                        "stage '" + st.name + "'");
-      else
-        PIPEC_CUDA_TRY(cudaMallocHost(res.pinnedBuffers[k].out(), bytes),
+      if (own.device2)
+        PIPEC_CUDA_TRY(cudaMalloc(res.deviceBuffers2[k].out(), own.bytes),
+                       "stage '" + st.name + "'");
+      if (own.pinned)
+        PIPEC_CUDA_TRY(cudaMallocHost(res.pinnedBuffers[k].out(), own.bytes),
                        "stage '" + st.name + "'");
     }
     // The declared buffers, every slot, allocated once.
