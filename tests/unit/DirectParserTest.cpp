@@ -6,6 +6,7 @@
 //  - the parse with it gives the same diagnostics and AST as without it.
 
 #include "FrontendHelpers.h"
+#include "Seed.h"
 
 #include "compiler/parse/DirectParser.h"
 #include "compiler/parse/Scanner.h"
@@ -404,7 +405,8 @@ std::string withoutDirect(const std::string &text) {
 
 TEST_CASE("direct parser: takes exactly the items the grammar accepts, "
           "and builds the same AST") {
-  ItemGenerator gen(5);
+  ItemGenerator gen(test::seed(5));
+  INFO("seed " << test::seed(5) << " (PIPEC_TEST_SEED=N runs every randomized test with N)");
   size_t wellFormed = 0, broken = 0;
   for (int round = 0; round < 4000; ++round) {
     std::string text = "pipeline p {\n";

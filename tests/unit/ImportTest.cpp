@@ -512,7 +512,8 @@ TEST_CASE("import: times are written as printf's %.3f writes them") {
   // writePipe formats with std::to_chars (fixed, 3 decimals), which rounds
   // the binary value exactly as glibc's printf does: the files stay the
   // same bytes. Random times of every magnitude, and halves at the edge.
-  std::mt19937_64 rng(3);
+  std::mt19937_64 rng(test::seed(3));
+  INFO("seed " << test::seed(3) << " (PIPEC_TEST_SEED=N runs every randomized test with N)");
   std::uniform_real_distribution<double> unit(0, 1);
   size_t differ = 0;
   for (int i = 0; i < 200000; ++i) {
