@@ -122,7 +122,7 @@ static double margin(const GraphAdvice &g, unsigned replays) {
 /// that flips it (a few more runs of both lowerings).
 constexpr size_t kFlipSearchUpTo = size_t(1) << 16;
 
-GraphAdvice SimGraphCost::advise(const Schedule &s, unsigned replays) const {
+GraphAdvice SimGraphCost::verdict(const Schedule &s, unsigned replays) const {
   GraphAdvice advice = simulateBoth(s, profile, replays);
   advice.graphLaunchUs = profile.graphLaunchUs;
   if (!advice.evaluated || s.instances.size() > kFlipSearchUpTo || profile.graphLaunchUs <= 0)

@@ -32,7 +32,7 @@ GraphAdvice compareRuns(const LoweringRun &streams, const LoweringRun &graph,
 class SimGraphCost : public GraphCostModel {
 public:
   explicit SimGraphCost(const DeviceProfile &profile) : profile(profile) {}
-  GraphAdvice advise(const Schedule &schedule, unsigned replays) const override;
+  GraphAdvice verdict(const Schedule &schedule, unsigned replays) const override;
 
 private:
   DeviceProfile profile;

@@ -1273,7 +1273,7 @@ struct Threads {
       os << "  if (segment == " << Decimal(s.segmentOf[v]) << ") { // ";
       writeLabel(v);
       os << "\n    cudaGraphExec_t exec = execs[segment];\n";
-      switch (lower::workOf(s.instances.stage(v))) {
+      switch (lower::cudaWorkOf(s.instances.stage(v))) {
       case lower::Work::Kernel:
         writeKernelParams(v);
         os << "    CHECK(cudaGraphExecKernelNodeSetParams(exec, node[" << Decimal(v)

@@ -14,7 +14,7 @@
 using namespace pipec;
 using namespace pipec::lower;
 
-Work lower::workOf(const program::Stage &st) {
+Work lower::cudaWorkOf(const program::Stage &st) {
   return std::visit(Overloaded{
                         [](const program::KernelWork &) { return Work::Kernel; },
                         [](const program::CopyWork &c) {
@@ -250,7 +250,7 @@ bool RecordedGraphs::forEachNode(uint32_t l, llvm::function_ref<bool(const Node 
       pending.erase(edges);
     }
     last[op.stream] = op.instance;
-    const Node node{op.instance, launch.shape, workOf(s.instances.stage(op.instance)),
+    const Node node{op.instance, launch.shape, cudaWorkOf(s.instances.stage(op.instance)),
                     after,       {},           kNoRecord};
     if (!f(node))
       return false;
@@ -418,7 +418,7 @@ bool lower::forEachStreamCall(const Schedule &s, const RecordedGraphs *recorded,
         if (!emit(dispatch))
           return false;
       }
-      c.work = workOf(st);
+      c.work = cudaWorkOf(st);
       return emit(c);
     }
     case Op::Record:
@@ -514,7 +514,7 @@ bool GraphPlan::forEachNode(llvm::function_ref<bool(const Node &)> f) const {
       continue; // a cpu stage runs between the segments' launches
     Node node{v,
               s.segmentOf[v],
-              workOf(s.instances.stage(v)),
+              cudaWorkOf(s.instances.stage(v)),
               s.graphPredecessors().row(v),
               s.graphWaits().row(v),
               eventOf[v]};

@@ -3,7 +3,7 @@
 // it does and on what (the stage's work, its stream, its event, the buffer
 // slots it touches); the two consumers only turn it into a runtime call or
 // into the text of one. A stage kind becomes a CUDA operation in one place,
-// `workOf`, whose switch the compiler checks.
+// `cudaWorkOf`, whose switch the compiler checks.
 //
 // The stream lowering's calls are visited in issue order, not stored: a
 // schedule of millions of instances makes no list of them.
@@ -33,7 +33,7 @@ enum class Work : uint8_t {
 };
 
 /// The one mapping from a stage to its CUDA operation.
-Work workOf(const program::Stage &st);
+Work cudaWorkOf(const program::Stage &st);
 
 /// Where bytes a call moves or touches are: a slot of a declared buffer, or
 /// one of the stage's own buffers (made for a stage that declares none).

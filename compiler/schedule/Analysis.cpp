@@ -235,7 +235,7 @@ template <typename Each> static void forEachInstance(const Schedule &s, Each eac
   }
 }
 
-Analysis pipec::analyze(const Schedule &s, const DeviceProfile &profile) {
+Analysis pipec::analyzeSchedule(const Schedule &s, const DeviceProfile &profile) {
   Analysis a;
   const Instances &inst = s.instances;
   const size_t n = inst.size();

@@ -142,7 +142,7 @@ struct Analysis {
   GraphAdvice graphAdvice;
 };
 
-Analysis analyze(const Schedule &schedule, const DeviceProfile &profile);
+Analysis analyzeSchedule(const Schedule &schedule, const DeviceProfile &profile);
 
 /// Each device's busy time, bubble (its idle share of `stepUs`) and
 /// communication, from each instance's [start, end) as `spanOf` gives it

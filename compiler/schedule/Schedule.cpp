@@ -167,19 +167,19 @@ Schedule::Schedule(const program::Pipeline &pipeline, const DeviceProfile &profi
   planSegments(*this);
   std::thread beside;
   if (useSecondThread(n))
-    beside = std::thread([&] { analysis = analyze(*this, profile); });
+    beside = std::thread([&] { analysis = analyzeSchedule(*this, profile); });
   planEvents(*this);
   times.events = watch.lap();
   if (beside.joinable()) {
     beside.join();
     analysis.eventDensity = n ? double(records) / double(n) : 0;
   } else {
-    analysis = analyze(*this, profile);
+    analysis = analyzeSchedule(*this, profile);
   }
   // A graph is lowered for one device: a pipeline of several gets no
   // verdict (and --lower=auto keeps its streams).
   if (options.graphCost && pipeline.deviceCount() == 1)
-    analysis.graphAdvice = options.graphCost->advise(*this, options.replays);
+    analysis.graphAdvice = options.graphCost->verdict(*this, options.replays);
   else if (options.graphCost)
     analysis.graphAdvice.reasons = {"not simulated: pipec lowers a pipeline of several "
                                     "devices to streams, and this one declares " +

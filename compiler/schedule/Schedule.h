@@ -34,7 +34,7 @@ struct Schedule;
 class GraphCostModel {
 public:
   virtual ~GraphCostModel();
-  virtual GraphAdvice advise(const Schedule &schedule, unsigned replays) const = 0;
+  virtual GraphAdvice verdict(const Schedule &schedule, unsigned replays) const = 0;
 };
 
 struct ScheduleOptions {

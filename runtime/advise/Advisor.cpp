@@ -706,7 +706,7 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
   // (Several devices: no graph verdict is simulated, as compile says.)
   out.graph = a.graphAdvice.evaluated || p.devices.size() > 1
                   ? a.graphAdvice
-                  : cost.advise(compiled, options.replays);
+                  : cost.verdict(compiled, options.replays);
 
   // The baseline: compile's schedule, run (its replay is the graph's
   // "before" too).

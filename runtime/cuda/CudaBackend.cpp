@@ -1011,7 +1011,7 @@ private:
         continue;
       const uint32_t k = s.instances.stageOf(v);
       const program::Stage &st = s.pipeline.stages[k];
-      switch (lower::workOf(st)) {
+      switch (lower::cudaWorkOf(st)) {
       case lower::Work::Kernel: {
         cudaKernelNodeParams p = kernelParams(st, res.spinSmem[k], g.kernelArgs[v]);
         PIPEC_CUDA_TRY(cudaGraphExecKernelNodeSetParams(exec, g.node[v], &p),

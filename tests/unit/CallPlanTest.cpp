@@ -106,7 +106,7 @@ void checkStreamCalls(const Schedule &s, size_t &groups, size_t &dispatches) {
       inGroup = false;
       continue;
     case Call::Launch:
-      CHECK(c.work == lower::workOf(s.instances.stage(c.instance)));
+      CHECK(c.work == lower::cudaWorkOf(s.instances.stage(c.instance)));
       CHECK(c.work != lower::Work::HostThread);
       CHECK(inGroup == (c.work == lower::Work::Collective));
       if (s.instances.stage(c.instance).issueUs > 0)
@@ -187,7 +187,7 @@ TEST_CASE("call plan: the graph's nodes, events and replay calls") {
       const uint32_t v = node.instance;
       CHECK(!s.onHost(v));
       CHECK(node.segment == s.segmentOf[v]);
-      CHECK(node.work == lower::workOf(s.instances.stage(v)));
+      CHECK(node.work == lower::cudaWorkOf(s.instances.stage(v)));
       for (uint32_t u : node.after) // edges within its segment's graph
         CHECK((!s.onHost(u) && s.segmentOf[u] == node.segment && u < v));
       for (uint32_t u : node.waitFor) { // an earlier segment's event

@@ -647,7 +647,7 @@ TEST_CASE("schedule: a large schedule's analysis and graph verdict, made on two 
   options.graphCost = &cost;
   Schedule s(run.program.pipelines.at(0), profile, options);
   REQUIRE(s.instances.size() >= kParallelFrom);
-  Analysis again = analyze(s, profile);
+  Analysis again = analyzeSchedule(s, profile);
   CHECK(again.criticalPath == s.analysis.criticalPath);
   CHECK(again.criticalPathUs == s.analysis.criticalPathUs);
   CHECK(again.lowerBoundUs == s.analysis.lowerBoundUs);
