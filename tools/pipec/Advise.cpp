@@ -37,13 +37,8 @@ cl::opt<double> minGainUs("min-gain-us",
 } // namespace
 
 int tool::runAdvise() {
-  commandFiles().input(invocation().runInput, "the input");
-  registerProfileInput();
-  commandFiles().output(invocation().outputPath, "-o");
-  if (!checkFiles())
-    return UsageError;
   DeviceProfile profile;
-  if (int status = prepare(profile))
+  if (int status = openCommand(invocation().runInput, profile))
     return status;
   // --apply=N: a suggestion's number as printed, from 1.
   unsigned applyNumber = 0;

@@ -94,13 +94,8 @@ void printStats(const std::vector<const Schedule *> &schedules, double parse, do
 } // namespace
 
 int tool::runCompile() {
-  commandFiles().input(compileInput, "the input");
-  registerProfileInput();
-  commandFiles().output(invocation().outputPath, "-o");
-  if (!checkFiles())
-    return UsageError;
   DeviceProfile profile;
-  if (int status = prepare(profile))
+  if (int status = openCommand(compileInput, profile))
     return status;
   const model::Model model(profile);
   ScheduleOptions options;

@@ -153,21 +153,17 @@ int tool::runRun() {
               "--trace and --html (run each on its own for those)");
     return UsageError;
   }
-  commandFiles().input(invocation().runInput, "the input");
-  registerProfileInput();
-  commandFiles().output(invocation().outputPath, "-o");
-  if (!tracePath.empty())
-    commandFiles().output(tracePath, "--trace");
-  if (!htmlPath.empty())
-    commandFiles().output(htmlPath, "--html");
-  if (!compareWith.empty())
-    commandFiles().input(compareWith, "--compare");
-  if (!compareProfile.empty())
-    commandFiles().input(compareProfile, "--compare-profile");
-  if (!checkFiles())
-    return UsageError;
   DeviceProfile profile;
-  if (int status = prepare(profile))
+  if (int status = openCommand(invocation().runInput, profile, [&] {
+        if (!tracePath.empty())
+          commandFiles().output(tracePath, "--trace");
+        if (!htmlPath.empty())
+          commandFiles().output(htmlPath, "--html");
+        if (!compareWith.empty())
+          commandFiles().input(compareWith, "--compare");
+        if (!compareProfile.empty())
+          commandFiles().input(compareProfile, "--compare-profile");
+      }))
     return status;
   const model::Model model(profile);
   std::optional<runtime::Objective> objective = objectiveOption();

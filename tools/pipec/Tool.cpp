@@ -306,6 +306,16 @@ int tool::prepare(DeviceProfile &profile) {
   return loadProfile(profile) ? Success : UsageError;
 }
 
+int tool::openCommand(StringRef input, DeviceProfile &profile, function_ref<void()> more) {
+  commandFiles().input(input, "the input");
+  registerProfileInput();
+  commandFiles().output(invocation().outputPath, "-o");
+  more();
+  if (!checkFiles())
+    return UsageError;
+  return prepare(profile);
+}
+
 void tool::noteRecordedDevice(const driver::Compiled &compiled, const DeviceProfile &profile) {
   if (!invocation().profilePath.empty())
     return;

@@ -108,6 +108,12 @@ bool loadProfileFrom(llvm::StringRef path, DeviceProfile &profile);
 /// What compile, run and advise check first: their counts, and the profile.
 /// Returns Success or the status to exit with.
 int prepare(DeviceProfile &profile);
+/// The prologue of compile, run and advise: `input` ("the input"),
+/// --profile and -o registered, then what `more` registers (a command's
+/// other outputs and inputs), every file checked against the others, and
+/// prepare(). Returns Success or the status to exit with.
+int openCommand(
+    llvm::StringRef input, DeviceProfile &profile, llvm::function_ref<void()> more = [] {});
 
 /// Loads `path` into `out.src` and compiles it (compileSource), with the
 /// device model's cost models for the graph verdict and the assignment.
