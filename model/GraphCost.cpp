@@ -1,6 +1,7 @@
 //===- GraphCost.cpp - "Does a CUDA graph pay?", answered once ------------===//
 
 #include "model/GraphCost.h"
+#include "model/SimBackend.h"
 
 #include <algorithm>
 #include <cmath>

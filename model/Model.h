@@ -21,6 +21,7 @@
 #include "model/AssignmentCost.h"
 #include "model/Gap.h"
 #include "model/GraphCost.h"
+#include "model/SimBackend.h"
 
 #include <memory>
 
@@ -43,6 +44,20 @@ public:
   std::unique_ptr<runtime::Backend> contendedBackend() const {
     return runtime::makeSimBackend(device, /*dispatch=*/true, /*contendUnsaid=*/true);
   }
+  /// The same run with the launches' recorded dispatch (issue=) left out:
+  /// an imported step's launches as the runtime alone would issue them.
+  std::unique_ptr<runtime::Backend> backendWithoutDispatch() const {
+    return runtime::makeSimBackend(device, /*dispatch=*/false);
+  }
+  /// Each instance's start and end on the model, and nothing else kept
+  /// (the import's inversion of recorded contention runs it again and
+  /// again); `issueAt`, where given: each launch or cpu stage no sooner
+  /// than the host made it in a recording.
+  struct Times {
+    std::vector<double> start, end;
+    bool unfinished = false; ///< some instance never ended (a deadlock)
+  };
+  Times times(const Schedule &schedule, const std::vector<double> *issueAt = nullptr) const;
   /// A run on this device with `queues` hardware queues, as
   /// CUDA_DEVICE_MAX_CONNECTIONS sets them (advise's connections what-if).
   std::unique_ptr<runtime::Backend> backendWithQueues(unsigned queues) const {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "model/SimBackend.h"
 #include "compiler/schedule/GraphShapes.h"
 #include "model/DeviceModel.h"
 #include "runtime/Backend.h"

@@ -141,15 +141,6 @@ public:
                                                           const RunOptions &options);
 };
 
-/// The deterministic device model, parameterised by `profile`. Without
-/// `dispatch`, launches pay no `issue=` time: the what-if of pipec issuing
-/// an imported step's launches itself (the framework's dispatch gone).
-/// With `contendUnsaid`, work whose file says nothing of what bounds it
-/// needs the whole device's memory bandwidth and issue throughput (the far
-/// end of a what-if's range: sim::ModelOptions::contendUnsaid).
-std::unique_ptr<Backend> makeSimBackend(const DeviceProfile &profile, bool dispatch = true,
-                                        bool contendUnsaid = false);
-
 /// Stage pairs of the timeline where a stage started more than `slackUs`
 /// before one of its dependencies, or the previous stage on its stream, had
 /// ended.

@@ -3,7 +3,7 @@
 #include "runtime/import/Contention.h"
 
 #include "compiler/schedule/Schedule.h"
-#include "model/DeviceModel.h"
+#include "model/Model.h"
 #include "runtime/import/PipeFile.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -47,6 +47,7 @@ Uncontended importer::uncontend(ImportedStep &step, const DeviceProfile &profile
   if (!smsOversubscribed(step, profile))
     return out;
   const size_t n = step.stages.size();
+  const model::Model model(profile);
   std::vector<double> recorded(n), gain(n, 1.0), lastMiss(n, 0.0), best(n);
   for (size_t i = 0; i < n; ++i)
     recorded[i] = best[i] = step.stages[i].durUs;
@@ -63,9 +64,7 @@ Uncontended importer::uncontend(ImportedStep &step, const DeviceProfile &profile
       break;
     }
     Schedule schedule(program->pipelines.front(), profile, ScheduleOptions());
-    sim::ModelOptions options;
-    options.recordHost = false;
-    sim::ReplayTrace run = sim::simulate(schedule, Lowering::Streams, profile, options);
+    const model::Model::Times run = model.times(schedule);
     ++out.runs;
     if (run.start.empty() || run.unfinished)
       break;

@@ -5,8 +5,8 @@
 #include "compiler/emit/Emitters.h"
 #include "compiler/program/Communication.h"
 #include "compiler/program/TimeFormat.h"
-#include "model/DeviceModel.h"
 #include "model/GraphCost.h"
+#include "model/Model.h"
 #include "runtime/Backend.h"
 #include "runtime/import/StepData.h"
 
@@ -183,10 +183,11 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
         return std::make_pair(streams->start[v], streams->end[v]);
       });
   };
-  compare(*runtime::makeSimBackend(profile), r.graph, true);
+  const model::Model model(profile);
+  compare(*model.backend(), r.graph, true);
   // The same schedule, its launches without the recorded dispatch: a mode
   // of the model, not a second program (nothing else depends on issue=).
-  compare(*runtime::makeSimBackend(profile, /*dispatch=*/false), r.graphOwnLaunches, false);
+  compare(*model.backendWithoutDispatch(), r.graphOwnLaunches, false);
 
   // The recorded issue: each launch returns no sooner than its call did,
   // each cpu stage begins no sooner than the host began it.
@@ -197,10 +198,7 @@ StepReport importer::reportStep(const ImportedStep &step, const Schedule &s,
   std::vector<double> issueAt(n, 0);
   for (uint32_t v = 0; v < n; ++v)
     issueAt[v] = step.stages[s.instances.stageOf(v)].hostUs - earliest;
-  sim::ModelOptions replay;
-  replay.recordHost = false;
-  replay.issueAt = &issueAt;
-  sim::ReplayTrace t = sim::simulate(s, Lowering::Streams, profile, replay);
+  const model::Model::Times t = model.times(s, &issueAt);
   r.pinned = against(step, s, t.start, t.end);
   return r;
 }

@@ -23,6 +23,7 @@
 #include "model/Gap.h"
 #include "model/GraphCost.h"
 #include "model/Model.h"
+#include "model/SimBackend.h"
 #include "runtime/Backend.h"
 #include "runtime/advise/Advisor.h"
 

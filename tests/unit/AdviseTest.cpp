@@ -16,6 +16,7 @@
 #include "compiler/schedule/Schedule.h"
 #include "model/DeviceModel.h"
 #include "model/Model.h"
+#include "model/SimBackend.h"
 #include "runtime/advise/Advisor.h"
 
 #include "llvm/ADT/StringMap.h"

@@ -7,6 +7,7 @@
 
 #include "compiler/program/TimeFormat.h"
 #include "model/GraphCost.h"
+#include "model/SimBackend.h"
 #include "runtime/Backend.h"
 #include "runtime/advise/Advisor.h"
 

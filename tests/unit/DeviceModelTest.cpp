@@ -4,6 +4,7 @@
 #include "RandomPrograms.h"
 
 #include "model/DeviceModel.h"
+#include "model/SimBackend.h"
 #include "runtime/Backend.h"
 #include "runtime/report/Reports.h"
 

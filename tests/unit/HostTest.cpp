@@ -8,6 +8,7 @@
 
 #include "compiler/schedule/Schedule.h"
 #include "model/DeviceModel.h"
+#include "model/SimBackend.h"
 #include "runtime/Backend.h"
 
 #include <doctest/doctest.h>

@@ -13,6 +13,7 @@
 #include "compiler/emit/Emitters.h"
 #include "compiler/format/Formatter.h"
 #include "compiler/schedule/Schedule.h"
+#include "model/SimBackend.h"
 #include "runtime/Backend.h"
 #include "runtime/report/Reports.h"
 

@@ -8,6 +8,7 @@
 #include "compiler/schedule/GraphShapes.h"
 #include "compiler/schedule/Schedule.h"
 #include "model/GraphCost.h"
+#include "model/SimBackend.h"
 #include "runtime/Backend.h"
 
 #include <doctest/doctest.h>

@@ -81,7 +81,7 @@ int tool::runAdvise() {
   // The syntax, kept by the compile, for the edits.
   runtime::AdviseSource source{&c.file, c.src.text()};
 
-  std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
+  std::unique_ptr<runtime::Backend> backend = chooseBackend(model);
   if (!backend)
     return RunFailed;
   std::vector<runtime::PipelineAdvice> advice;

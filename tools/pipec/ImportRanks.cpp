@@ -194,7 +194,7 @@ int tool::runImportRanks(const std::vector<std::string> &sources,
   runtime::RunOptions options;
   options.replays = invocation().replays;
   Expected<runtime::LoweringRun> run =
-      runtime::makeSimBackend(profile)->run(schedule, Lowering::Streams, options);
+      deviceModel.backend()->run(schedule, Lowering::Streams, options);
   if (!run) {
     toolError(toString(run.takeError()));
     return RunFailed;

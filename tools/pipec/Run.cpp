@@ -86,9 +86,10 @@ cl::opt<std::string>
 
 } // namespace
 
-std::unique_ptr<runtime::Backend> tool::chooseBackend(const DeviceProfile &profile) {
+std::unique_ptr<runtime::Backend> tool::chooseBackend(const model::Model &model) {
+  const DeviceProfile &profile = model.profile();
   if (backendChoice == BackendChoice::Sim)
-    return runtime::makeSimBackend(profile);
+    return model.backend();
   Expected<std::unique_ptr<runtime::Backend>> cuda = runtime::makeCudaBackend(profile);
   if (cuda)
     return std::move(*cuda);
@@ -99,7 +100,7 @@ std::unique_ptr<runtime::Backend> tool::chooseBackend(const DeviceProfile &profi
   }
   WithColor::note(errs(), "pipec", !useColor())
       << why << "; running on the device model (" << profile.name << ")\n";
-  return runtime::makeSimBackend(profile);
+  return model.backend();
 }
 
 std::optional<runtime::Objective> tool::objectiveOption() {
@@ -193,7 +194,7 @@ int tool::runRun() {
                       .str());
         return UsageError;
       }
-  std::unique_ptr<runtime::Backend> backend = chooseBackend(profile);
+  std::unique_ptr<runtime::Backend> backend = chooseBackend(model);
   if (!backend)
     return RunFailed;
   runOptions.replays = invocation().replays;
@@ -254,7 +255,7 @@ int tool::runRun() {
     if (!objectiveApplies(*objective, cb))
       return UsageError;
     std::unique_ptr<runtime::Backend> backendB =
-        compareProfile.empty() ? nullptr : chooseBackend(profileB);
+        compareProfile.empty() ? nullptr : chooseBackend(modelB);
     if (!compareProfile.empty() && !backendB)
       return RunFailed;
     runtime::Backend &onB = backendB ? *backendB : *backend;

@@ -13,7 +13,7 @@
 namespace pipec::tool {
 
 /// The backend --backend asks for; null (and a message) when none can run.
-std::unique_ptr<runtime::Backend> chooseBackend(const DeviceProfile &profile);
+std::unique_ptr<runtime::Backend> chooseBackend(const model::Model &model);
 
 /// --objective, parsed; none (and a message) when it is malformed.
 std::optional<runtime::Objective> objectiveOption();
