@@ -58,6 +58,14 @@ public:
     bool unfinished = false; ///< some instance never ended (a deadlock)
   };
   Times times(const Schedule &schedule, const std::vector<double> *issueAt = nullptr) const;
+  /// Kernel stage `st` given `blocks` blocks for the same work: each block
+  /// does more, its waves (of `wave` blocks) each take as long as one of
+  /// the stage's took; the stage's new time (advise's wave-cliff what-if).
+  static double timeWithBlocks(const program::Stage &st, uint64_t blocks, uint64_t wave) {
+    auto waves = [&](uint64_t b) { return double((b + wave - 1) / wave); };
+    const uint64_t had = st.kernel().blocks;
+    return st.durationUs * (double(had) / double(blocks)) * (waves(blocks) / waves(had));
+  }
   /// A run on this device with `queues` hardware queues, as
   /// CUDA_DEVICE_MAX_CONNECTIONS sets them (advise's connections what-if).
   std::unique_ptr<runtime::Backend> backendWithQueues(unsigned queues) const {

@@ -657,10 +657,7 @@ llvm::Error Advisor::waveCliffs() {
       program::Pipeline changed = p;
       for (uint32_t k : c.stages) {
         program::Stage &s = changed.stages[k];
-        // The same work over fewer blocks: each block does more.
-        auto waves = [&](uint64_t b) { return double((b + wave - 1) / wave); };
-        s.durationUs = p.stages[k].durationUs * (double(st.kernel().blocks) / double(blocks)) *
-                       (waves(blocks) / waves(st.kernel().blocks));
+        s.durationUs = model::Model::timeWithBlocks(p.stages[k], blocks, wave);
         s.kernel().blocks = static_cast<uint32_t>(blocks);
       }
       Schedule schedule(changed, profile, options.schedule);
