@@ -185,15 +185,20 @@ int tool::runRun() {
   if (!objectiveApplies(*objective, c))
     return UsageError;
   // Several devices run as streams: a graph would be one per device.
-  if (runLowering != RunLowering::Streams)
-    for (const Schedule *s : c.views)
-      if (s->pipeline.deviceCount() > 1) {
-        toolError(formatv("pipeline '{0}' declares {1} devices; 'pipec run' runs such "
-                          "pipelines as streams (--lower=streams)",
-                          s->pipeline.name, s->pipeline.deviceCount())
-                      .str());
-        return UsageError;
-      }
+  // --lower=graph is refused; --lower=both runs their streams and says so.
+  for (const Schedule *s : c.views)
+    if (s->pipeline.deviceCount() > 1 && runLowering == RunLowering::Graph) {
+      toolError(formatv("pipeline '{0}' declares {1} devices; 'pipec run' runs such "
+                        "pipelines as streams (--lower=streams)",
+                        s->pipeline.name, s->pipeline.deviceCount())
+                    .str());
+      return UsageError;
+    } else if (s->pipeline.deviceCount() > 1 && runLowering == RunLowering::Both) {
+      WithColor::note(errs(), "pipec", !useColor())
+          << formatv("pipeline '{0}' declares {1} devices: --lower=both runs its streams "
+                     "only (pipec lowers a graph to one device)\n",
+                     printable(s->pipeline.name), s->pipeline.deviceCount());
+    }
   std::unique_ptr<runtime::Backend> backend = chooseBackend(model);
   if (!backend)
     return RunFailed;
@@ -210,7 +215,9 @@ int tool::runRun() {
                      const model::Model &device,
                      std::vector<runtime::LoweringRun> &runs) -> bool {
     for (const Schedule *s : compiled.views) {
-      Expected<std::vector<runtime::LoweringRun>> r = on.runAll(*s, lowerings, runOptions);
+      const std::vector<Lowering> streamsOnly = {Lowering::Streams};
+      Expected<std::vector<runtime::LoweringRun>> r =
+          on.runAll(*s, s->pipeline.deviceCount() > 1 ? streamsOnly : lowerings, runOptions);
       if (!r) {
         toolError("run failed: " + toString(r.takeError()));
         return false;
