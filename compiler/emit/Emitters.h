@@ -45,9 +45,10 @@ llvm::Error cudaCannotEmit(llvm::ArrayRef<const Schedule *> schedules);
 /// bytes. cudaCannotEmit's error, with nothing written, where it has one.
 /// Past `callTableFrom` host calls, a stream lowering's calls are a table
 /// walked by a loop (nvcc builds a long one in seconds), else statements.
+/// `fileName`: the file it is written to, as its build line names it.
 llvm::Error emitCuda(llvm::ArrayRef<const Schedule *> schedules, llvm::StringRef source,
                      const DeviceProfile &profile, llvm::raw_ostream &os,
-                     size_t callTableFrom = 4096);
+                     size_t callTableFrom = 4096, llvm::StringRef fileName = "pipeline.cu");
 
 /// Shortest text that reads back as the same double, with a ".0" on whole
 /// numbers: 12.0, 0.25, 1e-05.

@@ -6,6 +6,7 @@
 #include "compiler/emit/Emitters.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <sys/resource.h>
@@ -132,7 +133,10 @@ int tool::runCompile() {
       emitDot(c.views, os);
       break;
     case Emit::CUDA:
-      llvm::cantFail(emitCuda(c.views, c.src.path, profile, os, callTableFrom)); // asked above
+      llvm::cantFail(emitCuda(c.views, c.src.path, profile, os, callTableFrom, // asked above
+                              invocation().outputPath.empty() || invocation().outputPath == "-"
+                                  ? StringRef("pipeline.cu")
+                                  : sys::path::filename(invocation().outputPath)));
       break;
     default:
       for (size_t i = 0; i < c.views.size(); ++i) {
