@@ -64,12 +64,23 @@ llvm::Expected<Objective> runtime::parseObjective(llvm::StringRef text) {
 llvm::Error runtime::checkObjective(const Objective &o, const program::Pipeline &p) {
   if (o.kind == Objective::Makespan)
     return llvm::Error::success();
-  for (const program::Stage &st : p.stages)
+  // (And the stage nearest the name, a typo's edits away, for the message.)
+  const program::Stage *nearest = nullptr;
+  unsigned closest = 3;
+  bool tie = false;
+  for (const program::Stage &st : p.stages) {
     if (st.name == o.stage)
       return llvm::Error::success();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "--objective: pipeline '" + p.name + "' has no stage '" +
-                                     printable(o.stage) + "'");
+    const unsigned d = llvm::StringRef(o.stage).edit_distance(st.name, true, closest);
+    if (d < closest)
+      closest = d, nearest = &st, tie = false;
+    else if (d == closest && nearest)
+      tie = true;
+  }
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "--objective: pipeline '" + p.name + "' has no stage '" + printable(o.stage) + "'" +
+          (nearest && !tie ? "; did you mean '" + nearest->name + "'?" : std::string()));
 }
 
 std::vector<double> runtime::stageLatencies(const Schedule &s, uint32_t stage,

@@ -308,6 +308,33 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
       if (!best.empty())
         msg += "; did you mean '" + best + "'?";
     }
+    // A misspelt clause (`depend_on(A)`): the word before the '(' is no
+    // keyword, and one expected here is a typo away.
+    if (offending->getType() == PipeParser::LPAREN && previous &&
+        previous->getType() == PipeParser::IDENT) {
+      const std::string typo = previous->getText();
+      std::string best;
+      unsigned bestDistance = 3;
+      for (ssize_t type : expected.toList()) {
+        std::string literal =
+            std::string(parser->getVocabulary().getLiteralName(size_t(type)));
+        if (literal.size() < 3 || literal.front() != '\'' || literal.back() != '\'')
+          continue;
+        literal = literal.substr(1, literal.size() - 2);
+        const unsigned d = llvm::StringRef(typo).edit_distance(literal, true, bestDistance);
+        if (d < bestDistance && d < typo.size())
+          bestDistance = d, best = literal;
+      }
+      if (!best.empty()) {
+        msg = "unknown clause " + quoteToken(previous) + "; did you mean '" + best + "'?";
+        range = ctx.rangeOf(previous);
+      }
+    }
+    // `reads(x) depends_on(A) writes(y)`: a stage's accesses come first.
+    if ((offending->getType() == PipeParser::READS ||
+         offending->getType() == PipeParser::WRITES) &&
+        expected.contains(size_t(PipeParser::SEMI)))
+      msg += "; a stage's reads() and writes() come before its depends_on()";
   }
   // `stage A kernel 10us on s;`: the stream written after the work.
   bool inStage = false;

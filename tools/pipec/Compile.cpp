@@ -24,7 +24,7 @@ cl::opt<std::string> compileInput(cl::Positional, cl::Required,
 /// How far compilation goes, ordered by pipeline depth: the AST needs only
 /// the parser; the others need the schedule.
 enum class Emit { AST, Text, JSON, DOT, CUDA };
-cl::opt<Emit> emit(
+cl::opt<Emit, false, ChoiceParser<Emit>> emit(
     "emit", cl::desc("What to emit (default: text)"),
     cl::values(clEnumValN(Emit::AST, "ast", "the syntax tree, with locations"),
                clEnumValN(Emit::Text, "text", "the schedule and its analysis, to read"),
@@ -43,21 +43,21 @@ cl::opt<unsigned> callTableFrom(
     cl::init(4096), cl::Hidden, cl::sub(compileCommand()), cl::cat(category()));
 
 // For developers: what a phase made, and where to stop.
-cl::opt<driver::Phase> printAfter(
+cl::opt<driver::Phase, false, ChoiceParser<driver::Phase>> printAfter(
     "print-after", cl::desc("Print what a phase made to standard error (for developers)"),
     cl::values(clEnumValN(driver::Phase::Parse, "parse", "the syntax tree"),
                clEnumValN(driver::Phase::Check, "check",
                           "the checked program, every field (compiler/program/ProgramDump.h)"),
                clEnumValN(driver::Phase::Schedule, "schedule", "each schedule, as text")),
     cl::sub(compileCommand()), cl::cat(category()));
-cl::opt<driver::Phase>
+cl::opt<driver::Phase, false, ChoiceParser<driver::Phase>>
     stopAfter("stop-after", cl::desc("Stop after a phase, emitting nothing (for developers)"),
               cl::values(clEnumValN(driver::Phase::Parse, "parse", "the syntax"),
                          clEnumValN(driver::Phase::Check, "check", "the checks (no schedule)"),
                          clEnumValN(driver::Phase::Schedule, "schedule", "the schedules")),
               cl::init(driver::Phase::Schedule), cl::sub(compileCommand()),
               cl::cat(category()));
-cl::opt<LoweringChoice>
+cl::opt<LoweringChoice, false, ChoiceParser<LoweringChoice>>
     lowering("lower", cl::desc("How to lower the schedule (default: streams)"),
              cl::values(clEnumValN(LoweringChoice::Streams, "streams",
                                    "stream launches with event records and waits"),

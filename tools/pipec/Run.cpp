@@ -19,7 +19,7 @@ using namespace pipec::tool;
 namespace {
 
 enum class BackendChoice { Auto, Sim, Cuda };
-cl::opt<BackendChoice>
+cl::opt<BackendChoice, false, ChoiceParser<BackendChoice>>
     backendChoice("backend", cl::desc("Where to run (default: auto)"),
                   cl::values(clEnumValN(BackendChoice::Auto, "auto",
                                         "the GPU when one answers, else the device model"),
@@ -29,7 +29,7 @@ cl::opt<BackendChoice>
                   cl::sub(adviseCommand()), cl::cat(category()));
 
 enum class RunLowering { Streams, Graph, Both };
-cl::opt<RunLowering>
+cl::opt<RunLowering, false, ChoiceParser<RunLowering>>
     runLowering("lower", cl::desc("Which lowering to run (default: streams)"),
                 cl::values(clEnumValN(RunLowering::Streams, "streams", "stream launches"),
                            clEnumValN(RunLowering::Graph, "graph", "a CUDA graph"),

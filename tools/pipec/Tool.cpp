@@ -86,7 +86,7 @@ cl::opt<unsigned>
                      cl::init(8), cl::sub(compileCommand()), cl::sub(runCommand()),
                      cl::sub(adviseCommand()), cl::cat(category()));
 
-cl::opt<AssignMethod> assignMethodOption(
+cl::opt<AssignMethod, false, ChoiceParser<AssignMethod>> assignMethodOption(
     "assign", cl::desc("How stages without 'on' get streams:"),
     cl::values(clEnumValN(AssignMethod::Makespan, "makespan",
                           "the fastest on the device model, then fewest syncs (default)"),
@@ -188,7 +188,7 @@ void tool::registerColorOption() {
     llvmUseColor = static_cast<cl::opt<cl::boolOrDefault> *>(it->second);
     it->second->removeArgument();
   }
-  static cl::opt<ColorChoice, true> option(
+  static cl::opt<ColorChoice, true, ChoiceParser<ColorChoice>> option(
       "color", cl::desc("Colour diagnostics"),
       cl::values(clEnumValN(ColorChoice::Auto, "auto", "on a terminal (default)"),
                  clEnumValN(ColorChoice::Always, "always", "always"),

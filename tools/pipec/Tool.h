@@ -95,6 +95,32 @@ void quietPipeExit();
 /// Every file this command reads and writes: each subcommand registers
 /// them before it writes anything, and checkFiles() refuses conflicts.
 driver::CommandFiles &commandFiles();
+/// The parser of an option that takes one of some named values: a value it
+/// does not know is an error that lists them and names the nearest
+/// (`--lower=grph`: "'grph' is not one of streams, graph, auto; did you mean
+/// 'graph'?"), where LLVM's would say "Cannot find option named".
+template <class T> class ChoiceParser : public llvm::cl::parser<T> {
+public:
+  using llvm::cl::parser<T>::parser;
+  bool parse(llvm::cl::Option &option, llvm::StringRef, llvm::StringRef arg, T &value) {
+    for (const auto &v : this->Values)
+      if (v.Name == arg) {
+        value = v.V.getValue();
+        return false;
+      }
+    std::string names, nearest;
+    unsigned closest = 3; // edits at most: a typo, not another word
+    for (const auto &v : this->Values) {
+      names += (names.empty() ? "" : ", ") + v.Name.str();
+      const unsigned d = arg.edit_distance(v.Name, true, closest);
+      if (d < closest || (d == closest && nearest.empty() && d <= 2))
+        closest = d, nearest = v.Name.str();
+    }
+    return option.error("'" + arg + "' is not one of " + names +
+                        (nearest.empty() ? "" : "; did you mean '" + nearest + "'?"));
+  }
+};
+
 /// Registers --profile (when given) as an input.
 void registerProfileInput();
 /// commandFiles().check(), said as a tool error; false on a conflict.
