@@ -319,15 +319,8 @@ void analysis(const Schedule &s, llvm::raw_ostream &os) {
        g.reasons.empty() ? "" : g.reasons.front());
   for (size_t i = 1; i < g.reasons.size(); ++i)
     os << std::string(36, ' ') << "  " << g.reasons[i] << '\n';
-  size_t notes = 0;
-  for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
-    if (++notes > 5) {
-      os << formatv("  note: {0} more stream-order edges on the critical path\n",
-                    a.streamOrderOnCriticalPath.size() - 5);
-      break;
-    }
-    os << "  note: " << describeStreamOrderDelay(s, d) << '\n';
-  }
+  for (const std::string &note : describeStreamOrderDelays(s))
+    os << "  note: " << note << '\n';
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 
 using namespace pipec;
 using llvm::formatv;
@@ -407,6 +408,44 @@ std::string pipec::describeStreamOrderDelay(const Schedule &s, const StreamOrder
   }
   }
   return words;
+}
+
+std::vector<std::string> pipec::describeStreamOrderDelays(const Schedule &s, size_t most) {
+  const Analysis &a = s.analysis;
+  struct OnStream {
+    const StreamOrderDelay *longest = nullptr;
+    size_t edges = 0;
+    double totalUs = 0;
+  };
+  std::map<uint32_t, OnStream> byStream;
+  for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
+    if (s.instances.deps().row(d.to).empty())
+      continue;
+    OnStream &o = byStream[d.stream];
+    ++o.edges;
+    o.totalUs += d.delayUs;
+    if (!o.longest || d.delayUs > o.longest->delayUs)
+      o.longest = &d;
+  }
+  std::vector<const OnStream *> order;
+  for (const auto &[stream, o] : byStream)
+    order.push_back(&o);
+  std::stable_sort(order.begin(), order.end(), [](const OnStream *x, const OnStream *y) {
+    return x->longest->delayUs > y->longest->delayUs;
+  });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < order.size() && i < most; ++i) {
+    const OnStream &o = *order[i];
+    std::string line = describeStreamOrderDelay(s, *o.longest);
+    if (o.edges > 1)
+      line += formatv(" (the longest of {0} such waits on stream '{1}', {2} in all)", o.edges,
+                      s.stream(o.longest->stream).name, formatTime(o.totalUs));
+    out.push_back(std::move(line));
+  }
+  if (order.size() > most)
+    out.push_back(formatv("stream order holds the critical path back on {0} more stream(s)",
+                          order.size() - most));
+  return out;
 }
 
 std::vector<std::string> pipec::describeGraphAdvice(const GraphAdvice &g, unsigned replays) {

@@ -36,6 +36,12 @@ struct StreamOrderDelay {
 /// A StreamOrderDelay in words, its real reason included (compile's note,
 /// advise's).
 std::string describeStreamOrderDelay(const Schedule &schedule, const StreamOrderDelay &d);
+/// The stream-order edges on the critical path as notes, the same in every
+/// command: one per stream (its longest delay, and how many more it has),
+/// streams by their longest delay, at most `most` and a line counting the
+/// rest; none for a stage with no dependency (nothing to compare with: it
+/// waits for what its stream ran before it, as written).
+std::vector<std::string> describeStreamOrderDelays(const Schedule &schedule, size_t most = 5);
 
 /// Does a CUDA graph pay? One answer, from the device model simulating both
 /// lowerings (model/GraphCost), that compile, run and advise print.

@@ -846,20 +846,9 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
                      return x.beforeUs - x.afterUs > y.beforeUs - y.afterUs;
                    });
 
-  // What holds it back, where it matters.
-  size_t shown = 0, more = 0;
-  for (const StreamOrderDelay &d : a.streamOrderOnCriticalPath) {
-    if (d.delayUs < threshold(out.makespanUs))
-      continue;
-    if (shown == 5) {
-      ++more;
-      continue;
-    }
-    ++shown;
-    out.notes.push_back(describeStreamOrderDelay(compiled, d));
-  }
-  if (more)
-    out.notes.push_back(formatv("{0} more stream-order edge(s) on the critical path", more));
+  // What holds it back: the notes compile gives.
+  for (std::string &note : describeStreamOrderDelays(compiled))
+    out.notes.push_back(std::move(note));
   for (const auto &[key, h] : hypothetical)
     out.notes.push_back(h.second);
   for (const std::string &n : stateNotes)
