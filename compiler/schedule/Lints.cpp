@@ -44,20 +44,13 @@ static std::vector<uint32_t> indirectPath(const program::Pipeline &p, uint32_t f
   return {path.rbegin(), path.rend()};
 }
 
-void pipec::lintRedundantDependencies(const program::Pipeline &p, const StageGraph &graph,
-                                      DiagnosticEngine &diags) {
+namespace {
+
+/// Calls `f(stage position, its declaration)` for each declared
+/// same-iteration dependency that the stage's other dependencies imply.
+template <typename F>
+void forEachRedundant(const program::Pipeline &p, const StageGraph &graph, F f) {
   const std::vector<uint32_t> &order = graph.order;
-  if (!graph.reductionExact) {
-    // Never silently: say the lint did not run (the schedule is unaffected).
-    diags.warning(p.range, llvm::formatv("redundant dependencies in pipeline '{0}' were "
-                                         "not checked: its {1} dependencies cross too "
-                                         "many parallel chains to check in bounded time",
-                                         p.name, graph.deps.edges()));
-    return;
-  }
-  // Generated pipelines can hold thousands: show the first few in full.
-  constexpr unsigned kMaxShown = 10;
-  unsigned reported = 0;
   for (uint32_t pos = 0; pos < order.size(); ++pos) {
     const program::Stage &stage = p.stages[order[pos]];
     uint64_t edge = graph.deps.begin[pos];
@@ -74,27 +67,56 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p, const StageGra
       for (const program::Dependency &d : stage.deps)
         if (!d.previousIteration() && d.stage == target && !d.inferred())
           decl = &d;
-      if (!decl)
-        continue;
-      const std::string &name = p.stages[target].name;
-      if (++reported > kMaxShown)
-        continue;
-      std::vector<uint32_t> path = indirectPath(p, order[pos], target);
-      auto warning = diags.warning(
-          decl->range,
-          llvm::formatv("redundant dependency on '{0}'; '{1}' already "
-                        "depends on it through '{2}'",
-                        name, stage.name, path.size() > 1 ? p.stages[path[1]].name : name));
-      if (path.size() > 1) {
-        std::string chain;
-        for (uint32_t v : path)
-          chain += (chain.empty() ? "" : " -> ") + p.stages[v].name;
-        for (const program::Dependency &d : stage.deps)
-          if (!d.previousIteration() && d.stage == path[1])
-            warning.attachNote(d.range, "implied by " + chain);
-      }
+      if (decl)
+        f(pos, *decl);
     }
   }
+}
+
+} // namespace
+
+size_t pipec::countRedundantDependencies(const program::Pipeline &p, const StageGraph &graph) {
+  size_t n = 0;
+  if (graph.reductionExact)
+    forEachRedundant(p, graph, [&](uint32_t, const program::Dependency &) { ++n; });
+  return n;
+}
+
+void pipec::lintRedundantDependencies(const program::Pipeline &p, const StageGraph &graph,
+                                      DiagnosticEngine &diags) {
+  const std::vector<uint32_t> &order = graph.order;
+  if (!graph.reductionExact) {
+    // Never silently: say the lint did not run (the schedule is unaffected).
+    diags.warning(p.range, llvm::formatv("redundant dependencies in pipeline '{0}' were "
+                                         "not checked: its {1} dependencies cross too "
+                                         "many parallel chains to check in bounded time",
+                                         p.name, graph.deps.edges()));
+    return;
+  }
+  // Generated pipelines can hold thousands: show the first few in full.
+  constexpr unsigned kMaxShown = 10;
+  unsigned reported = 0;
+  forEachRedundant(p, graph, [&](uint32_t pos, const program::Dependency &decl) {
+    const program::Stage &stage = p.stages[order[pos]];
+    const uint32_t target = decl.stage;
+    const std::string &name = p.stages[target].name;
+    if (++reported > kMaxShown)
+      return;
+    std::vector<uint32_t> path = indirectPath(p, order[pos], target);
+    auto warning = diags.warning(
+        decl.range,
+        llvm::formatv("redundant dependency on '{0}'; '{1}' already "
+                      "depends on it through '{2}'",
+                      name, stage.name, path.size() > 1 ? p.stages[path[1]].name : name));
+    if (path.size() > 1) {
+      std::string chain;
+      for (uint32_t v : path)
+        chain += (chain.empty() ? "" : " -> ") + p.stages[v].name;
+      for (const program::Dependency &d : stage.deps)
+        if (!d.previousIteration() && d.stage == path[1])
+          warning.attachNote(d.range, "implied by " + chain);
+    }
+  });
   if (reported > kMaxShown)
     diags.warning(p.range, llvm::formatv("{0} more redundant dependencies in "
                                          "pipeline '{1}' are not shown",

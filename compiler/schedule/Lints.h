@@ -12,6 +12,9 @@ struct StageGraph;
 /// `warning: redundant dependency on 'A'` for each same-iteration
 /// `depends_on` already implied by the stage's other dependencies, with a
 /// note at the path that implies it.
+/// How many warnings lintRedundantDependencies gives (shown or counted):
+/// the declared same-iteration dependencies the stage's others imply.
+size_t countRedundantDependencies(const program::Pipeline &pipeline, const StageGraph &graph);
 void lintRedundantDependencies(const program::Pipeline &pipeline, const StageGraph &graph,
                                DiagnosticEngine &diags);
 

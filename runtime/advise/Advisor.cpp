@@ -6,6 +6,7 @@
 #include "compiler/emit/Emitters.h"
 #include "compiler/format/Edit.h"
 #include "compiler/program/TimeFormat.h"
+#include "compiler/schedule/Lints.h"
 #include "compiler/schedule/Meaning.h"
 #include "model/Model.h"
 #include "runtime/report/Reports.h"
@@ -867,11 +868,23 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
                                 "measured: the {1} whose work waited longest for the device "
                                 "were",
                                 prioritiesLeftOut, kMaxPriorities));
-  if (a.redundantDependencies)
-    out.notes.push_back(formatv("{0} declared dependency instance(s) are implied "
-                                "by other dependencies and stream order: "
-                                "dropping them changes no time (compile "
-                                "warns of each)",
+  // Declared dependencies the stage's others imply (compile warns of
+  // each: the same count); else those stream order implies as the streams
+  // are now, which compile leaves alone (they hold only while the stages
+  // keep their streams).
+  const size_t implied =
+      compiled.stageGraph ? countRedundantDependencies(p, *compiled.stageGraph) : 0;
+  if (implied)
+    out.notes.push_back(formatv("{0} declared dependenc{1} implied by the stages' other "
+                                "dependencies: dropping {2} changes no time (compile warns "
+                                "of each)",
+                                implied, implied == 1 ? "y is" : "ies are",
+                                implied == 1 ? "it" : "them"));
+  else if (a.redundantDependencies)
+    out.notes.push_back(formatv("{0} declared dependency instance(s) are implied by stream "
+                                "order as the streams are now: dropping them changes no time "
+                                "while the stages keep their streams (compile does not warn "
+                                "of these)",
                                 a.redundantDependencies));
   out.gap = model.explainGap(compiled);
   return out;
