@@ -95,6 +95,8 @@ void driver::lint(const program::Pipeline &p, const StageGraph &graph,
                   const DeviceProfile &profile, DiagnosticEngine &diags, bool writing) {
   if (writing && !diags.shouldStop())
     lintRedundantDependencies(p, graph, diags);
+  if (writing && !diags.shouldStop())
+    lintWrittenOrder(p, graph, diags);
   if (!diags.shouldStop())
     lintHardwareQueues(p, profile.hardwareQueues, diags);
 }

@@ -123,6 +123,55 @@ void pipec::lintRedundantDependencies(const program::Pipeline &p, const StageGra
                                          reported - kMaxShown, p.name));
 }
 
+void pipec::lintWrittenOrder(const program::Pipeline &p, const StageGraph &graph,
+                             DiagnosticEngine &diags) {
+  const std::vector<uint32_t> &order = graph.order;
+  std::vector<uint32_t> position(p.stages.size(), 0);
+  for (uint32_t pos = 0; pos < order.size(); ++pos)
+    position[order[pos]] = pos;
+  // Per stream: the latest-written stage issued so far, and whether it
+  // was warned of already (one warning a stream: the first pair).
+  std::vector<int64_t> latest(p.streams.size(), -1);
+  std::vector<uint8_t> warned(p.streams.size(), 0);
+  for (uint32_t pos = 0; pos < order.size(); ++pos) {
+    const uint32_t k = order[pos];
+    const program::Stage &st = p.stages[k];
+    if (st.stream < 0 || size_t(st.stream) >= p.streams.size())
+      continue;
+    int64_t &last = latest[size_t(st.stream)];
+    if (last < 0 || uint32_t(last) < k) {
+      last = int64_t(k);
+      continue;
+    }
+    if (warned[size_t(st.stream)])
+      continue;
+    warned[size_t(st.stream)] = 1;
+    // Written before `ahead`, issued after it: a dependency issued after
+    // `ahead` holds it back (the latest of its dependencies in the order).
+    const program::Stage &ahead = p.stages[size_t(last)];
+    const program::Dependency *forcing = nullptr;
+    for (const program::Dependency &d : st.deps)
+      if (!d.previousIteration() && position[d.stage] > position[size_t(last)] &&
+          (!forcing || position[d.stage] > position[forcing->stage]))
+        forcing = &d;
+    auto warning = diags.warning(
+        st.range,
+        llvm::formatv(
+            "stage '{0}' is written before '{1}' on stream '{2}' but is issued after "
+            "it, so the stream runs '{1}' first{3}",
+            st.name, ahead.name, p.streams[size_t(st.stream)].name,
+            forcing ? llvm::formatv(": '{0}' depends on '{1}', which comes after "
+                                    "'{2}' in the issue order (make '{2}' depend on "
+                                    "'{0}' to keep the order as written)",
+                                    st.name, p.stages[forcing->stage].name, ahead.name)
+                          .str()
+                    : std::string()));
+    if (forcing)
+      warning.attachNote(forcing->range,
+                         "the dependency that orders it after '" + ahead.name + "'");
+  }
+}
+
 void pipec::lintHardwareQueues(const program::Pipeline &p, unsigned queues,
                                DiagnosticEngine &diags) {
   if (queues == 0 || p.streams.size() <= queues)

@@ -12,6 +12,13 @@ struct StageGraph;
 /// `warning: redundant dependency on 'A'` for each same-iteration
 /// `depends_on` already implied by the stage's other dependencies, with a
 /// note at the path that implies it.
+/// `warning: stage 'B' is written before 'F' on stream 's' but is issued
+/// after it` where a stream's stages run in another order than written
+/// (the issue order keeps the written one only where dependencies allow):
+/// the first such pair of each stream, with the dependency that forced it
+/// and how to write it so that the order holds.
+void lintWrittenOrder(const program::Pipeline &pipeline, const StageGraph &graph,
+                      DiagnosticEngine &diags);
 /// How many warnings lintRedundantDependencies gives (shown or counted):
 /// the declared same-iteration dependencies the stage's others imply.
 size_t countRedundantDependencies(const program::Pipeline &pipeline, const StageGraph &graph);
