@@ -868,6 +868,30 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
                                 "measured: the {1} whose work waited longest for the device "
                                 "were",
                                 prioritiesLeftOut, kMaxPriorities));
+  // A recorded step that already launches work as CUDA graphs (graph=N):
+  // how much, and what is left launched one by one.
+  {
+    size_t device = 0, inGraphs = 0;
+    std::set<int64_t> graphs;
+    for (const program::Stage &st : p.stages) {
+      if (onHostThread(st.kind()))
+        continue;
+      ++device;
+      if (st.graph >= 0) {
+        ++inGraphs;
+        graphs.insert(st.graph);
+      }
+    }
+    if (inGraphs == device && device)
+      out.notes.push_back(formatv("the step already launches all {0} of its GPU ops through "
+                                  "{1} recorded CUDA graph launch(es) (graph=)",
+                                  device, graphs.size()));
+    else if (inGraphs)
+      out.notes.push_back(formatv(
+          "the step already launches {0} of its {1} GPU ops through {2} recorded CUDA graph "
+          "launch(es) (graph=); the {3} launched one by one are what a graph could still take",
+          inGraphs, device, graphs.size(), device - inGraphs));
+  }
   // Declared dependencies the stage's others imply (compile warns of
   // each: the same count); else those stream order implies as the streams
   // are now, which compile leaves alone (they hold only while the stages
