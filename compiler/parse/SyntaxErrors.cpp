@@ -170,6 +170,26 @@ const char *declarationName(ParserRuleContext *rule) {
   }
 }
 
+/// The keyword among `expected` nearest `typo` (at most 2 edits, and fewer
+/// than the word has), or "".
+std::string nearestKeyword(Parser *parser, const antlr4::misc::IntervalSet &expected,
+                           llvm::StringRef typo) {
+  std::string best;
+  unsigned bestDistance = 3;
+  for (ssize_t type : expected.toList()) {
+    std::string literal = std::string(parser->getVocabulary().getLiteralName(size_t(type)));
+    if (literal.size() < 3 || literal.front() != '\'' || literal.back() != '\'')
+      continue;
+    literal = literal.substr(1, literal.size() - 2);
+    if (!std::isalpha(static_cast<unsigned char>(literal.front())))
+      continue;
+    const unsigned d = typo.edit_distance(literal, true, bestDistance);
+    if (d < bestDistance && d < typo.size())
+      bestDistance = d, best = literal;
+  }
+  return best;
+}
+
 /// Shortens a token's text for a message.
 std::string quoteToken(Token *tok) {
   std::string text = tok->getText();
@@ -288,23 +308,7 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
       msg += "; " + quoteToken(offending) + " is a reserved word";
     // A misspelt keyword (`kernal`): the nearest one expected here.
     if (offending->getType() == PipeParser::IDENT) {
-      const std::string typo = offending->getText();
-      std::string best;
-      unsigned bestDistance = 3; // at most 2 edits, and fewer than the word has
-      for (ssize_t type : expected.toList()) {
-        std::string literal =
-            std::string(parser->getVocabulary().getLiteralName(size_t(type)));
-        if (literal.size() < 3 || literal.front() != '\'' || literal.back() != '\'')
-          continue;
-        literal = literal.substr(1, literal.size() - 2);
-        if (!std::isalpha(static_cast<unsigned char>(literal.front())))
-          continue;
-        const unsigned d = llvm::StringRef(typo).edit_distance(literal, true, bestDistance);
-        if (d < bestDistance && d < typo.size()) {
-          bestDistance = d;
-          best = literal;
-        }
-      }
+      const std::string best = nearestKeyword(parser, expected, offending->getText());
       if (!best.empty())
         msg += "; did you mean '" + best + "'?";
     }
@@ -312,19 +316,7 @@ void PipeErrorStrategy::report(Parser *parser, Token *offending) {
     // keyword, and one expected here is a typo away.
     if (offending->getType() == PipeParser::LPAREN && previous &&
         previous->getType() == PipeParser::IDENT) {
-      const std::string typo = previous->getText();
-      std::string best;
-      unsigned bestDistance = 3;
-      for (ssize_t type : expected.toList()) {
-        std::string literal =
-            std::string(parser->getVocabulary().getLiteralName(size_t(type)));
-        if (literal.size() < 3 || literal.front() != '\'' || literal.back() != '\'')
-          continue;
-        literal = literal.substr(1, literal.size() - 2);
-        const unsigned d = llvm::StringRef(typo).edit_distance(literal, true, bestDistance);
-        if (d < bestDistance && d < typo.size())
-          bestDistance = d, best = literal;
-      }
+      const std::string best = nearestKeyword(parser, expected, previous->getText());
       if (!best.empty()) {
         msg = "unknown clause " + quoteToken(previous) + "; did you mean '" + best + "'?";
         range = ctx.rangeOf(previous);
