@@ -179,8 +179,9 @@ struct HostThreads {
   /// Per op: the token posted after it, and the one awaited before it
   /// (kNoToken: none).
   std::vector<uint32_t> postOf, awaitOf;
-  /// Token k's record has its own event eventBase + k (a cpu stage's token
-  /// none).
+  /// Token k's record is recorded again on event eventBase + k, which
+  /// the awaiting thread's wait or sync takes (a cpu stage's token leaves
+  /// its event unused).
   uint32_t eventBase = 0;
   /// Per token: the device whose stream records its event (a cpu stage's:
   /// its thread).

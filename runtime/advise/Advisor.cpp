@@ -112,13 +112,15 @@ private:
   /// drops (of stages whose data is not declared); none when it drops a
   /// dependency (a bug: no edit removes one).
   std::optional<std::vector<Edit>> keepOrders(const Variant &variant) const;
+  /// Per stream, its device instances in issue order.
+  using OnStreams = std::vector<std::vector<uint32_t>>;
+  OnStreams instancesOnStreams() const;
   /// `base`: the baseline run, which picks the streams a stage is moved to.
-  std::vector<Candidate> restreamCandidates(const LoweringRun &base);
+  std::vector<Candidate> restreamCandidates(const LoweringRun &base,
+                                            const OnStreams &onStream);
   /// The streams to raise to priority high: those whose work waited
   /// longest for the device itself in `base` (kMaxPriorities at most).
-  std::vector<uint32_t> priorityCandidates(const LoweringRun &base);
-  /// Per stream, its device instances in issue order.
-  std::vector<std::vector<uint32_t>> instancesOnStreams() const;
+  std::vector<uint32_t> priorityCandidates(const LoweringRun &base, const OnStreams &onStream);
   /// What the budgets left out (notes): moves to streams not tried, and
   /// streams whose priority was not tried.
   size_t movesLeftOut = 0, prioritiesLeftOut = 0;
@@ -215,22 +217,23 @@ constexpr size_t kMoveTargets = 4;
 /// At most this many streams' priority raised, one candidate each.
 constexpr size_t kMaxPriorities = 8;
 
-std::vector<std::vector<uint32_t>> Advisor::instancesOnStreams() const {
-  std::vector<std::vector<uint32_t>> on(compiled.streamPlan.streams.size());
+Advisor::OnStreams Advisor::instancesOnStreams() const {
+  OnStreams on(compiled.streamPlan.streams.size());
   for (uint32_t v = 0; v < compiled.instances.size(); ++v)
     if (!compiled.onHost(v))
       on[compiled.streamOf(v)].push_back(v);
   return on;
 }
 
-std::vector<uint32_t> Advisor::priorityCandidates(const LoweringRun &base) {
+std::vector<uint32_t> Advisor::priorityCandidates(const LoweringRun &base,
+                                                  const OnStreams &onStream) {
   // Per stream: how long its work waited once its dependencies and the
   // work before it on its stream had ended (for SMs, engines, a queue:
   // what a higher priority can shorten).
   const size_t streams = p.streams.size();
   std::vector<double> waited(streams, 0);
   const Instances &inst = compiled.instances;
-  for (const std::vector<uint32_t> &list : instancesOnStreams()) {
+  for (const std::vector<uint32_t> &list : onStream) {
     double previous = -INFINITY;
     for (uint32_t v : list) {
       double ready = previous;
@@ -256,11 +259,11 @@ std::vector<uint32_t> Advisor::priorityCandidates(const LoweringRun &base) {
   return raise;
 }
 
-std::vector<Advisor::Candidate> Advisor::restreamCandidates(const LoweringRun &base) {
+std::vector<Advisor::Candidate> Advisor::restreamCandidates(const LoweringRun &base,
+                                                            const OnStreams &onStream) {
   std::vector<Candidate> out;
   const Analysis &a = compiled.analysis;
   // How long each stream is busy over [from, to) in the baseline run.
-  const std::vector<std::vector<uint32_t>> onStream = instancesOnStreams();
   auto busy = [&](uint32_t stream, double from, double to) {
     const std::vector<uint32_t> &list = onStream[stream];
     // Work on a stream runs in issue order: the first that ends after `from`.
@@ -723,10 +726,11 @@ llvm::Expected<PipelineAdvice> Advisor::run() {
       std::any_of(p.stages.begin(), p.stages.end(), program::boundUnsaid))
     contended = model.contendedBackend();
 
-  std::vector<Candidate> candidates = restreamCandidates(*base);
+  const OnStreams onStream = instancesOnStreams();
+  std::vector<Candidate> candidates = restreamCandidates(*base, onStream);
   // A raised priority for each declared stream that can go higher (those
   // that waited longest, past kMaxPriorities).
-  for (uint32_t i : priorityCandidates(*base))
+  for (uint32_t i : priorityCandidates(*base, onStream))
     candidates.push_back({formatv("raise stream '{0}' to priority high", p.streams[i].name),
                           {Edit::setPriority(p.streams[i].name, "high")},
                           "priority"});

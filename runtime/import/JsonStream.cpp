@@ -33,6 +33,11 @@ public:
       inflateEnd(&z);
     ::close(fd);
   }
+  /// Whether the input is a regular file (not a pipe, a FIFO, a terminal).
+  bool regular() const {
+    struct stat st;
+    return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  }
   /// Whether the input starts as an SQLite database does (reads its first
   /// bytes, consuming nothing).
   llvm::Expected<bool> startsSqlite() {
@@ -190,13 +195,26 @@ private:
 
 ByteSource::~ByteSource() = default;
 
-llvm::Expected<std::unique_ptr<ByteSource>> importer::openFile(llvm::StringRef path,
-                                                               llvm::StringRef shown) {
+namespace {
+
+/// `path` opened ('-': standard input), or why not.
+llvm::Expected<std::unique_ptr<FileSource>> openSource(llvm::StringRef path,
+                                                       llvm::StringRef shown) {
   int fd =
       path == "-" ? ::dup(STDIN_FILENO) : ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return fail("cannot read '" + shown + "': " + std::strerror(errno));
   return std::make_unique<FileSource>(fd);
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<ByteSource>> importer::openFile(llvm::StringRef path,
+                                                               llvm::StringRef shown) {
+  llvm::Expected<std::unique_ptr<FileSource>> source = openSource(path, shown);
+  if (!source)
+    return source.takeError();
+  return std::unique_ptr<ByteSource>(std::move(*source));
 }
 
 std::unique_ptr<ByteSource> importer::memorySource(llvm::StringRef text) {
@@ -206,13 +224,11 @@ std::unique_ptr<ByteSource> importer::memorySource(llvm::StringRef text) {
 llvm::Expected<std::unique_ptr<ByteSource>>
 importer::openRecording(llvm::StringRef path, llvm::StringRef shown, std::string &spooled) {
   spooled.clear();
-  int fd =
-      path == "-" ? ::dup(STDIN_FILENO) : ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fail("cannot read '" + shown + "': " + std::strerror(errno));
-  auto source = std::make_unique<FileSource>(fd);
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+  llvm::Expected<std::unique_ptr<FileSource>> opened = openSource(path, shown);
+  if (!opened)
+    return opened.takeError();
+  std::unique_ptr<FileSource> source = std::move(*opened);
+  if (source->regular())
     return std::unique_ptr<ByteSource>(std::move(source));
   llvm::Expected<bool> sqlite = source->startsSqlite();
   if (!sqlite)

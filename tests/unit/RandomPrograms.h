@@ -20,6 +20,20 @@ inline std::string dependsOnClause(const std::vector<std::string> &deps) {
   return text + ")";
 }
 
+/// ` depends_on(...)` of stage Xi on earlier stages X0 .. X(i-1): each one
+/// in `oneIn`, else (with several iterations) one in `prevOneIn` on the
+/// previous iteration's; or nothing.
+inline std::string randomBackwardDeps(std::mt19937 &rng, uint32_t i, uint32_t iterations,
+                                      unsigned oneIn, unsigned prevOneIn) {
+  std::vector<std::string> deps;
+  for (uint32_t j = 0; j < i; ++j)
+    if (rng() % oneIn == 0)
+      deps.push_back("X" + std::to_string(j));
+    else if (iterations > 1 && rng() % prevOneIn == 0)
+      deps.push_back("X" + std::to_string(j) + "@prev");
+  return dependsOnClause(deps);
+}
+
 /// A random program with every kind of stage and resource: kernels of many
 /// shapes (waves, shared memory, registers), copies in every direction,
 /// host stages, priorities, iterations, @prev. With `hostThread`, also `cpu`
@@ -84,13 +98,7 @@ inline std::string randomWorkload(std::mt19937 &rng, bool hostThread = false,
       if (conditional && text.back() != ']' && rng() % 3 == 0)
         text += std::string(" [") + randomRunWords(rng) + "]";
     }
-    std::vector<std::string> deps;
-    for (uint32_t j = 0; j < i; ++j)
-      if (rng() % 3 == 0)
-        deps.push_back("X" + std::to_string(j));
-      else if (iterations > 1 && rng() % 8 == 0)
-        deps.push_back("X" + std::to_string(j) + "@prev");
-    text += dependsOnClause(deps) + ";\n";
+    text += randomBackwardDeps(rng, i, iterations, 3, 8) + ";\n";
   }
   return text + "}\n";
 }
@@ -440,14 +448,7 @@ inline std::string randomRecordedGraphs(std::mt19937 &rng) {
       if (!attrs.empty())
         t += " [" + attrs + "]";
     }
-    std::vector<std::string> deps;
-    for (uint32_t j = 0; j < i; ++j) {
-      if (rng() % 4 == 0)
-        deps.push_back("X" + std::to_string(j));
-      else if (iterations > 1 && rng() % 10 == 0)
-        deps.push_back("X" + std::to_string(j) + "@prev");
-    }
-    t += dependsOnClause(deps) + ";\n";
+    t += randomBackwardDeps(rng, i, iterations, 4, 10) + ";\n";
   }
   return t + "}\n";
 }

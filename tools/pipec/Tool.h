@@ -109,11 +109,11 @@ public:
         return false;
       }
     std::string names, nearest;
-    unsigned closest = 3; // edits at most: a typo, not another word
+    unsigned closest = 3; // under 3 edits: a typo, not another word
     for (const auto &v : this->Values) {
       names += (names.empty() ? "" : ", ") + v.Name.str();
       const unsigned d = arg.edit_distance(v.Name, true, closest);
-      if (d < closest || (d == closest && nearest.empty() && d <= 2))
+      if (d < closest)
         closest = d, nearest = v.Name.str();
     }
     return option.error("'" + arg + "' is not one of " + names +
